@@ -1,0 +1,175 @@
+// The compute stage shared by ThresholdGradV2D and ReluGrad: out = x > threshold ? grad : 0, a
+// select (never a multiply), per dtype (SPEC §1, §4):
+//
+//  float32 (float64 host-only): CompareScalar(GT) into a bit mask, then Select(mask, grad, 0).
+//  float16 / bfloat16: x widened to float32 with Cast, chunk by chunk, compared in float32; the
+//      Select then runs on the original 16-bit grad (bfloat16 viewed as half: Select moves bits),
+//      so results are grad's exact bits. This is the value the spec's "select in float32, narrow
+//      back" gives, without the two extra Casts and a float32 grad buffer.
+//  int8 / uint8: both widened to half (exact), compared and selected in half, narrowed back
+//      (exact: every value is an integer in the type's range).
+//  int32 (int64 host-only): exact, since the A2 vector unit compares int32 only for EQ and a
+//      float32 compare is wrong above 2^24:
+//        m = Adds(Mins(Maxs(x, t), t + 1), ~t)   is -1 where x <= t, 0 where x > t
+//        out = And(Not(m), grad)                 on the int16 view (And/Not are 16-bit ops)
+//      For x <= t, Maxs gives t, Mins t, and t + ~t = -1; for x > t, Maxs gives x >= t + 1, Mins
+//      t + 1, and t + 1 + ~t = 0. No step overflows while t < max (t == max means "none pass").
+//
+// Buffers (beside the kernel's 2x2 input and 2 output queue buffers of `capacity` elements):
+// a mask of capacity/8 bytes, and for half/bfloat16 a float32 chunk of min(2048, capacity/4)
+// elements, for
+// int8/uint8 two half buffers of `capacity` elements. Counts are rounded up to whole vector
+// repeats (`kAlign` elements); the lanes past the tile's real count compute on stale UB and are
+// never copied out.
+#pragma once
+
+#include "kernel_operator.h"
+#include "ascend_kernels/kernel_args.h"
+
+namespace ascend_kernels {
+namespace kernel_common {
+
+constexpr int32_t BUFFER_NUM = 2;
+
+enum class SelectPath { kFloat, kWide16, kByte, kExactInt };
+
+template <typename T>
+struct SelectPathOf;
+template <> struct SelectPathOf<float> { static constexpr SelectPath kPath = SelectPath::kFloat; };
+template <> struct SelectPathOf<half> { static constexpr SelectPath kPath = SelectPath::kWide16; };
+template <> struct SelectPathOf<bfloat16_t> { static constexpr SelectPath kPath = SelectPath::kWide16; };
+template <> struct SelectPathOf<int8_t> { static constexpr SelectPath kPath = SelectPath::kByte; };
+template <> struct SelectPathOf<uint8_t> { static constexpr SelectPath kPath = SelectPath::kByte; };
+template <> struct SelectPathOf<int32_t> { static constexpr SelectPath kPath = SelectPath::kExactInt; };
+#if defined(ASCEND_KERNELS_CPU_ASCENDC)
+// float64 has no vector unit support on any Ascend SoC, int64 only on the regbase Ascend950:
+// host-only paths.
+template <> struct SelectPathOf<double> { static constexpr SelectPath kPath = SelectPath::kFloat; };
+template <> struct SelectPathOf<int64_t> { static constexpr SelectPath kPath = SelectPath::kExactInt; };
+#endif
+
+template <typename T>
+struct IntRange {
+  static constexpr int64_t kMin = 0;
+  static constexpr int64_t kMax = 0;
+};
+template <> struct IntRange<int8_t> { static constexpr int64_t kMin = -128, kMax = 127; };
+template <> struct IntRange<uint8_t> { static constexpr int64_t kMin = 0, kMax = 255; };
+template <> struct IntRange<int32_t> { static constexpr int64_t kMin = -2147483647 - 1, kMax = 2147483647; };
+template <> struct IntRange<int64_t> {
+  static constexpr int64_t kMin = -9223372036854775807LL - 1, kMax = 9223372036854775807LL;
+};
+
+template <typename T>
+class ThresholdSelect {
+ public:
+  static constexpr SelectPath kPath = SelectPathOf<T>::kPath;
+  // Elements per whole vector repeat of the widest compare operand.
+  static constexpr uint32_t kAlign = kPath == SelectPath::kWide16 ? 64u
+                                     : kPath == SelectPath::kByte ? 128u
+                                                                  : AscendC::ONE_REPEAT_BYTE_SIZE / sizeof(T);
+  static constexpr uint32_t kWideChunk = 2048;  // most float32 elements widened per CompareScalar
+  static constexpr uint32_t kChunkAlign = 256;
+
+  // Elements each queue buffer must hold for tiles of `tile` elements.
+  __aicore__ static inline uint32_t Capacity(uint32_t tile) { return (tile + kAlign - 1) / kAlign * kAlign; }
+
+  __aicore__ inline void Init(AscendC::TPipe& pipe, uint32_t capacity, const ThresholdParams& p) {
+    capacity_ = capacity;
+    if constexpr (kPath != SelectPath::kExactInt) {
+      pipe.InitBuffer(maskBuf_, capacity / 8);
+    }
+    if constexpr (kPath == SelectPath::kWide16) {
+      // About a quarter of a tile (half the bytes of one 16-bit tile buffer), so the plan fits
+      // the tiling's 7 tile-sizes of UB; a multiple of 256 elements so each chunk's mask
+      // (chunk / 8 bytes) starts 32-byte aligned. Tiny UBs (below ~8 KiB) may not fit.
+      chunk_ = capacity / 4 / kChunkAlign * kChunkAlign;
+      chunk_ = chunk_ > kWideChunk ? kWideChunk : (chunk_ < kChunkAlign ? kChunkAlign : chunk_);
+      pipe.InitBuffer(scratchBuf_, chunk_ * sizeof(float));
+    } else if constexpr (kPath == SelectPath::kByte) {
+      pipe.InitBuffer(scratchBuf_, 2 * capacity * sizeof(half));
+    }
+    if constexpr (kPath == SelectPath::kFloat) {
+      if constexpr (sizeof(T) == sizeof(double)) {
+        thrFloat_ = static_cast<T>(p.threshold_f64);
+      } else {
+        thrFloat_ = static_cast<T>(p.threshold_f32);
+      }
+    } else if constexpr (kPath == SelectPath::kWide16) {
+      thrF32_ = p.threshold_f32;
+    } else {
+      mode_ = static_cast<ThresholdMode>(p.mode);
+      const int64_t lo = kMin();
+      const int64_t hi = kMax();
+      if (mode_ == ThresholdMode::kCompare && p.threshold_int >= hi) {
+        mode_ = ThresholdMode::kNonePass;  // nothing exceeds the type's maximum
+      } else if (mode_ == ThresholdMode::kCompare && p.threshold_int < lo) {
+        mode_ = ThresholdMode::kAllPass;
+      }
+      thrInt_ = mode_ == ThresholdMode::kCompare ? static_cast<T>(p.threshold_int) : T(0);
+    }
+  }
+
+  __aicore__ inline void Compute(const AscendC::LocalTensor<T>& out, const AscendC::LocalTensor<T>& grad,
+                                 const AscendC::LocalTensor<T>& feature, uint32_t count) {
+    using namespace AscendC;
+    const uint32_t n = Capacity(count);
+    if constexpr (kPath == SelectPath::kFloat) {
+      LocalTensor<uint8_t> mask = maskBuf_.template Get<uint8_t>();
+      CompareScalar(mask, feature, thrFloat_, CMPMODE::GT, n);
+      Select(out, mask, grad, static_cast<T>(0), SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
+    } else if constexpr (kPath == SelectPath::kWide16) {
+      LocalTensor<uint8_t> mask = maskBuf_.template Get<uint8_t>();
+      LocalTensor<float> wide = scratchBuf_.template Get<float>();
+      for (uint32_t c = 0; c < n; c += chunk_) {
+        const uint32_t m = n - c < chunk_ ? n - c : chunk_;
+        Cast(wide, feature[c], RoundMode::CAST_NONE, m);
+        CompareScalar(mask[c / 8], wide, thrF32_, CMPMODE::GT, m);
+      }
+      Select(out.template ReinterpretCast<half>(), mask, grad.template ReinterpretCast<half>(),
+             static_cast<half>(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
+    } else if constexpr (kPath == SelectPath::kByte) {
+      LocalTensor<uint8_t> mask = maskBuf_.template Get<uint8_t>();
+      LocalTensor<half> xHalf = scratchBuf_.template Get<half>();
+      LocalTensor<half> gradHalf = xHalf[capacity_];
+      Cast(xHalf, feature, RoundMode::CAST_NONE, n);
+      Cast(gradHalf, grad, RoundMode::CAST_NONE, n);
+      if (mode_ == ThresholdMode::kCompare) {
+        CompareScalar(mask, xHalf, static_cast<half>(static_cast<float>(thrInt_)), CMPMODE::GT, n);
+      } else {
+        const uint16_t bits = mode_ == ThresholdMode::kAllPass ? 0xFFFFu : 0u;
+        Duplicate(mask.template ReinterpretCast<uint16_t>(), bits, static_cast<int32_t>(n / 16));
+      }
+      Select(xHalf, mask, gradHalf, static_cast<half>(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
+      Cast(out, xHalf, RoundMode::CAST_NONE, n);
+    } else {
+      const int32_t n16 = static_cast<int32_t>(n * (sizeof(T) / sizeof(int16_t)));
+      LocalTensor<int16_t> out16 = out.template ReinterpretCast<int16_t>();
+      if (mode_ == ThresholdMode::kCompare) {
+        Maxs(out, feature, thrInt_, static_cast<int32_t>(n));
+        Mins(out, out, static_cast<T>(thrInt_ + 1), static_cast<int32_t>(n));
+        Adds(out, out, static_cast<T>(~thrInt_), static_cast<int32_t>(n));
+        Not(out16, out16, n16);
+      } else {
+        Duplicate(out, static_cast<T>(mode_ == ThresholdMode::kAllPass ? -1 : 0), static_cast<int32_t>(n));
+      }
+      And(out16, out16, grad.template ReinterpretCast<int16_t>(), n16);
+    }
+  }
+
+ private:
+  __aicore__ static constexpr int64_t kMin() { return IntRange<T>::kMin; }
+  __aicore__ static constexpr int64_t kMax() { return IntRange<T>::kMax; }
+
+  AscendC::TBuf<AscendC::TPosition::VECCALC> maskBuf_;
+  AscendC::TBuf<AscendC::TPosition::VECCALC> scratchBuf_;
+  uint32_t capacity_ = 0;
+  uint32_t chunk_ = kWideChunk;
+  T thrFloat_{};
+  float thrF32_ = 0.0f;
+  T thrInt_{};
+  ThresholdMode mode_ = ThresholdMode::kCompare;
+};
+
+}  // namespace kernel_common
+}  // namespace ascend_kernels

@@ -1,0 +1,79 @@
+#include "core_state.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <utility>
+
+#include "precondition.h"
+
+namespace cpu_ascendc {
+
+void PreconditionFailed(const char* api, const char* fmt, ...) {
+  std::fprintf(stderr, "cpu_ascendc: precondition violated in %s: ", api);
+  va_list args;
+  va_start(args, fmt);
+  std::vfprintf(stderr, fmt, args);
+  va_end(args);
+  std::fputc('\n', stderr);
+  std::fflush(stderr);
+  std::abort();
+}
+
+namespace {
+
+struct AlignedFree {
+  void operator()(uint8_t* p) const { std::free(p); }
+};
+
+// One UB arena per host thread, reused by every block that thread runs.
+struct ThreadCore {
+  CoreState state;
+  std::unique_ptr<uint8_t, AlignedFree> arena;
+  uint64_t arena_size = 0;
+  bool active = false;
+};
+
+thread_local ThreadCore t_core;
+
+}  // namespace
+
+CoreState& CurrentCore() {
+  CPU_ASCENDC_CHECK(t_core.active, "GetBlockIdx/UB",
+                    "this thread is not running a kernel block (no CoreScope)");
+  return t_core.state;
+}
+
+CoreScope::CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t ub_size,
+                     std::vector<GmRegion> gm_regions) {
+  CPU_ASCENDC_CHECK(!t_core.active, "CoreScope", "a block is already running on this thread");
+  CPU_ASCENDC_CHECK(block_idx < block_num, "CoreScope", "block index %u out of block_dim %u",
+                    block_idx, block_num);
+  CPU_ASCENDC_CHECK(ub_size > 0 && ub_size % 32 == 0, "CoreScope",
+                    "ub_size %llu must be a positive multiple of 32 bytes",
+                    static_cast<unsigned long long>(ub_size));
+  if (t_core.arena_size != ub_size) {
+    void* p = std::aligned_alloc(64, ub_size);
+    CPU_ASCENDC_CHECK(p != nullptr, "CoreScope", "cannot allocate a UB of %llu bytes",
+                      static_cast<unsigned long long>(ub_size));
+    t_core.arena.reset(static_cast<uint8_t*>(p));
+    t_core.arena_size = ub_size;
+  }
+  CoreState& s = t_core.state;
+  s.block_idx = block_idx;
+  s.block_num = block_num;
+  s.ub = t_core.arena.get();
+  s.ub_size = ub_size;
+  s.ub_used = 0;
+  s.pipe_live = false;
+  s.gm_regions = std::move(gm_regions);
+  t_core.active = true;
+}
+
+CoreScope::~CoreScope() {
+  t_core.active = false;
+  t_core.state.gm_regions.clear();
+}
+
+}  // namespace cpu_ascendc

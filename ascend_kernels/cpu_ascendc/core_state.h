@@ -1,0 +1,48 @@
+// The state of one emulated AI core: block index, block count, and its unified buffer (UB).
+//
+// A launch runs each block on some host thread; `CoreScope` makes that thread "be" core i for
+// the duration of the kernel call (thread-local, so blocks may run concurrently on many threads).
+// The UB is a 32-byte aligned arena of ub_size bytes that TPipe carves buffers from; GM regions
+// registered by the launcher bound what GlobalTensor::SetGlobalBuffer may cover.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace cpu_ascendc {
+
+struct GmRegion {
+  const uint8_t* begin;
+  uint64_t bytes;
+};
+
+struct CoreState {
+  int64_t block_idx = 0;
+  int64_t block_num = 0;
+  uint8_t* ub = nullptr;  // ub_size bytes, 32-byte aligned
+  uint64_t ub_size = 0;
+  uint64_t ub_used = 0;   // bytes handed out by the live TPipe
+  bool pipe_live = false;
+  std::vector<GmRegion> gm_regions;  // empty: SetGlobalBuffer is not range-checked
+};
+
+// The calling thread's core; aborts when the thread is not running a block.
+CoreState& CurrentCore();
+
+// Makes the calling thread core `block_idx` of `block_num` until destruction. Not nestable.
+class CoreScope {
+ public:
+  CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t ub_size,
+            std::vector<GmRegion> gm_regions = {});
+  ~CoreScope();
+  CoreScope(const CoreScope&) = delete;
+  CoreScope& operator=(const CoreScope&) = delete;
+};
+
+}  // namespace cpu_ascendc
+
+namespace AscendC {
+inline int64_t GetBlockIdx() { return cpu_ascendc::CurrentCore().block_idx; }
+inline int64_t GetBlockNum() { return cpu_ascendc::CurrentCore().block_num; }
+}  // namespace AscendC

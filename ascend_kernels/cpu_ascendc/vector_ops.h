@@ -1,0 +1,271 @@
+// The vector-unit primitives the kernels use, in their "first count elements" (level-2) form:
+// CompareScalar, Select, Cast, Duplicate, Maxs, Mins, Adds, Muls, Not, And.
+//
+// Each checks the hardware's rules (operand types the Atlas A2 vector unit accepts, 32-byte
+// aligned UB operands that hold `count` elements, CompareScalar's whole 256-byte repeats, no
+// partial overlap between dst and a source) and then runs a plain loop over restrict pointers
+// that g++ -O3 vectorises. int64_t / double operands are a host-only extension (float64 and
+// int64 run on the CPU SoC only); the kernels guard those paths at compile time.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "ascendc_types.h"
+#include "local_tensor.h"
+#include "precondition.h"
+
+namespace AscendC {
+namespace internal {
+
+template <typename T, typename... Ts>
+constexpr bool kOneOf = (std::is_same_v<T, Ts> || ...);
+
+template <typename T>
+using BitsOf = std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+
+// dst and src must be the same buffer region or disjoint (the vector unit streams repeats).
+inline void CheckOverlap(const void* dst, uint64_t dst_bytes, const void* src, uint64_t src_bytes, const char* api) {
+  const auto d = reinterpret_cast<uintptr_t>(dst);
+  const auto s = reinterpret_cast<uintptr_t>(src);
+  const bool disjoint = d + dst_bytes <= s || s + src_bytes <= d;
+  CPU_ASCENDC_CHECK(disjoint || d == s, api, "dst and src partially overlap");
+}
+
+// dst[i] = f(src[i]); in place when dst == src (then through one pointer, so restrict holds).
+template <typename D, typename S, typename F>
+inline void MapDistinct(D* __restrict dst, const S* __restrict src, uint64_t n, F f) {
+  for (uint64_t i = 0; i < n; ++i) dst[i] = f(src[i]);
+}
+template <typename T, typename F>
+inline void MapInPlace(T* p, uint64_t n, F f) {
+  for (uint64_t i = 0; i < n; ++i) p[i] = f(p[i]);
+}
+template <typename T, typename F>
+inline void Map(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t n, const char* api, F f) {
+  T* d = dst.AlignedData(n, api);
+  const T* s = src.AlignedData(n, api);
+  CheckOverlap(d, n * sizeof(T), s, n * sizeof(T), api);
+  if (d == s) {
+    MapInPlace(d, n, f);
+  } else {
+    MapDistinct(d, s, n, f);
+  }
+}
+
+template <typename T, typename F>
+inline void Zip(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t n,
+                const char* api, F f) {
+  T* d = dst.AlignedData(n, api);
+  const T* x = a.AlignedData(n, api);
+  const T* y = b.AlignedData(n, api);
+  CheckOverlap(d, n * sizeof(T), x, n * sizeof(T), api);
+  CheckOverlap(d, n * sizeof(T), y, n * sizeof(T), api);
+  if (d == x && d == y) {
+    for (uint64_t i = 0; i < n; ++i) d[i] = f(d[i], d[i]);
+  } else if (d == x) {
+    T* __restrict dd = d;
+    const T* __restrict yy = y;
+    for (uint64_t i = 0; i < n; ++i) dd[i] = f(dd[i], yy[i]);
+  } else if (d == y) {
+    T* __restrict dd = d;
+    const T* __restrict xx = x;
+    for (uint64_t i = 0; i < n; ++i) dd[i] = f(xx[i], dd[i]);
+  } else {
+    T* __restrict dd = d;
+    const T* __restrict xx = x;
+    const T* __restrict yy = y;
+    for (uint64_t i = 0; i < n; ++i) dd[i] = f(xx[i], yy[i]);
+  }
+}
+
+inline uint64_t CheckCount(int64_t count, const char* api) {
+  CPU_ASCENDC_CHECK(count >= 0, api, "negative count %lld", static_cast<long long>(count));
+  return static_cast<uint64_t>(count);
+}
+
+// Wrapping integer arithmetic, as the vector unit does (and no UB in C++).
+template <typename T>
+inline T WrapAdd(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+}
+template <typename T>
+inline T WrapMul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  using W = std::conditional_t<sizeof(T) < sizeof(unsigned), unsigned, U>;
+  return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
+}
+
+// Saturating float -> integer conversion after rounding (the Cast unit saturates).
+template <typename I>
+inline I SaturateToInt(float v) {
+  if (v != v) return 0;
+  const float lo = static_cast<float>(std::numeric_limits<I>::min());
+  const float hi = static_cast<float>(std::numeric_limits<I>::max());
+  return v <= lo ? std::numeric_limits<I>::min() : (v >= hi ? std::numeric_limits<I>::max() : static_cast<I>(v));
+}
+
+inline float RoundFloat(float v, RoundMode mode) {
+  switch (mode) {
+    case RoundMode::CAST_FLOOR: return std::floor(v);
+    case RoundMode::CAST_CEIL: return std::ceil(v);
+    case RoundMode::CAST_ROUND: return std::round(v);
+    case RoundMode::CAST_TRUNC: return std::trunc(v);
+    default: return std::nearbyint(v);  // CAST_NONE / CAST_RINT: nearest even
+  }
+}
+
+}  // namespace internal
+
+// dst bit i (LSB first in each byte) = src[i] <cmp> scalar, for i < count.
+template <typename T, typename U>
+inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, const T scalar, CMPMODE mode,
+                          uint32_t count) {
+  constexpr const char* kApi = "CompareScalar";
+  static_assert(internal::kOneOf<T, half, float, double>, "CompareScalar: src must be half or float (double: host only)");
+  static_assert(std::is_same_v<U, uint8_t>, "CompareScalar: dst must be uint8_t");
+  // The count form works in whole 256-byte repeats of src.
+  CPU_ASCENDC_CHECK(static_cast<uint64_t>(count) * sizeof(T) % ONE_REPEAT_BYTE_SIZE == 0, kApi,
+                    "count %u * %zu bytes is not a multiple of 256 bytes", count, sizeof(T));
+  const T* s = src.AlignedData(count, kApi);
+  uint8_t* d = dst.AlignedData(count / 8, kApi);
+  internal::CheckOverlap(d, count / 8, s, static_cast<uint64_t>(count) * sizeof(T), kApi);
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const C t = static_cast<C>(scalar);
+  auto run = [&](auto pred) {
+    const T* __restrict ss = s;
+    uint8_t* __restrict dd = d;
+    for (uint32_t k = 0; k < count / 8; ++k) {
+      uint8_t byte = 0;
+      for (uint32_t j = 0; j < 8; ++j) byte |= static_cast<uint8_t>(pred(static_cast<C>(ss[8 * k + j])) << j);
+      dd[k] = byte;
+    }
+  };
+  switch (mode) {
+    case CMPMODE::LT: run([t](C v) { return v < t; }); break;
+    case CMPMODE::GT: run([t](C v) { return v > t; }); break;
+    case CMPMODE::EQ: run([t](C v) { return v == t; }); break;
+    case CMPMODE::LE: run([t](C v) { return v <= t; }); break;
+    case CMPMODE::GE: run([t](C v) { return v >= t; }); break;
+    case CMPMODE::NE: run([t](C v) { return v != t; }); break;
+  }
+}
+
+// VSEL_TENSOR_SCALAR_MODE: dst[i] = mask bit i ? src0[i] : scalar, bit for bit.
+template <typename T, typename U>
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask, const LocalTensor<T>& src0, T scalar,
+                   SELMODE mode, uint32_t count) {
+  constexpr const char* kApi = "Select";
+  static_assert(internal::kOneOf<T, half, float, double>, "Select: operands must be half or float (double: host only)");
+  static_assert(internal::kOneOf<U, uint8_t, uint16_t, uint32_t, uint64_t>, "Select: mask must be unsigned");
+  CPU_ASCENDC_CHECK(mode == SELMODE::VSEL_TENSOR_SCALAR_MODE, kApi,
+                    "only VSEL_TENSOR_SCALAR_MODE takes a scalar src1");
+  using B = internal::BitsOf<T>;
+  B* d = reinterpret_cast<B*>(dst.AlignedData(count, kApi));
+  const B* s = reinterpret_cast<const B*>(src0.AlignedData(count, kApi));
+  const uint64_t mask_bytes = (static_cast<uint64_t>(count) + 7) / 8;
+  const uint8_t* m = reinterpret_cast<const uint8_t*>(
+      mask.AlignedData((mask_bytes + sizeof(U) - 1) / sizeof(U), kApi));
+  internal::CheckOverlap(d, count * sizeof(T), s, count * sizeof(T), kApi);
+  internal::CheckOverlap(d, count * sizeof(T), m, mask_bytes, kApi);
+  B fill;
+  std::memcpy(&fill, &scalar, sizeof fill);
+  const uint32_t whole = count / 8;
+  // One pointer when in place (restrict must not alias), else distinct restrict pointers.
+  auto select8 = [fill](uint32_t byte, B v, uint32_t j) {
+    const B keep = (byte & (1u << j)) ? static_cast<B>(~B{0}) : B{0};
+    return static_cast<B>((v & keep) | (fill & static_cast<B>(~keep)));
+  };
+  if (d == s) {
+    for (uint32_t k = 0; k < whole; ++k) {
+      const uint32_t byte = m[k];
+      for (uint32_t j = 0; j < 8; ++j) d[8 * k + j] = select8(byte, d[8 * k + j], j);
+    }
+  } else {
+    B* __restrict dd = d;
+    const B* __restrict ss = s;
+    const uint8_t* __restrict mm = m;
+    for (uint32_t k = 0; k < whole; ++k) {
+      const uint32_t byte = mm[k];
+      for (uint32_t j = 0; j < 8; ++j) dd[8 * k + j] = select8(byte, ss[8 * k + j], j);
+    }
+  }
+  for (uint32_t i = whole * 8; i < count; ++i) d[i] = select8(m[i / 8], s[i], i % 8);
+}
+
+// Element-type conversion. Supported pairs are the Atlas A2 ones the kernels need.
+template <typename T, typename U>
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& round_mode, uint32_t count) {
+  constexpr const char* kApi = "Cast";
+  T* d = dst.AlignedData(count, kApi);
+  const U* s = src.AlignedData(count, kApi);
+  internal::CheckOverlap(d, static_cast<uint64_t>(count) * sizeof(T), s, static_cast<uint64_t>(count) * sizeof(U), kApi);
+  CPU_ASCENDC_CHECK(static_cast<const void*>(d) != static_cast<const void*>(s) || sizeof(T) == sizeof(U), kApi,
+                    "in-place Cast between types of different width");
+  const RoundMode rm = round_mode;
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<U, half>) {
+    internal::MapDistinct(d, s, count, [](half h) { return cpu_ascendc::HalfBitsToFloat(h.bits); });
+  } else if constexpr (std::is_same_v<T, float> && std::is_same_v<U, bfloat16_t>) {
+    internal::MapDistinct(d, s, count, [](bfloat16_t b) { return cpu_ascendc::Bf16BitsToFloat(b.bits); });
+  } else if constexpr (std::is_same_v<T, half> && std::is_same_v<U, float>) {
+    CPU_ASCENDC_CHECK(rm == RoundMode::CAST_NONE || rm == RoundMode::CAST_RINT, kApi,
+                      "float->half: only CAST_NONE/CAST_RINT are emulated");
+    internal::MapDistinct(d, s, count, [](float f) { return half::FromBits(cpu_ascendc::FloatToHalfBits(f)); });
+  } else if constexpr (std::is_same_v<T, bfloat16_t> && std::is_same_v<U, float>) {
+    CPU_ASCENDC_CHECK(rm == RoundMode::CAST_RINT, kApi, "float->bfloat16_t: only CAST_RINT is emulated");
+    internal::MapDistinct(d, s, count, [](float f) { return bfloat16_t::FromBits(cpu_ascendc::FloatToBf16Bits(f)); });
+  } else if constexpr (std::is_same_v<T, half> && internal::kOneOf<U, int8_t, uint8_t>) {
+    internal::MapDistinct(d, s, count,
+                          [](U v) { return half::FromBits(cpu_ascendc::FloatToHalfBits(static_cast<float>(v))); });
+  } else if constexpr (internal::kOneOf<T, int8_t, uint8_t> && std::is_same_v<U, half>) {
+    internal::MapDistinct(d, s, count, [rm](half h) {
+      return internal::SaturateToInt<T>(internal::RoundFloat(cpu_ascendc::HalfBitsToFloat(h.bits), rm));
+    });
+  } else {
+    static_assert(sizeof(T) == 0, "Cast: conversion pair not supported");
+  }
+}
+
+template <typename T>
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalar, const int32_t& count) {
+  constexpr const char* kApi = "Duplicate";
+  static_assert(internal::kOneOf<T, half, bfloat16_t, int16_t, uint16_t, float, int32_t, uint32_t, int64_t, double>,
+                "Duplicate: unsupported type");
+  const uint64_t n = internal::CheckCount(count, kApi);
+  T* __restrict d = dst.AlignedData(n, kApi);
+  const T v = scalar;
+  for (uint64_t i = 0; i < n; ++i) d[i] = v;
+}
+
+#define CPU_ASCENDC_SCALAR_OP(NAME, EXPR)                                                                   \
+  template <typename T>                                                                                     \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalar,                   \
+                   const int32_t& count) {                                                                  \
+    static_assert(internal::kOneOf<T, int16_t, int32_t, int64_t, float>, #NAME ": unsupported type");       \
+    const T s = scalar;                                                                                     \
+    internal::Map(dst, src, internal::CheckCount(count, #NAME), #NAME, [s](T v) { return EXPR; });          \
+  }
+CPU_ASCENDC_SCALAR_OP(Maxs, (v > s ? v : s))
+CPU_ASCENDC_SCALAR_OP(Mins, (v < s ? v : s))
+CPU_ASCENDC_SCALAR_OP(Adds, internal::WrapAdd(v, s))
+CPU_ASCENDC_SCALAR_OP(Muls, internal::WrapMul(v, s))
+#undef CPU_ASCENDC_SCALAR_OP
+
+template <typename T>
+inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+  static_assert(internal::kOneOf<T, int16_t, uint16_t>, "Not: int16_t/uint16_t only");
+  internal::Map(dst, src, internal::CheckCount(count, "Not"), "Not", [](T v) { return static_cast<T>(~v); });
+}
+
+template <typename T>
+inline void And(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
+                const int32_t& count) {
+  static_assert(internal::kOneOf<T, int16_t, uint16_t>, "And: int16_t/uint16_t only");
+  internal::Zip(dst, src0, src1, internal::CheckCount(count, "And"), "And",
+                [](T a, T b) { return static_cast<T>(a & b); });
+}
+
+}  // namespace AscendC

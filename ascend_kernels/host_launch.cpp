@@ -1,0 +1,90 @@
+// host_launch.h on the CPU: pick the kernel's per-dtype entry point and wrap it so that
+// run_block(i) runs block i on the calling thread, as AI core i with its own UB.
+#include "ascend_kernels/host_launch.h"
+
+#include <vector>
+
+#include "cpu_ascendc/core_state.h"
+#include "relu_grad/relu_grad.h"
+#include "threshold_grad_v2_d/threshold_grad_v2_d.h"
+
+namespace ascend_kernels {
+namespace {
+
+using KernelEntry = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+
+struct EntryInfo {
+  KernelEntry entry;
+  uint32_t elem_bytes;
+  const char* name;
+};
+
+EntryInfo ThresholdGradV2DEntry(KernelDType dtype) {
+  switch (dtype) {
+    case KernelDType::kFloat32: return {threshold_grad_v2_d_float32, 4, "threshold_grad_v2_d_float32"};
+    case KernelDType::kFloat16: return {threshold_grad_v2_d_float16, 2, "threshold_grad_v2_d_float16"};
+    case KernelDType::kBFloat16: return {threshold_grad_v2_d_bfloat16, 2, "threshold_grad_v2_d_bfloat16"};
+    case KernelDType::kInt32: return {threshold_grad_v2_d_int32, 4, "threshold_grad_v2_d_int32"};
+    case KernelDType::kInt8: return {threshold_grad_v2_d_int8, 1, "threshold_grad_v2_d_int8"};
+    case KernelDType::kUInt8: return {threshold_grad_v2_d_uint8, 1, "threshold_grad_v2_d_uint8"};
+    case KernelDType::kInt64: return {threshold_grad_v2_d_int64, 8, "threshold_grad_v2_d_int64"};
+    case KernelDType::kFloat64: return {threshold_grad_v2_d_float64, 8, "threshold_grad_v2_d_float64"};
+  }
+  return {nullptr, 0, ""};
+}
+
+EntryInfo ReluGradEntry(KernelDType dtype) {
+  switch (dtype) {
+    case KernelDType::kFloat32: return {relu_grad_float32, 4, "relu_grad_float32"};
+    case KernelDType::kFloat16: return {relu_grad_float16, 2, "relu_grad_float16"};
+    case KernelDType::kBFloat16: return {relu_grad_bfloat16, 2, "relu_grad_bfloat16"};
+    case KernelDType::kInt32: return {relu_grad_int32, 4, "relu_grad_int32"};
+    case KernelDType::kInt8: return {relu_grad_int8, 1, "relu_grad_int8"};
+    case KernelDType::kUInt8: return {relu_grad_uint8, 1, "relu_grad_uint8"};
+    case KernelDType::kInt64: return {relu_grad_int64, 8, "relu_grad_int64"};
+    case KernelDType::kFloat64: return {relu_grad_float64, 8, "relu_grad_float64"};
+  }
+  return {nullptr, 0, ""};
+}
+
+// An unknown dtype gives an empty launch (block_dim 0, no run_block): the caller validates.
+template <typename TilingData>
+HostLaunch MakeLaunch(const EntryInfo& info, const void* grad, const void* feature, void* out, void* workspace,
+                      const TilingData* tiling, uint64_t ub_size) {
+  HostLaunch launch;
+  if (info.entry == nullptr || tiling == nullptr) {
+    return launch;
+  }
+  launch.kernel_name = info.name;
+  launch.block_dim = static_cast<uint32_t>(tiling->tiling.block_dim);
+  const uint64_t bytes = tiling->tiling.total_num * info.elem_bytes;
+  // The GM tensors of this launch: GlobalTensor views must stay inside them.
+  std::vector<cpu_ascendc::GmRegion> regions = {
+      {static_cast<const uint8_t*>(grad), bytes},
+      {static_cast<const uint8_t*>(feature), bytes},
+      {static_cast<const uint8_t*>(out), bytes},
+  };
+  const uint32_t block_dim = launch.block_dim;
+  KernelEntry entry = info.entry;
+  launch.run_block = [=](uint32_t block_idx) {
+    cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions);
+    entry(const_cast<uint8_t*>(static_cast<const uint8_t*>(grad)), const_cast<uint8_t*>(static_cast<const uint8_t*>(feature)),
+          static_cast<uint8_t*>(out), static_cast<uint8_t*>(workspace),
+          const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(tiling)));
+  };
+  return launch;
+}
+
+}  // namespace
+
+HostLaunch MakeThresholdGradV2DLaunch(KernelDType dtype, const void* grad, const void* feature, void* out,
+                                      void* workspace, const ThresholdGradV2DTilingData* tiling, uint64_t ub_size) {
+  return MakeLaunch(ThresholdGradV2DEntry(dtype), grad, feature, out, workspace, tiling, ub_size);
+}
+
+HostLaunch MakeReluGradLaunch(KernelDType dtype, const void* grad, const void* feature, void* out, void* workspace,
+                              const ReluGradTilingData* tiling, uint64_t ub_size) {
+  return MakeLaunch(ReluGradEntry(dtype), grad, feature, out, workspace, tiling, ub_size);
+}
+
+}  // namespace ascend_kernels

@@ -1,0 +1,70 @@
+// The contract between the host side (executor, tiling) and the AscendC kernels.
+//
+// The tiling structs are what the host writes and the kernel reads through its `tiling` GM
+// pointer, exactly as an AscendC kernel reads its TilingData. Plain, fixed-layout structs so the
+// same bytes mean the same thing to g++ on the host and to the AscendC compiler on the NPU.
+#pragma once
+
+#include <cstdint>
+
+namespace ascend_kernels {
+
+// Element type of a kernel's tensors. Values are aclDataType's, so the executor can pass its
+// dtype through unchanged.
+enum class KernelDType : int32_t {
+  kFloat32 = 0,
+  kFloat16 = 1,
+  kInt8 = 2,
+  kInt32 = 3,
+  kUInt8 = 4,
+  kInt64 = 9,
+  kFloat64 = 11,
+  kBFloat16 = 27,
+};
+
+// Per-core split of a contiguous element range, SPEC §3. Counts are in elements.
+// Cores with index < tail_block_num are "big" (big_core_data_num elements), the rest "small".
+// `total_num` is the real element count: the last core clips its range to it, so no kernel ever
+// touches memory past the end of a tensor (the upstream defect we do not copy).
+struct ElementwiseTiling {
+  uint64_t total_num;
+  uint64_t block_dim;
+  uint64_t tiling_key;
+  uint64_t tile_data_num;
+  uint64_t small_core_data_num;
+  uint64_t big_core_data_num;
+  uint64_t final_small_tile_num;
+  uint64_t final_big_tile_num;
+  uint64_t small_tail_data_num;
+  uint64_t big_tail_data_num;
+  uint64_t tail_block_num;
+};
+
+// How an element of x is classified against the threshold, precomputed on the host so the kernel
+// does exactly one kind of comparison per dtype (SPEC §1):
+//  - float16 / bfloat16 / float32: x (widened to float32) > threshold_f32.
+//  - float64: x > threshold_f64.
+//  - integers: mode kCompare: x > threshold_int (threshold_int lies in the dtype's range);
+//              kAllPass / kNonePass when the real threshold lies below / at or above the range.
+enum class ThresholdMode : int32_t { kCompare = 0, kAllPass = 1, kNonePass = 2 };
+
+struct ThresholdParams {
+  int32_t mode;  // ThresholdMode
+  int32_t reserved;
+  float threshold_f32;
+  float reserved_f32;
+  double threshold_f64;
+  int64_t threshold_int;
+};
+
+struct ThresholdGradV2DTilingData {
+  ElementwiseTiling tiling;
+  ThresholdParams threshold;
+};
+
+// ReluGrad is ThresholdGradV2D at threshold exactly 0: no threshold to carry.
+struct ReluGradTilingData {
+  ElementwiseTiling tiling;
+};
+
+}  // namespace ascend_kernels

@@ -1,0 +1,50 @@
+// Thin launcher over the aclrtlaunch_<entry>.h wrappers that ascendc_library() generates.
+#include "npu_launch.h"
+
+#include "aclrtlaunch_relu_grad_bfloat16.h"
+#include "aclrtlaunch_relu_grad_float16.h"
+#include "aclrtlaunch_relu_grad_float32.h"
+#include "aclrtlaunch_relu_grad_int32.h"
+#include "aclrtlaunch_relu_grad_int8.h"
+#include "aclrtlaunch_relu_grad_uint8.h"
+#include "aclrtlaunch_threshold_grad_v2_d_bfloat16.h"
+#include "aclrtlaunch_threshold_grad_v2_d_float16.h"
+#include "aclrtlaunch_threshold_grad_v2_d_float32.h"
+#include "aclrtlaunch_threshold_grad_v2_d_int32.h"
+#include "aclrtlaunch_threshold_grad_v2_d_int8.h"
+#include "aclrtlaunch_threshold_grad_v2_d_uint8.h"
+
+namespace ascend_kernels {
+
+#define JT_LAUNCH(ENTRY) \
+  return static_cast<aclError>(ACLRT_LAUNCH_KERNEL(ENTRY)(block_dim, stream, grad, feature, out, workspace, tiling_device))
+
+aclError LaunchThresholdGradV2DOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream, void* grad,
+                                     void* feature, void* out, void* workspace, void* tiling_device) {
+  switch (dtype) {
+    case KernelDType::kFloat32: JT_LAUNCH(threshold_grad_v2_d_float32);
+    case KernelDType::kFloat16: JT_LAUNCH(threshold_grad_v2_d_float16);
+    case KernelDType::kBFloat16: JT_LAUNCH(threshold_grad_v2_d_bfloat16);
+    case KernelDType::kInt32: JT_LAUNCH(threshold_grad_v2_d_int32);
+    case KernelDType::kInt8: JT_LAUNCH(threshold_grad_v2_d_int8);
+    case KernelDType::kUInt8: JT_LAUNCH(threshold_grad_v2_d_uint8);
+    default: return ACL_ERROR_INVALID_PARAM;
+  }
+}
+
+aclError LaunchReluGradOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream, void* grad, void* feature,
+                             void* out, void* workspace, void* tiling_device) {
+  switch (dtype) {
+    case KernelDType::kFloat32: JT_LAUNCH(relu_grad_float32);
+    case KernelDType::kFloat16: JT_LAUNCH(relu_grad_float16);
+    case KernelDType::kBFloat16: JT_LAUNCH(relu_grad_bfloat16);
+    case KernelDType::kInt32: JT_LAUNCH(relu_grad_int32);
+    case KernelDType::kInt8: JT_LAUNCH(relu_grad_int8);
+    case KernelDType::kUInt8: JT_LAUNCH(relu_grad_uint8);
+    default: return ACL_ERROR_INVALID_PARAM;
+  }
+}
+
+#undef JT_LAUNCH
+
+}  // namespace ascend_kernels

@@ -1,0 +1,21 @@
+// Launches ThresholdGradV2D / ReluGrad on an Ascend NPU stream (NPU build only).
+//
+// Pointers are device memory; `tiling_device` holds the kernel's tiling struct (kernel_args.h),
+// copied to the device by the caller. int64 ReluGrad needs the Ascend950 regbase build and
+// float64 has no NPU kernel: both return ACL_ERROR_INVALID_PARAM here.
+#pragma once
+
+#include <cstdint>
+
+#include "acl/acl.h"
+#include "ascend_kernels/kernel_args.h"
+
+namespace ascend_kernels {
+
+aclError LaunchThresholdGradV2DOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream, void* grad,
+                                     void* feature, void* out, void* workspace, void* tiling_device);
+
+aclError LaunchReluGradOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream, void* grad, void* feature,
+                             void* out, void* workspace, void* tiling_device);
+
+}  // namespace ascend_kernels

@@ -1,0 +1,144 @@
+// The CPU implementation of the AscendC primitives: conversions, and that each hardware
+// precondition aborts with a clear message (each death test has a passing twin, so it can fail).
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "kernel_fixture.h"
+#include "kernel_operator.h"
+#include "test_harness.h"
+
+namespace {
+
+using namespace AscendC;
+
+constexpr uint64_t kUb = 8192;
+
+TEST(HalfRoundTripIsExact) {
+  for (uint32_t b = 0; b < 0x10000; ++b) {
+    const uint16_t h = static_cast<uint16_t>(b);
+    const float f = cpu_ascendc::HalfBitsToFloat(h);
+    const uint16_t back = cpu_ascendc::FloatToHalfBits(f);
+    if (std::isnan(f)) {
+      CHECK((back & 0x7c00) == 0x7c00 && (back & 0x3ff) != 0 && (back & 0x8000) == (h & 0x8000));
+    } else {
+      CHECK_MSG(back == h, std::to_string(b));
+    }
+  }
+}
+
+#if defined(__FLT16_MAX__)
+// Against the compiler's own float -> _Float16 conversion (round to nearest even).
+TEST(FloatToHalfMatchesCompiler) {
+  std::mt19937 rng(3);
+  int bad = 0;
+  for (int i = 0; i < 2000000; ++i) {
+    uint32_t u = rng();
+    if (i % 2) u = (u & 0x8000ffffu) | ((0x30u + (u >> 16) % 0x20u) << 23);  // dense near half's range
+    const float f = cpu_ascendc::BitsFloat(u);
+    if (std::isnan(f)) continue;
+    const _Float16 ref = static_cast<_Float16>(f);
+    uint16_t rb;
+    std::memcpy(&rb, &ref, 2);
+    if (rb != cpu_ascendc::FloatToHalfBits(f)) ++bad;
+  }
+  CHECK(bad == 0);
+}
+#endif
+
+TEST(Bf16RoundsToNearestEven) {
+  CHECK(cpu_ascendc::FloatToBf16Bits(cpu_ascendc::BitsFloat(0x3f808000u)) == 0x3f80);  // tie -> even
+  CHECK(cpu_ascendc::FloatToBf16Bits(cpu_ascendc::BitsFloat(0x3f818000u)) == 0x3f82);  // tie -> even (up)
+  CHECK(cpu_ascendc::FloatToBf16Bits(cpu_ascendc::BitsFloat(0x3f808001u)) == 0x3f81);
+  CHECK(cpu_ascendc::FloatToBf16Bits(cpu_ascendc::BitsFloat(0x7f7fffffu)) == 0x7f80);  // max float -> inf
+  CHECK(cpu_ascendc::FloatToBf16Bits(cpu_ascendc::BitsFloat(0x7f800001u)) == 0x7fc0);  // NaN stays NaN
+  CHECK(cpu_ascendc::Bf16BitsToFloat(0xc000) == -2.0f);
+}
+
+// A minimal kernel body over one queue, parameterised by what it does wrong.
+enum class Misuse { kNone, kCopyNotWholeBlocks, kUbOverflow, kDeQueEmpty, kAllocBeyondNum, kGmOverrun,
+                    kMisalignedUb, kCompareCount, kOutsideGmTensor, kFreeQueued, kNoCore };
+
+void MiniKernel(Misuse misuse) {
+  if (misuse == Misuse::kNoCore) {
+    (void)GetBlockIdx();
+    return;
+  }
+  std::vector<float> storage(256);
+  float* gm = storage.data();
+  cpu_ascendc::CoreScope core(0, 1, kUb, {{reinterpret_cast<const uint8_t*>(gm), 256 * sizeof(float)}});
+  TPipe pipe;
+  TQue<TPosition::VECIN, 2> que;
+  TBuf<TPosition::VECCALC> mask;
+  pipe.InitBuffer(que, 2, 1024);
+  pipe.InitBuffer(mask, misuse == Misuse::kUbOverflow ? kUb : 64);
+  GlobalTensor<float> g;
+  g.SetGlobalBuffer(gm, misuse == Misuse::kOutsideGmTensor ? 257 : 256);
+  LocalTensor<float> a = que.AllocTensor<float>();
+  if (misuse == Misuse::kAllocBeyondNum) {
+    (void)que.AllocTensor<float>();
+    (void)que.AllocTensor<float>();
+  }
+  DataCopy(a, g, misuse == Misuse::kCopyNotWholeBlocks ? 7 : 64);
+  if (misuse == Misuse::kGmOverrun) DataCopy(a, g[200], 64);
+  if (misuse == Misuse::kMisalignedUb) DataCopy(a[1], g, 64);
+  if (misuse == Misuse::kCompareCount) CompareScalar(mask.Get<uint8_t>(), a, 0.0f, CMPMODE::GT, 32);
+  CompareScalar(mask.Get<uint8_t>(), a, 0.0f, CMPMODE::GT, 64);
+  que.EnQue(a);
+  if (misuse == Misuse::kFreeQueued) que.FreeTensor(a);
+  LocalTensor<float> b = que.DeQue<float>();
+  if (misuse == Misuse::kDeQueEmpty) (void)que.DeQue<float>();
+  que.FreeTensor(b);
+}
+
+TEST(PreconditionsAbort) {
+  EXPECT_ABORT(MiniKernel(Misuse::kNone); std::abort(), "");  // the twin: only the explicit abort
+  std::string err;
+  CHECK(!test::DiesWithAbort([] { MiniKernel(Misuse::kNone); }, "", &err));
+  EXPECT_ABORT(MiniKernel(Misuse::kCopyNotWholeBlocks), "not a multiple of 32 bytes");
+  EXPECT_ABORT(MiniKernel(Misuse::kUbOverflow), "UB overflow");
+  EXPECT_ABORT(MiniKernel(Misuse::kDeQueEmpty), "queue is empty");
+  EXPECT_ABORT(MiniKernel(Misuse::kAllocBeyondNum), "buffers are in use");
+  EXPECT_ABORT(MiniKernel(Misuse::kGmOverrun), "overruns the buffer");
+  EXPECT_ABORT(MiniKernel(Misuse::kMisalignedUb), "not 32-byte aligned");
+  EXPECT_ABORT(MiniKernel(Misuse::kCompareCount), "not a multiple of 256 bytes");
+  EXPECT_ABORT(MiniKernel(Misuse::kOutsideGmTensor), "not inside any GM tensor");
+  EXPECT_ABORT(MiniKernel(Misuse::kFreeQueued), "still queued");
+  EXPECT_ABORT(MiniKernel(Misuse::kNoCore), "not running a kernel block");
+}
+
+// Through the real kernels: a UB too small for the tiling's tile, and a tiling whose tile counts
+// do not cover the cores' elements, abort instead of corrupting memory.
+TEST(KernelPreconditionsAbort) {
+  std::vector<float> g(1024, 1.0f), x(1024, 1.0f);  // a whole number of blocks: no clipping
+  auto t = kt::SpecTiling(1024, 4, 7, kt::kUb910B, kt::kCores910B);
+  auto ok = [&] { kt::Run<float>(false, g, x, kt::FloatParams(0.f, 0.), t, kt::kUb910B, 1, true); };
+  std::string err;
+  CHECK(!test::DiesWithAbort(ok, "", &err));
+  EXPECT_ABORT(kt::Run<float>(false, g, x, kt::FloatParams(0.f, 0.), t, 8192, 1, true), "UB overflow");
+  auto bad = t;
+  bad.small_tail_data_num = bad.small_tail_data_num / 2;  // tiles no longer cover the core
+  bad.big_tail_data_num = bad.big_tail_data_num / 2;
+  EXPECT_ABORT(kt::Run<float>(false, g, x, kt::FloatParams(0.f, 0.), bad, kt::kUb910B, 1, true),
+               "do not cover");
+}
+
+TEST(VectorOpsBasics) {
+  cpu_ascendc::CoreScope core(0, 1, kUb);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf, m;
+  pipe.InitBuffer(buf, 3 * 256);
+  pipe.InitBuffer(m, 32);
+  LocalTensor<float> a = buf.Get<float>(), b = a[64], c = a[128];
+  for (int i = 0; i < 64; ++i) a.SetValue(i, static_cast<float>(i % 5) - 2.0f);
+  for (int i = 0; i < 64; ++i) b.SetValue(i, 100.0f + i);
+  CompareScalar(m.Get<uint8_t>(), a, 0.0f, CMPMODE::GT, 64);
+  Select(c, m.Get<uint8_t>(), b, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);
+  for (int i = 0; i < 64; ++i) CHECK(c.GetValue(i) == ((i % 5) - 2 > 0 ? 100.0f + i : -1.0f));
+  LocalTensor<int32_t> n = buf.Get<int32_t>();
+  Duplicate(n, INT32_MAX, 64);
+  Adds(n, n, 1, 64);  // wraps like the hardware, no UB
+  CHECK(n.GetValue(3) == INT32_MIN);
+}
+
+}  // namespace

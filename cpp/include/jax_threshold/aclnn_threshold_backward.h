@@ -1,0 +1,125 @@
+// aclnn-style two-phase API of threshold_backward (SPEC §2):
+//
+//   aclnnThresholdBackwardGetWorkspaceSize(grad_output, x, threshold, out, &ws_size, &executor);
+//   aclnnThresholdBackward(workspace, ws_size, executor, stream);
+//
+// Phase one validates (in SPEC order), picks the kernel (ReluGrad for a threshold of exactly 0,
+// else ThresholdGradV2D), plans contiguous/broadcast copies, computes the tiling and sizes the
+// workspace. Phase two only runs. Everything lives in the executor: no global state, so any
+// number of threads may use the API at once.
+//
+// Names mirror CANN's aclnn API but live in namespace jax_threshold::aclnn so the NPU build can
+// include CANN's own headers beside this one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+namespace jax_threshold::aclnn {
+
+using aclnnStatus = int32_t;
+inline constexpr aclnnStatus ACLNN_SUCCESS = 0;
+inline constexpr aclnnStatus ACLNN_ERR_PARAM_NULLPTR = 161001;
+inline constexpr aclnnStatus ACLNN_ERR_PARAM_INVALID = 161002;
+inline constexpr aclnnStatus ACLNN_ERR_INNER_CREATE_EXECUTOR = 561101;
+inline constexpr aclnnStatus ACLNN_ERR_INNER_NULLPTR = 561103;
+// Added beside the SPEC's table (values from the same aclnn table): the tiling cannot be made for
+// the given PlatformInfo (ub_size too small, core_num 0), and a kernel block failed while running.
+inline constexpr aclnnStatus ACLNN_ERR_INNER_TILING_ERROR = 561002;
+inline constexpr aclnnStatus ACLNN_ERR_RUNTIME_ERROR = 361001;
+
+// aclDataType values.
+enum aclDataType : int32_t {
+  ACL_DT_UNDEFINED = -1,
+  ACL_FLOAT = 0,
+  ACL_FLOAT16 = 1,
+  ACL_INT8 = 2,
+  ACL_INT32 = 3,
+  ACL_UINT8 = 4,
+  ACL_INT16 = 6,
+  ACL_UINT16 = 7,
+  ACL_UINT32 = 8,
+  ACL_INT64 = 9,
+  ACL_UINT64 = 10,
+  ACL_DOUBLE = 11,
+  ACL_BOOL = 12,
+  ACL_COMPLEX64 = 16,
+  ACL_COMPLEX128 = 17,
+  ACL_BF16 = 27,
+};
+
+// Which dtype list phase one checks against (SPEC §2). kHost is the CPU emulation used by the
+// XLA FFI handler: the Ascend910B list plus int64 and float64 at every threshold, so the custom
+// call covers every dtype the JAX primitive supports.
+enum class SocVersion : int32_t { kAscend910 = 0, kAscend910B = 1, kAscend950 = 2, kHost = 3 };
+
+// Platform facts the tiling depends on (SPEC §3). Defaults are the 910B's.
+struct PlatformInfo {
+  SocVersion soc = SocVersion::kAscend910B;
+  uint64_t ub_size = 196608;  // bytes of unified buffer per core
+  uint32_t core_num = 48;     // AIV cores used for tiling
+};
+
+// A strided view of memory, like aclTensor: view shape, strides and storage offset in elements.
+struct aclTensor;
+// A typed host scalar, like aclScalar (the value is copied at creation).
+struct aclScalar;
+// The plan made by phase one; runs at most once.
+struct aclOpExecutor;
+
+aclTensor* aclCreateTensor(const int64_t* view_dims, uint64_t view_dims_num, aclDataType dtype,
+                           const int64_t* strides, int64_t offset, void* data);
+aclnnStatus aclDestroyTensor(const aclTensor* tensor);
+aclScalar* aclCreateScalar(const void* value, aclDataType dtype);
+aclnnStatus aclDestroyScalar(const aclScalar* scalar);
+aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor);
+
+// The host's stand-in for aclrtStream: where the executor's kernel blocks run. `Launch` runs
+// block(i) for every i in [0, n) and then calls done(); it may return before the blocks run, and
+// must never block a worker waiting on another task. A null stream in aclnnThresholdBackward
+// means "run now on the calling thread plus std::threads, and return when finished".
+class HostStream {
+ public:
+  virtual ~HostStream() = default;
+  virtual uint32_t NumWorkers() const = 0;
+  virtual void Launch(uint32_t n, std::function<void(uint32_t)> block,
+                      std::function<void()> done) = 0;
+};
+
+// Phase one. `platform` may be null (the 910B defaults). A null `executor` out-parameter is
+// reported with workspace_size's check (step 1): ACLNN_ERR_PARAM_NULLPTR.
+// On success *executor is always set, also for empty tensors (step 7: its run is a no-op).
+// The executor copies what it needs from the tensor and scalar descriptors, so they may be
+// destroyed right after this call; the memory they describe must stay valid until the run ends.
+// aclCreateTensor: strides null means row-major contiguous; strides and offset are in elements
+// (negative and 0 strides allowed); returns null for a negative dimension.
+aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output, const aclTensor* x,
+                                                   const aclScalar* threshold, aclTensor* out,
+                                                   uint64_t* workspace_size,
+                                                   aclOpExecutor** executor,
+                                                   const PlatformInfo* platform = nullptr);
+
+// Phase two. `stream` is a HostStream* on the host (null: synchronous), an aclrtStream on the NPU.
+// With an asynchronous stream, `on_done` (optional) is called once everything has finished (also
+// after a failure, when the remaining launches are skipped); the outcome is then
+// aclnnThresholdBackwardRunStatus(executor). The executor's plan is reference-counted, so the
+// executor may be destroyed while its asynchronous run is still in flight.
+// Errors (nothing runs): null executor -> PARAM_NULLPTR; executor already run -> PARAM_INVALID;
+// workspace_size below the planned size -> PARAM_INVALID; null workspace when the planned size
+// is > 0 -> PARAM_NULLPTR. A failing kernel block -> ACLNN_ERR_RUNTIME_ERROR (synchronous).
+aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
+                                   aclOpExecutor* executor, void* stream,
+                                   std::function<void()> on_done = nullptr);
+
+// Introspection beyond CANN's API. The kernel phase one chose: "ThresholdGradV2D", "ReluGrad",
+// or "" when nothing runs (empty tensors) or executor is null.
+const char* aclnnThresholdBackwardKernelName(const aclOpExecutor* executor);
+// ACLNN_SUCCESS until a run failed (for asynchronous runs, read it in on_done); PARAM_NULLPTR for
+// a null executor.
+aclnnStatus aclnnThresholdBackwardRunStatus(const aclOpExecutor* executor);
+
+// The reason of the last failing call on this thread (like aclGetRecentErrMsg).
+const char* aclGetRecentErrMsg();
+
+}  // namespace jax_threshold::aclnn
