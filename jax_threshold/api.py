@@ -1,0 +1,100 @@
+"""The public functions: `threshold_backward` and the `threshold` activation.
+
+Both validate at trace time (TypeError for dtypes, ValueError for shapes and
+names), turn the threshold into the primitive's operand and bind the primitive.
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+import numpy as np
+
+from jax_threshold import _dtypes
+from jax_threshold import implementation_choice as _implementation
+from jax_threshold.primitive import broadcast_shapes
+from jax_threshold.primitive import threshold_backward_p
+from jax_threshold.reference import threshold_mask
+from jax_threshold.threshold_operand import canonicalize_threshold
+
+
+def threshold_backward(grad_output, x, threshold, *, implementation=None):
+  """`grad_output` where `x > threshold`, else 0 (exactly 0, even for inf/NaN grads).
+
+  Args:
+    grad_output: array, the incoming gradient; broadcasts against `x`.
+    x: array of the same dtype, the forward input. Supported dtypes: float32,
+      float16, bfloat16, int32, int8, uint8, and int64/float64 under x64.
+    threshold: a Python/NumPy number or 0-d array, traced or not. A NaN `x`
+      never passes. float16/bfloat16/float32 compare in float32 with the
+      threshold rounded once; float64 in float64; integers exactly as reals.
+    implementation: None (the current default, see `jax_threshold.implementation`),
+      "auto", "reference" or "ffi".
+
+  Returns:
+    An array of the broadcast shape of `grad_output` and `x`, with their dtype.
+  """
+  implementation = _implementation.resolve(implementation)
+  grad_output, x = jnp.asarray(grad_output), jnp.asarray(x)
+  dtype = _dtypes.check_same_dtype(grad_output.dtype, x.dtype)
+  broadcast_shapes(grad_output.shape, x.shape)
+  threshold = canonicalize_threshold(threshold, dtype)
+  return threshold_backward_p.bind(grad_output, x, threshold, implementation=implementation)
+
+
+def _scalar_value(value, dtype):
+  if _dtypes.is_integer(dtype) and isinstance(value, (int, float, np.number)):
+    # A static value must fit x's integer type (float -> int conversion of an
+    # out-of-range value differs between NumPy and XLA); it is truncated toward 0.
+    info = np.iinfo(dtype)
+    if not (info.min <= value <= info.max):  # False for NaN too
+      raise ValueError(f"threshold: value {value!r} does not fit x's dtype {dtype.name}")
+  value = jnp.asarray(value)
+  if value.ndim:
+    raise ValueError("threshold: value must be a scalar (a Python number or a 0-d array); "
+                     f"got an array of shape {value.shape}")
+  if value.dtype == np.bool_ or jnp.issubdtype(value.dtype, jnp.complexfloating):
+    raise TypeError(f"threshold: value must be a real number; got dtype {value.dtype}")
+  return lax.convert_element_type(value, dtype)
+
+
+def _select(mask, x, value):
+  return lax.select(mask, jnp.broadcast_to(x, mask.shape), jnp.broadcast_to(value, mask.shape))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
+def _threshold_activation(x, threshold, value, implementation):
+  del implementation  # the forward is plain jnp; the name picks the backward's lowering
+  return _select(threshold_mask(x, threshold), x, value)
+
+
+@_threshold_activation.defjvp
+def _threshold_activation_jvp(implementation, primals, tangents):
+  x, threshold, value = primals
+  x_dot, _, value_dot = tangents  # the threshold gets no gradient
+  mask = threshold_mask(x, threshold)
+  out = _select(mask, x, value)
+  # d/dx through the primitive (so every order of derivative runs through it);
+  # d/dvalue is 1 exactly where x does not pass.
+  x_part = threshold_backward_p.bind(x_dot, x, threshold, implementation=implementation)
+  return out, _select(mask, x_part, value_dot)
+
+
+def threshold(x, threshold, value, *, implementation=None):  # pylint: disable=redefined-outer-name
+  """`x if x > threshold else value`, elementwise, like torch.nn.functional.threshold.
+
+  The comparison is the one of `threshold_backward` (same precision rules). The
+  gradient w.r.t. `x` is `threshold_backward(g, x, threshold)`; w.r.t. `value`
+  it is the sum of `g` where `x` does not pass; `threshold` gets none.
+  `value` (a scalar) is cast to x's dtype; a static value must fit an integer x's
+  dtype (ValueError otherwise).
+  """
+  implementation = _implementation.resolve(implementation)
+  x = jnp.asarray(x)
+  dtype = _dtypes.check_supported(x.dtype, "x")
+  threshold = canonicalize_threshold(threshold, dtype)
+  value = _scalar_value(value, dtype)
+  if _dtypes.is_integer(dtype):  # not differentiable: no custom rule needed
+    return _select(threshold_mask(x, threshold), x, value)
+  return _threshold_activation(x, threshold, value, implementation)

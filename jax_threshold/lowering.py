@@ -1,0 +1,115 @@
+"""Per-platform lowering of threshold_backward: dispatch between implementations.
+
+The reference (jnp) lowering is registered for every platform. Other
+implementations plug in with `register_lowering_implementation`, e.g. the FFI
+module does, once its native targets are registered with XLA:
+
+    register_lowering_implementation("ffi", ffi_lowering, platform="cpu",
+                                     ffi_targets=("jax_threshold_threshold_backward_v1",),
+                                     use_for_auto=True)
+
+where `ffi_lowering(ctx, grad_output, x, threshold, *, implementation)` is an
+MLIR lowering rule. The primitive's `implementation` param is resolved here, at
+lowering time: "auto" takes the platform's `use_for_auto` implementation, else
+the reference; "ffi" on a platform without an ffi lowering is an error.
+"""
+
+from jax.interpreters import mlir
+
+from jax_threshold import implementation_choice as _implementation
+from jax_threshold.primitive import threshold_backward_p
+from jax_threshold.reference import reference_lowering
+
+# implementation name -> platform -> lowering rule
+_lowerings: dict[str, dict[str, object]] = {}
+_auto_choice: dict[str, str] = {}  # platform -> implementation "auto" resolves to
+_ffi_targets: list[str] = []
+_missing_reasons: dict[str, str] = {}  # implementation name -> why it is unavailable
+_platforms_with_rules = {None, "cpu"}
+
+
+def _resolve_for_platform(name: str, platform: str | None) -> str:
+  if name == "auto":
+    return _auto_choice.get(platform, "reference")
+  return name
+
+
+def _make_dispatch_rule(platform: str | None):
+  """The lowering rule for one platform (None: platforms without their own rule)."""
+
+  def rule(ctx, grad_output, x, threshold, *, implementation):
+    chosen = _resolve_for_platform(implementation, platform)
+    if chosen == "reference":
+      return reference_lowering(ctx, grad_output, x, threshold, implementation=implementation)
+    lowering = _lowerings.get(chosen, {}).get(platform)
+    if lowering is None:
+      where = platform or "/".join(ctx.module_context.platforms)
+      registered = sorted(_lowerings.get(chosen, {})) or "no platform"
+      hint = _missing_reasons.get(chosen, "use implementation='reference' there")
+      raise NotImplementedError(
+          f"threshold_backward: implementation {chosen!r} has no lowering for platform "
+          f"{where!r} (registered for: {registered}; {hint})")
+    return lowering(ctx, grad_output, x, threshold, implementation=implementation)
+
+  return rule
+
+
+# Cacheable (JAX's default): identical equations share one lowered function, so a
+# lowering sees a constant threshold as a block argument. Registering the rule
+# uncacheable would expose constants, but breaks multi-platform lowering (e.g.
+# jax.export for ("cuda", "cpu")) in jax 0.12's lower_per_platform.
+mlir.register_lowering(threshold_backward_p, _make_dispatch_rule(None))
+mlir.register_lowering(threshold_backward_p, _make_dispatch_rule("cpu"), platform="cpu")
+
+
+def register_lowering_implementation(name: str, lowering_fn, *, platform: str = "cpu",
+                                     ffi_targets=(), use_for_auto: bool = False) -> None:
+  """Makes `lowering_fn` the lowering of implementation `name` on `platform`.
+
+  Args:
+    name: an implementation name other than "auto"/"reference" (today "ffi").
+    lowering_fn: MLIR lowering rule `(ctx, grad_output, x, threshold, *, implementation)`.
+    platform: an MLIR lowering platform ("cpu", "cuda", "rocm", "tpu").
+    ffi_targets: the versioned custom-call target names it emits (`ffi_targets()`).
+    use_for_auto: whether "auto" resolves to `name` on `platform`.
+  """
+  if name in ("auto", "reference") or name not in _implementation.IMPLEMENTATIONS:
+    raise ValueError(f"threshold_backward: cannot register implementation {name!r}; "
+                     f"expected one of {_implementation.IMPLEMENTATIONS[2:]}")
+  _lowerings.setdefault(name, {})[platform] = lowering_fn
+  if use_for_auto:
+    _auto_choice[platform] = name
+  for target in ffi_targets:
+    if target not in _ffi_targets:
+      _ffi_targets.append(target)
+  _missing_reasons.pop(name, None)
+  if platform not in _platforms_with_rules:
+    _platforms_with_rules.add(platform)
+    mlir.register_lowering(threshold_backward_p, _make_dispatch_rule(platform),
+                           platform=platform)
+
+
+def note_unavailable(name: str, reason: str) -> None:
+  """Records why implementation `name` is missing (shown in the errors that need it)."""
+  _missing_reasons[name] = reason
+
+
+def available_implementations() -> tuple[str, ...]:
+  """("reference",) plus every implementation registered on at least one platform."""
+  return ("reference",) + tuple(n for n in _implementation.IMPLEMENTATIONS
+                                if _lowerings.get(n))
+
+
+def ffi_targets() -> tuple[str, ...]:
+  """The versioned XLA custom-call target names the registered lowerings emit."""
+  return tuple(_ffi_targets)
+
+
+def check_available(name: str) -> None:
+  """Raises ValueError when `name` ("auto"/"reference" always are) is not registered."""
+  if name in ("auto", "reference") or _lowerings.get(name):
+    return
+  reason = _missing_reasons.get(
+      name, "the native extension jax_threshold._native is missing; build the package "
+            "with its C++ extension (pip install .)")
+  raise ValueError(f"threshold_backward: implementation {name!r} is not available: {reason}")

@@ -1,0 +1,165 @@
+"""The `threshold_backward` primitive and its transformation rules.
+
+    out = threshold_backward_p.bind(grad_output, x, threshold, implementation=name)
+    out[i] = grad_output[i] if x[i] > threshold[i] else 0      (a select, SPEC section 1)
+
+Operands
+  grad_output, x: the same supported dtype (see `_dtypes`); they broadcast
+    against each other with NumPy rules. grad_output is the linear operand.
+  threshold: an operand, not a param, so jit does not recompile for a new value
+    and vmap can batch it. Its dtype is fixed by x's dtype:
+      x float16 / bfloat16 / float32 -> float32 (the user's threshold rounded once);
+      x float64 -> float64;
+      x integer of dtype D -> D, or float32 / float64 holding a real t that is
+        compared exactly: k = floor(t); k < min(D) -> every x passes;
+        k >= max(D) or t NaN -> none passes; else x > D(k).
+    `threshold_operand.canonicalize_threshold` builds it from the user's value.
+    Its shape: () from the public API. The batching rule may make it non-scalar:
+    then its rank equals the output's rank, every dim is 1 or the output's dim,
+    and only leading (batch) dims differ from 1. A lowering that wants a flat
+    threshold can take p = 1 + (index of its last non-1 dim), broadcast it to
+    out.shape[:p], and use element `flat_out_index // prod(out.shape[p:])`.
+
+Params
+  implementation: "auto", "reference" or "ffi", validated but not resolved to a
+    platform; `lowering.py` resolves it when lowering (so "auto" can differ by
+    platform).
+
+Output: the broadcast shape of grad_output, x and threshold; x's dtype.
+
+Rules (registered right below the primitive): impl through dispatch, abstract
+eval, batching (one bind for the whole batch), JVP (linear in grad_output; x
+and threshold get zero tangents) and transpose (w.r.t. grad_output, summing
+over the dims grad_output was broadcast along). Lowerings live in `lowering.py`.
+"""
+
+import functools
+
+import jax
+from jax import lax
+from jax._src import dispatch  # apply_primitive has no public home
+import jax.extend.core
+from jax.interpreters import ad
+from jax.interpreters import batching
+import numpy as np
+
+from jax_threshold import _dtypes
+from jax_threshold import implementation_choice as _implementation
+
+
+def broadcast_shapes(grad_output_shape, x_shape):
+  """The output shape of grad_output and x, or ValueError naming both shapes."""
+  try:
+    return tuple(np.broadcast_shapes(tuple(grad_output_shape), tuple(x_shape)))
+  except ValueError:
+    raise ValueError("threshold_backward: grad_output and x shapes do not broadcast: "
+                     f"grad_output {tuple(grad_output_shape)}, x {tuple(x_shape)}") from None
+
+
+def _output_shape(grad_output_shape, x_shape, threshold_shape):
+  shape = broadcast_shapes(grad_output_shape, x_shape)
+  threshold_shape = tuple(threshold_shape)
+  if not threshold_shape:
+    return shape
+  rank = max(len(shape), len(threshold_shape))
+  ok = len(threshold_shape) == rank
+  if ok:
+    padded = (1,) * (rank - len(shape)) + shape
+    ok = all(t == 1 or s == 1 or t == s for t, s in zip(threshold_shape, padded))
+  if not ok:
+    raise ValueError("threshold_backward: the threshold operand must be 0-d or have the "
+                     "output's rank with broadcast-compatible dims; got threshold "
+                     f"{threshold_shape} for grad_output {tuple(grad_output_shape)} and "
+                     f"x {tuple(x_shape)}")
+  return tuple(np.broadcast_shapes(shape, threshold_shape))
+
+
+threshold_backward_p = jax.extend.core.Primitive("threshold_backward")
+threshold_backward_p.def_impl(functools.partial(dispatch.apply_primitive, threshold_backward_p))
+
+
+def _threshold_backward_abstract_eval(grad_output, x, threshold, *, implementation):
+  _implementation.validate_name(implementation)
+  dtype = _dtypes.check_same_dtype(grad_output.dtype, x.dtype)
+  allowed = _dtypes.threshold_operand_dtypes(dtype)
+  if np.dtype(threshold.dtype) not in allowed:
+    raise TypeError(f"threshold_backward: the threshold operand for x of dtype {dtype.name} "
+                    f"must have dtype {' or '.join(d.name for d in allowed)}; got "
+                    f"{np.dtype(threshold.dtype).name} (use "
+                    "threshold_operand.canonicalize_threshold)")
+  shape = _output_shape(grad_output.shape, x.shape, threshold.shape)
+  return jax.core.ShapedArray(shape, dtype)
+
+
+threshold_backward_p.def_abstract_eval(_threshold_backward_abstract_eval)
+
+
+def _move_batch_dim_to_front(operand, bdim, unbatched_rank, out_rank):
+  """Batch dim first, then 1s so the rest right-aligns with the unbatched output."""
+  operand = batching.bdim_at_front(operand, bdim, operand.shape[bdim])
+  size, rest = operand.shape[0], operand.shape[1:]
+  return lax.reshape(operand, (size,) + (1,) * (out_rank - unbatched_rank) + rest)
+
+
+def _threshold_backward_batch_rule(batched_args, batch_dims, *, implementation):
+  grad_output, x, threshold = batched_args
+  g_bdim, x_bdim, t_bdim = batch_dims
+  unbatched_rank = lambda a, d: a.ndim - (d is not None)
+  out_rank = max(unbatched_rank(grad_output, g_bdim), unbatched_rank(x, x_bdim),
+                 unbatched_rank(threshold, t_bdim))
+  # grad_output and x: a batched one gets its batch dim in front (plus 1s so the
+  # unbatched dims line up); an unbatched one right-aligns by NumPy broadcasting.
+  if g_bdim is not None:
+    grad_output = _move_batch_dim_to_front(
+        grad_output, g_bdim, unbatched_rank(grad_output, g_bdim), out_rank)
+  if x_bdim is not None:
+    x = _move_batch_dim_to_front(x, x_bdim, unbatched_rank(x, x_bdim), out_rank)
+  # The threshold keeps its convention: 0-d, or the output's rank with only the
+  # leading (batch) dims different from 1.
+  if t_bdim is not None:
+    threshold = _move_batch_dim_to_front(
+        threshold, t_bdim, unbatched_rank(threshold, t_bdim), out_rank)
+  elif threshold.ndim:
+    threshold = lax.expand_dims(threshold, (0,))
+  out = threshold_backward_p.bind(grad_output, x, threshold, implementation=implementation)
+  return out, 0
+
+
+batching.primitive_batchers[threshold_backward_p] = _threshold_backward_batch_rule
+
+
+def _threshold_backward_jvp(grad_output_dot, grad_output, x, threshold, *, implementation):
+  # Linear in grad_output: the tangent goes through the same mask. x and
+  # threshold only choose the mask, so their tangents contribute nothing.
+  del grad_output
+  return threshold_backward_p.bind(grad_output_dot, x, threshold,
+                                   implementation=implementation)
+
+
+ad.defjvp(threshold_backward_p, _threshold_backward_jvp, None, None)
+
+
+def _unbroadcast(aval, ct):
+  """Sums `ct` over the dims along which an operand of `aval`'s shape was broadcast."""
+  shape = tuple(aval.shape)
+  if tuple(ct.shape) == shape:
+    return ct
+  leading = ct.ndim - len(shape)
+  stretched = tuple(leading + i for i, d in enumerate(shape) if d == 1 and ct.shape[leading + i] != 1)
+  summed = lax.reduce_sum(ct, tuple(range(leading)) + stretched) if leading or stretched else ct
+  return lax.reshape(summed, shape)
+
+
+def _threshold_backward_transpose(ct, grad_output, x, threshold, *, implementation):
+  if ad.is_undefined_primal(x) or ad.is_undefined_primal(threshold):
+    raise ValueError("threshold_backward is linear in grad_output only; it cannot be "
+                     "transposed with respect to x or threshold")
+  assert ad.is_undefined_primal(grad_output)
+  if type(ct) is ad.Zero:
+    return ad.Zero(grad_output.aval), None, None
+  # The mask is elementwise and symmetric: the transpose applies it again.
+  ct_grad_output = threshold_backward_p.bind(ct, x, threshold, implementation=implementation)
+  return _unbroadcast(grad_output.aval, ct_grad_output), None, None
+
+
+ad.primitive_transposes[threshold_backward_p] = _threshold_backward_transpose

@@ -1,0 +1,53 @@
+"""The jnp reference computation of threshold_backward, and its MLIR lowering.
+
+Plain lax/jnp ops only, so XLA fuses it with its neighbours on every platform.
+It is the executable form of SPEC section 1 and of the threshold operand
+convention documented in `primitive.py`.
+"""
+
+import jax.numpy as jnp
+from jax import lax
+from jax.interpreters import mlir
+import numpy as np
+
+from jax_threshold import _dtypes
+
+
+def _integer_mask_for_real_threshold(x, threshold):
+  """x > t for integer x and a float t, exactly as real numbers.
+
+  With k = floor(t): k < min(D) -> all pass; k >= max(D) + 1 (or NaN) -> none;
+  otherwise k is an integer inside D's range, so D(k) is exact and x > t <=> x > D(k).
+  min(D) and max(D) + 1 are powers of two (or 0), exact in float32 and float64.
+  """
+  info = np.iinfo(x.dtype)
+  k = jnp.floor(threshold)
+  lo = np.asarray(info.min, threshold.dtype)
+  hi = np.asarray(int(info.max) + 1, threshold.dtype)
+  all_pass = k < lo
+  in_range = (k >= lo) & (k < hi)  # False for NaN and for k >= max(D) + 1
+  k_int = lax.convert_element_type(jnp.where(in_range, k, jnp.zeros_like(k)), x.dtype)
+  return all_pass | (in_range & (x > k_int))
+
+
+def threshold_mask(x, threshold):
+  """The boolean `x > threshold` of SPEC section 1, for a canonical threshold operand."""
+  x_dtype = np.dtype(x.dtype)
+  if x_dtype in _dtypes.NARROW_FLOAT_DTYPES:
+    # float16 and bfloat16 widen to float32 exactly; the threshold is already float32.
+    return lax.convert_element_type(x, np.float32) > threshold
+  if _dtypes.is_floating(x_dtype) or np.dtype(threshold.dtype) == x_dtype:
+    return x > threshold
+  return _integer_mask_for_real_threshold(x, threshold)
+
+
+def threshold_backward_reference(grad_output, x, threshold, **params):
+  """grad_output where x > threshold else 0: a select, so masked inf/NaN become 0."""
+  del params  # the implementation name matters only to the lowering dispatch
+  mask = threshold_mask(x, threshold)
+  shape = jnp.broadcast_shapes(grad_output.shape, mask.shape)
+  grad_output = jnp.broadcast_to(grad_output, shape)
+  return lax.select(jnp.broadcast_to(mask, shape), grad_output, jnp.zeros_like(grad_output))
+
+
+reference_lowering = mlir.lower_fun(threshold_backward_reference, multiple_results=False)

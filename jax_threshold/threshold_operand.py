@@ -1,0 +1,163 @@
+"""Turning the user's threshold into the primitive's threshold operand.
+
+The primitive receives the threshold as an operand (never a static param), so a
+jitted function that takes it as an argument does not recompile when its value
+changes, and `vmap` can batch it. The operand's dtype follows from x's dtype:
+
+  x float16 / bfloat16 / float32 -> float32, the threshold rounded ONCE to float32
+  x float64                      -> float64
+  x integer of dtype D           -> D, or float32 / float64 holding a real t
+                                    compared exactly: with k = floor(t),
+                                    k < min(D): every x passes; k >= max(D) or
+                                    t NaN: none passes; else x > D(k).
+
+A static threshold (Python or NumPy number) keeps its exact value: for integer
+x, floor(t) is computed exactly in Python and clamped into D, with float32(-inf)
+standing for "below min(D)" (every x passes) and D(max) for "at or above max(D)"
+(none passes). So `x > 16777216.5` is exact for int32 and uint8 with threshold
+-1 lets everything pass.
+"""
+
+import math
+import numbers
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+import numpy as np
+
+from jax_threshold import _dtypes
+
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_F32_MAX = int(np.finfo(np.float32).max)
+
+
+def _is_static(threshold) -> bool:
+  if isinstance(threshold, jax.Array):  # concrete arrays and tracers alike
+    return False
+  return isinstance(threshold, (numbers.Number, np.generic, np.ndarray))
+
+
+def _check_scalar_shape(shape):
+  if tuple(shape) != ():
+    raise ValueError("threshold_backward: threshold must be a scalar (a Python number or a "
+                     f"0-d array); got an array of shape {tuple(shape)}")
+
+
+def _check_real_dtype(dtype):
+  dtype = np.dtype(dtype)
+  if dtype == np.bool_ or not (_dtypes.is_integer(dtype) or _dtypes.is_floating(dtype)):
+    raise TypeError("threshold_backward: threshold must be a real number (integer or "
+                    f"floating); got dtype {dtype.name}")
+  if _dtypes.is_floating(dtype) and dtype.itemsize > 8:
+    raise TypeError(f"threshold_backward: threshold dtype {dtype.name} is wider than "
+                    "float64 and is not supported")
+  return dtype
+
+
+def _static_value(threshold):
+  """The exact value of a static threshold, as a Python int or float."""
+  if isinstance(threshold, bool) or isinstance(threshold, np.bool_):
+    raise TypeError("threshold_backward: threshold must be a real number; got a bool")
+  if isinstance(threshold, (np.ndarray, np.generic)):
+    array = np.asarray(threshold)
+    _check_scalar_shape(array.shape)
+    dtype = _check_real_dtype(array.dtype)
+    return int(array) if _dtypes.is_integer(dtype) else float(array)
+  if isinstance(threshold, numbers.Integral):
+    return int(threshold)
+  if isinstance(threshold, numbers.Real):
+    return float(threshold)
+  raise TypeError("threshold_backward: threshold must be a real number; got "
+                  f"{type(threshold).__name__} {threshold!r}")
+
+
+def _int_to_float32(t: int) -> np.float32:
+  """Rounds a Python int to float32 once (going through float64 may round twice)."""
+  if abs(t) <= 2**53:
+    return np.float32(float(t))  # float(t) is exact, so this is the only rounding
+  magnitude = abs(t)
+  shift = magnitude.bit_length() - 24  # keep 24 significant bits
+  q, r = divmod(magnitude, 1 << shift)
+  half = 1 << (shift - 1)
+  if r > half or (r == half and q & 1):  # round half to even
+    q += 1
+  rounded = q << shift
+  value = np.float32(np.inf) if rounded > _F32_MAX else np.float32(float(rounded))
+  return -value if t < 0 else value
+
+
+def _static_operand(t, x_dtype: np.dtype) -> np.ndarray:
+  if x_dtype in _dtypes.NARROW_FLOAT_DTYPES:
+    if isinstance(t, int):
+      return np.asarray(_int_to_float32(t))
+    with np.errstate(over="ignore"):
+      return np.asarray(np.float32(t))
+  if x_dtype == _F64:
+    if isinstance(t, int):
+      try:
+        return np.asarray(float(t), _F64)  # Python rounds int -> float correctly
+      except OverflowError:
+        return np.asarray(math.copysign(math.inf, t), _F64)
+    return np.asarray(t, _F64)
+  # Integer x: decide exactly with k = floor(t).
+  info = np.iinfo(x_dtype)
+  if isinstance(t, float):
+    if math.isnan(t) or t == math.inf:
+      return np.asarray(info.max, x_dtype)  # nothing passes
+    if t == -math.inf:
+      return np.asarray(-np.inf, _F32)  # everything passes
+  k = math.floor(t)
+  if k < info.min:
+    return np.asarray(-np.inf, _F32)
+  return np.asarray(min(k, info.max), x_dtype)
+
+
+def _traced_integer_operand(t, t_dtype: np.dtype, x_dtype: np.dtype):
+  """An integer threshold of another integer dtype, for integer x of dtype D."""
+  t_info, d_info = np.iinfo(t_dtype), np.iinfo(x_dtype)
+  if t_info.min >= d_info.min and t_info.max <= d_info.max:
+    return lax.convert_element_type(t, x_dtype)  # T's range fits in D: exact
+  if t_info.min >= d_info.min:
+    # Only "too large" can happen; t >= max(D) and max(D) both mean "none passes",
+    # and max(D) < max(T) is representable in T, so clamp in T, then cast exactly.
+    return lax.convert_element_type(jnp.minimum(t, t.dtype.type(d_info.max)), x_dtype)
+  # T reaches below min(D) (T signed and wider, or int8 vs uint8), so "every x passes"
+  # needs a value D lacks. Clamp in T to [min(D) - 1, max(D)] (both in T's range) and
+  # carry it as a float: these integers have |v| <= 2^31 + 1, exact in float64, and
+  # |v| <= 2^15 for 8-bit D, exact in float32. D is never int64 here (no wider T).
+  lo = max(d_info.min - 1, t_info.min)
+  hi = min(d_info.max, t_info.max)
+  clamped = jnp.clip(t, t.dtype.type(lo), t.dtype.type(hi))
+  float_dtype = _F32 if d_info.bits <= 16 else _F64
+  return lax.convert_element_type(clamped, float_dtype)
+
+
+def _traced_operand(t, x_dtype: np.dtype):
+  try:
+    t = jnp.asarray(t)
+  except (TypeError, ValueError):
+    raise TypeError("threshold_backward: threshold must be a real number; got "
+                    f"{type(t).__name__} {t!r}") from None
+  _check_scalar_shape(t.shape)
+  t_dtype = _check_real_dtype(t.dtype)
+  if x_dtype in _dtypes.NARROW_FLOAT_DTYPES:
+    return lax.convert_element_type(t, _F32)  # one rounding (or exact widening)
+  if x_dtype == _F64:
+    return lax.convert_element_type(t, _F64)
+  if _dtypes.is_floating(t_dtype):
+    # float16/bfloat16 widen to float32 exactly; float32/float64 are kept as they are.
+    return lax.convert_element_type(t, _F64 if t_dtype == _F64 else _F32)
+  return _traced_integer_operand(t, t_dtype, x_dtype)
+
+
+def canonicalize_threshold(threshold, x_dtype):
+  """The 0-d threshold operand for x of dtype `x_dtype` (see the module docstring).
+
+  Raises TypeError for a non-real threshold, ValueError for a non-scalar one.
+  """
+  x_dtype = np.dtype(x_dtype)
+  if _is_static(threshold):
+    return _static_operand(_static_value(threshold), x_dtype)
+  return _traced_operand(threshold, x_dtype)
