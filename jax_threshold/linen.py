@@ -1,0 +1,36 @@
+"""Flax Linen face of the threshold activation.
+
+    from jax_threshold.linen import Threshold
+    model = nn.Sequential([nn.Dense(64), Threshold(0.1, 0.0), nn.Dense(10)])
+
+The module holds no parameters; it calls `jax_threshold.threshold`, so its
+gradient runs through the `threshold_backward` primitive and whichever lowering
+is selected. Importing this module needs Flax; `import jax_threshold` does not.
+"""
+
+from jax_threshold._flax_import import import_flax
+
+nn = import_flax("linen", needed_by="jax_threshold.linen")
+
+import jax_threshold as _jt  # pylint: disable=g-import-not-at-top
+
+
+class Threshold(nn.Module):
+  """`x if x > threshold else value`, elementwise (like `torch.nn.Threshold`).
+
+  Attributes:
+    threshold: the strict cut-off; `x == threshold` maps to `value`.
+    value: what replaces the inputs at or below `threshold`.
+    implementation: a name from `jax_threshold.available_implementations()`
+      ("auto", "reference", "ffi"), or None to follow the enclosing
+      `jax_threshold.implementation(...)` context.
+  """
+
+  threshold: float
+  value: float
+  implementation: str | None = None
+
+  def __call__(self, x):
+    return _jt.threshold(
+        x, self.threshold, self.value, implementation=self.implementation
+    )

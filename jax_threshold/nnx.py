@@ -1,0 +1,39 @@
+"""Flax NNX face of the threshold activation.
+
+    from jax_threshold.nnx import Threshold
+    model = nnx.Sequential(nnx.Linear(64, 64, rngs=rngs), Threshold(0.1, 0.0), ...)
+
+The module holds no parameters or state (`threshold`, `value` and
+`implementation` are static attributes); it calls `jax_threshold.threshold`,
+so its gradient runs through the `threshold_backward` primitive. Importing
+this module needs Flax; `import jax_threshold` does not.
+"""
+
+from jax_threshold._flax_import import import_flax
+
+nnx = import_flax("nnx", needed_by="jax_threshold.nnx")
+
+import jax_threshold as _jt  # pylint: disable=g-import-not-at-top
+
+
+class Threshold(nnx.Module):
+  """`x if x > threshold else value`, elementwise (like `torch.nn.Threshold`).
+
+  Args:
+    threshold: the strict cut-off; `x == threshold` maps to `value`.
+    value: what replaces the inputs at or below `threshold`.
+    implementation: a name from `jax_threshold.available_implementations()`
+      ("auto", "reference", "ffi"), or None to follow the enclosing
+      `jax_threshold.implementation(...)` context.
+  """
+
+  def __init__(self, threshold: float, value: float, *,
+               implementation: str | None = None):
+    self.threshold = threshold
+    self.value = value
+    self.implementation = implementation
+
+  def __call__(self, x):
+    return _jt.threshold(
+        x, self.threshold, self.value, implementation=self.implementation
+    )
