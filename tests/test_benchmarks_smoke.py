@@ -1,0 +1,209 @@
+"""Keeps the benchmarks from rotting: each runs end to end with tiny sizes.
+
+The benchmarks run as subprocesses (as a person runs them) with --quick, and
+the tests check what they wrote: every implementation that can run here was
+timed, the byte counts follow 3 * N * itemsize, the goals are reported. No
+timing is asserted: speed is the benchmark's business, not the tests'.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from absl.testing import absltest
+from absl.testing import parameterized
+
+import jax_threshold as jt
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_BENCH = os.path.join(_ROOT, "benchmarks")
+_TIMEOUT_S = 300
+
+
+def _load(name):
+  spec = importlib.util.spec_from_file_location(name, os.path.join(_BENCH, name + ".py"))
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+def _has(module):
+  return importlib.util.find_spec(module) is not None
+
+
+def _run(out_dir, script, *args):
+  """Runs a benchmark script writing into out_dir; returns its stdout."""
+  env = dict(os.environ)
+  # The subprocess must import the same jax_threshold as this test (installed or checkout).
+  pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
+  env["PYTHONPATH"] = os.pathsep.join(
+      [pkg_parent] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+  proc = subprocess.run(
+      [sys.executable, os.path.join(_BENCH, script), "--quick", "--out-dir", out_dir, *args],
+      capture_output=True, text=True, env=env, timeout=_TIMEOUT_S, check=False)
+  if proc.returncode != 0:
+    raise AssertionError(f"{script} {args} exited {proc.returncode}\n"
+                         f"stdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-4000:]}")
+  return proc.stdout
+
+
+class _BenchTest(parameterized.TestCase):
+
+  def _tempdir(self):
+    # Not absltest's create_tempdir: under pytest its --test_tmpdir flag is unparsed.
+    tmp = tempfile.TemporaryDirectory(prefix="bench-smoke-")
+    self.addCleanup(tmp.cleanup)
+    return tmp.name
+
+
+class ThresholdBackwardBenchmarkTest(_BenchTest):
+
+  def test_quick_run_times_every_available_implementation(self):
+    out_dir = self._tempdir()
+    stdout = _run(out_dir, "bench_threshold_backward.py", "--dtypes", "float32,int8",
+                  "--sizes", "10,11", "--donate")
+    with open(os.path.join(out_dir, "bench_threshold_backward.json")) as f:
+      data = json.load(f)
+    rows = data["results"]
+    impls = {r["impl"] for r in rows}
+    expected = {"reference", "auto", "xla_where", "numpy", "probe_copy", "probe_add",
+                "probe_fresh", "reference+donate"}
+    if "ffi" in jt.available_implementations():
+      expected |= {"ffi", "ffi+donate"}
+    if _has("torch"):
+      expected |= {"torch", "probe_torch_add"}
+    self.assertEqual(impls, expected)
+    self.assertEqual({(r["dtype"], r["size"]) for r in rows},
+                     {(d, n) for d in ("float32", "int8") for n in (1024, 2048)})
+    itemsize = {"float32": 4, "int8": 1}
+    for r in rows:
+      self.assertGreater(r["median_s"], 0.0, r)
+      self.assertLen(r["samples_s"], data["environment"]["repeats"])
+      if not r["impl"].startswith("probe_"):
+        self.assertEqual(r["bytes"], 3 * r["size"] * itemsize[r["dtype"]], r)
+        self.assertIsNotNone(r["ratio_vs_reference"], r)
+    self.assertLen([g for g in data["goals"] if not g["goal"].endswith("_donated")], 4)
+    self.assertIn("goals (float32, this run)", stdout)
+    self.assertIn("vs ref", stdout)
+    if _has("matplotlib"):
+      png = os.path.join(out_dir, "bench_threshold_backward.png")
+      with open(png, "rb") as f:
+        self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+  def test_bfloat16_runs(self):
+    out_dir = self._tempdir()
+    _run(out_dir, "bench_threshold_backward.py", "--dtypes", "bfloat16", "--sizes", "10",
+         "--impls", "reference,xla_where,numpy", "--no-plot")
+    with open(os.path.join(out_dir, "bench_threshold_backward.json")) as f:
+      rows = json.load(f)["results"]
+    self.assertEqual({r["impl"] for r in rows}, {"reference", "xla_where", "numpy"})
+    self.assertFalse(os.path.exists(os.path.join(out_dir, "bench_threshold_backward.png")))
+
+
+class FlaxStepBenchmarkTest(_BenchTest):
+
+  @parameterized.parameters("linen", "nnx")
+  def test_quick_run(self, api):
+    if not _has("flax") or not _has("optax"):
+      self.skipTest("needs flax and optax")
+    out_dir = self._tempdir()
+    stdout = _run(out_dir, "bench_flax_step.py", "--api", api)
+    with open(os.path.join(out_dir, "bench_flax_step.json")) as f:
+      data = json.load(f)
+    names = [r["activation"] for r in data["results"]]
+    expected = ["relu", "threshold:reference", "threshold:auto"]
+    if "ffi" in jt.available_implementations():
+      expected.insert(1, "threshold:ffi")
+    self.assertEqual(names, expected)
+    # Same function from the same parameters: the first losses agree.
+    losses = data["environment"]["first_step_losses"]
+    self.assertLess(max(losses.values()) - min(losses.values()), 1e-4)
+    self.assertEqual(data["goals"][0]["goal"], "flax_auto_vs_relu")
+    self.assertIn(data["goals"][0]["status"], ("PASS", "FAIL"))
+    self.assertIn("vs relu", stdout)
+
+
+class GoalLogicTest(parameterized.TestCase):
+  """The pass/fail arithmetic, on made-up rows (no timing involved)."""
+
+  def _rows(self, gbps, dtype="float32"):
+    rows = []
+    for (impl, size), rate in gbps.items():
+      nbytes = 3 * size * 4
+      rows.append({"dtype": dtype, "size": size, "impl": impl, "bytes": nbytes,
+                   "gbps": rate, "median_s": nbytes / rate / 1e9})
+    return rows
+
+  def test_all_goals_pass(self):
+    bench = _load("bench_threshold_backward")
+    rows = self._rows({("ffi", 1 << 20): 40.0, ("reference", 1 << 20): 30.0,
+                       ("ffi", 1 << 24): 7.0, ("reference", 1 << 24): 6.0,
+                       ("torch", 1 << 24): 7.0,
+                       ("ffi", 1 << 10): 0.2, ("reference", 1 << 10): 0.4})
+    goals = bench.evaluate_goals(rows)
+    self.assertEqual([g["status"] for g in goals], ["PASS"] * 4)
+
+  def test_each_goal_can_fail(self):
+    bench = _load("bench_threshold_backward")
+    rows = self._rows({("ffi", 1 << 20): 38.0, ("reference", 1 << 20): 30.0,   # 1.27x
+                       ("ffi", 1 << 24): 5.9, ("reference", 1 << 24): 6.0,
+                       ("torch", 1 << 24): 6.5,
+                       ("ffi", 1 << 10): 0.19, ("reference", 1 << 10): 0.4})   # 2.1x time
+    goals = bench.evaluate_goals(rows)
+    self.assertEqual([g["status"] for g in goals], ["FAIL"] * 4)
+
+  def test_missing_ffi_is_not_applicable(self):
+    bench = _load("bench_threshold_backward")
+    rows = self._rows({("reference", 1 << 20): 30.0, ("reference", 1 << 24): 6.0})
+    self.assertEqual({g["status"] for g in bench.evaluate_goals(rows)}, {"N/A"})
+
+  def test_other_dtypes_do_not_count(self):
+    bench = _load("bench_threshold_backward")
+    rows = self._rows({("ffi", 1 << 20): 99.0, ("reference", 1 << 20): 1.0}, dtype="int8")
+    self.assertEqual(bench.evaluate_goals(rows)[0]["status"], "N/A")
+
+  def test_ratios(self):
+    bench = _load("bench_threshold_backward")
+    rows = self._rows({("ffi", 1024): 3.0, ("reference", 1024): 2.0, ("torch", 1024): 6.0})
+    bench.add_ratios(rows)
+    by = {r["impl"]: r for r in rows}
+    self.assertAlmostEqual(by["ffi"]["ratio_vs_reference"], 1.5)
+    self.assertAlmostEqual(by["ffi"]["ratio_vs_torch"], 0.5)
+    self.assertAlmostEqual(by["torch"]["ratio_vs_torch"], 1.0)
+
+  def test_paired_ratio_cancels_a_shared_load_burst(self):
+    bench = _load("bench_threshold_backward")
+    # Every other repetition both run 10x slower (another process's burst);
+    # ffi is 1.5x faster in each repetition, which the medians alone hide.
+    load = [1.0, 10.0, 1.0, 10.0, 10.0]
+    ffi = {"samples_s": [2.0 * k for k in load], "median_s": 20.0}
+    ref = {"samples_s": [3.0 * k for k in load], "median_s": 30.0}
+    ratio, how = bench.time_ratio(ref, ffi)
+    self.assertAlmostEqual(ratio, 1.5)
+    self.assertIn("paired", how)
+    ref["samples_s"] = ref["samples_s"][:3]   # unequal counts: ratio of medians
+    self.assertEqual(bench.time_ratio(ref, ffi)[1], "ratio of medians")
+
+  def test_flax_goal(self):
+    flax_bench = _load("bench_flax_step")
+    rows = [{"activation": "relu", "median_s": 1.0},
+            {"activation": "threshold:auto", "median_s": 1.06}]
+    self.assertEqual(flax_bench.evaluate_goals(rows)[0]["status"], "FAIL")
+    rows[1]["median_s"] = 1.04
+    self.assertEqual(flax_bench.evaluate_goals(rows)[0]["status"], "PASS")
+
+  @parameterized.parameters(
+      ("10,20,24", [1 << 10, 1 << 20, 1 << 24]),
+      ("10-14:2", [1 << 10, 1 << 12, 1 << 14]),
+      ("12-13", [1 << 12, 1 << 13]),
+      ("1000", [1000]),
+  )
+  def test_parse_sizes(self, text, sizes):
+    self.assertEqual(_load("bench_threshold_backward").parse_sizes(text), sizes)
+
+
+if __name__ == "__main__":
+  absltest.main()
