@@ -104,7 +104,8 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
 // With an asynchronous stream, `on_done` (optional) is called once everything has finished (also
 // after a failure, when the remaining launches are skipped); the outcome is then
 // aclnnThresholdBackwardRunStatus(executor). The executor's plan is reference-counted, so the
-// executor may be destroyed while its asynchronous run is still in flight.
+// executor may be destroyed while its asynchronous run is still in flight (the workspace and the
+// tensors' memory must stay valid until on_done).
 // Errors (nothing runs): null executor -> PARAM_NULLPTR; executor already run -> PARAM_INVALID;
 // workspace_size below the planned size -> PARAM_INVALID; null workspace when the planned size
 // is > 0 -> PARAM_NULLPTR. A failing kernel block -> ACLNN_ERR_RUNTIME_ERROR (synchronous).

@@ -1,0 +1,51 @@
+// Where kernel blocks run on the host: a synchronous runner (calling thread + std::threads) and
+// ThreadPoolHostStream, an asynchronous HostStream backed by its own std::thread workers.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "jax_threshold/aclnn_threshold_backward.h"
+
+namespace jax_threshold::aclnn {
+
+// The host platform: kHost dtype list, the 910B's UB size, one "core" per hardware thread.
+PlatformInfo HostPlatformInfo();
+
+// Runs block(i) for every i in [0, n) on the calling thread plus up to max_threads - 1
+// std::threads (0: hardware_concurrency), and returns when all have finished. An exception from
+// a block is caught; the first one's message is returned (empty string: all blocks succeeded).
+std::string RunBlocksSynchronously(uint32_t n, const std::function<void(uint32_t)>& block,
+                                   uint32_t max_threads = 0);
+
+// An in-order asynchronous stream. Launch() queues the blocks and returns; the workers run them,
+// and the worker that finishes the last block calls done(). Launches do not wait for each other:
+// ordering is the caller's (the executor launches its next step from the previous done()).
+class ThreadPoolHostStream final : public HostStream {
+ public:
+  explicit ThreadPoolHostStream(uint32_t num_workers = 0);
+  ~ThreadPoolHostStream() override;  // drains queued work, then joins
+  ThreadPoolHostStream(const ThreadPoolHostStream&) = delete;
+  ThreadPoolHostStream& operator=(const ThreadPoolHostStream&) = delete;
+
+  uint32_t NumWorkers() const override { return static_cast<uint32_t>(workers_.size()); }
+  void Launch(uint32_t n, std::function<void(uint32_t)> block,
+              std::function<void()> done) override;
+
+ private:
+  void WorkerLoop();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace jax_threshold::aclnn

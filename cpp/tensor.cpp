@@ -1,0 +1,175 @@
+// aclTensor / aclScalar creation and the facts the executor asks of them.
+#include "tensor.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <new>
+
+namespace jax_threshold::aclnn {
+
+uint64_t DataTypeSize(aclDataType dtype) {
+  switch (dtype) {
+    case ACL_BOOL:
+    case ACL_INT8:
+    case ACL_UINT8:
+      return 1;
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_INT16:
+    case ACL_UINT16:
+      return 2;
+    case ACL_FLOAT:
+    case ACL_INT32:
+    case ACL_UINT32:
+      return 4;
+    case ACL_DOUBLE:
+    case ACL_INT64:
+    case ACL_UINT64:
+    case ACL_COMPLEX64:
+      return 8;
+    case ACL_COMPLEX128:
+      return 16;
+    default:
+      return 0;
+  }
+}
+
+const char* DataTypeName(aclDataType dtype) {
+  switch (dtype) {
+    case ACL_FLOAT: return "float32";
+    case ACL_FLOAT16: return "float16";
+    case ACL_BF16: return "bfloat16";
+    case ACL_DOUBLE: return "float64";
+    case ACL_INT8: return "int8";
+    case ACL_UINT8: return "uint8";
+    case ACL_INT16: return "int16";
+    case ACL_UINT16: return "uint16";
+    case ACL_INT32: return "int32";
+    case ACL_UINT32: return "uint32";
+    case ACL_INT64: return "int64";
+    case ACL_UINT64: return "uint64";
+    case ACL_BOOL: return "bool";
+    case ACL_COMPLEX64: return "complex64";
+    case ACL_COMPLEX128: return "complex128";
+    default: return "undefined";
+  }
+}
+
+int64_t aclTensor::NumElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+char* aclTensor::First() const {
+  return static_cast<char*>(data) + offset * static_cast<int64_t>(DataTypeSize(dtype));
+}
+
+bool aclTensor::IsContiguous() const {
+  int64_t expected = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1 && strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+float HalfBitsToFloat(uint16_t bits) {
+  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  const uint32_t exp = (bits >> 10) & 0x1fu;
+  const uint32_t mant = bits & 0x3ffu;
+  float magnitude;
+  if (exp == 0) {
+    magnitude = std::ldexp(static_cast<float>(mant), -24);  // subnormal (or zero)
+  } else if (exp == 31) {
+    magnitude = mant ? std::numeric_limits<float>::quiet_NaN() : INFINITY;
+  } else {
+    magnitude = std::ldexp(static_cast<float>(mant | 0x400u), static_cast<int>(exp) - 25);
+  }
+  uint32_t out;
+  std::memcpy(&out, &magnitude, 4);
+  out |= sign;
+  float f;
+  std::memcpy(&f, &out, 4);
+  return f;
+}
+
+float BFloat16BitsToFloat(uint16_t bits) {
+  const uint32_t widened = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &widened, 4);
+  return f;
+}
+
+bool aclScalar::IsExactlyZero() const {
+  switch (kind) {
+    case Kind::kSigned: return i == 0;
+    case Kind::kUnsigned: return u == 0;
+    case Kind::kFloat: return f == 0.0;  // +0 and -0; NaN is not 0
+    default: return false;
+  }
+}
+
+aclTensor* aclCreateTensor(const int64_t* view_dims, uint64_t view_dims_num, aclDataType dtype,
+                           const int64_t* strides, int64_t offset, void* data) {
+  if (view_dims_num > 0 && view_dims == nullptr) return nullptr;
+  for (uint64_t i = 0; i < view_dims_num; ++i) {
+    if (view_dims[i] < 0) return nullptr;
+  }
+  auto* t = new (std::nothrow) aclTensor;
+  if (t == nullptr) return nullptr;
+  t->shape.assign(view_dims, view_dims + view_dims_num);
+  if (strides != nullptr) {
+    t->strides.assign(strides, strides + view_dims_num);
+  } else {  // row-major contiguous
+    t->strides.assign(view_dims_num, 1);
+    for (uint64_t i = view_dims_num; i-- > 1;) t->strides[i - 1] = t->strides[i] * view_dims[i];
+  }
+  t->offset = offset;
+  t->dtype = dtype;
+  t->data = data;
+  return t;
+}
+
+aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
+  delete tensor;
+  return ACLNN_SUCCESS;
+}
+
+aclScalar* aclCreateScalar(const void* value, aclDataType dtype) {
+  if (value == nullptr) return nullptr;
+  auto* s = new (std::nothrow) aclScalar;
+  if (s == nullptr) return nullptr;
+  s->dtype = dtype;
+  using K = aclScalar::Kind;
+  auto load = [value](auto tag) {
+    decltype(tag) v;
+    std::memcpy(&v, value, sizeof(v));
+    return v;
+  };
+  switch (dtype) {
+    case ACL_BOOL: s->kind = K::kSigned; s->i = load(uint8_t{}) != 0; break;
+    case ACL_INT8: s->kind = K::kSigned; s->i = load(int8_t{}); break;
+    case ACL_INT16: s->kind = K::kSigned; s->i = load(int16_t{}); break;
+    case ACL_INT32: s->kind = K::kSigned; s->i = load(int32_t{}); break;
+    case ACL_INT64: s->kind = K::kSigned; s->i = load(int64_t{}); break;
+    case ACL_UINT8: s->kind = K::kUnsigned; s->u = load(uint8_t{}); break;
+    case ACL_UINT16: s->kind = K::kUnsigned; s->u = load(uint16_t{}); break;
+    case ACL_UINT32: s->kind = K::kUnsigned; s->u = load(uint32_t{}); break;
+    case ACL_UINT64: s->kind = K::kUnsigned; s->u = load(uint64_t{}); break;
+    case ACL_FLOAT16: s->kind = K::kFloat; s->f = HalfBitsToFloat(load(uint16_t{})); break;
+    case ACL_BF16: s->kind = K::kFloat; s->f = BFloat16BitsToFloat(load(uint16_t{})); break;
+    case ACL_FLOAT: s->kind = K::kFloat; s->f = load(float{}); break;
+    case ACL_DOUBLE: s->kind = K::kFloat; s->f = load(double{}); break;
+    default: s->kind = K::kInvalid; break;  // complex, undefined: phase one rejects it
+  }
+  return s;
+}
+
+aclnnStatus aclDestroyScalar(const aclScalar* scalar) {
+  delete scalar;
+  return ACLNN_SUCCESS;
+}
+
+}  // namespace jax_threshold::aclnn

@@ -1,0 +1,48 @@
+// The host's aclTensor / aclScalar: plain descriptions of caller-owned memory (tensor) or a copied
+// value (scalar). Internal to the executor; the public API sees only the opaque types.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "jax_threshold/aclnn_threshold_backward.h"
+
+namespace jax_threshold::aclnn {
+
+// Bytes per element of `dtype`; 0 for ACL_DT_UNDEFINED and dtypes this file does not know.
+uint64_t DataTypeSize(aclDataType dtype);
+// "float32", "bfloat16", ... for messages.
+const char* DataTypeName(aclDataType dtype);
+
+struct aclTensor {
+  std::vector<int64_t> shape;    // view shape
+  std::vector<int64_t> strides;  // in elements, may be 0 or negative
+  int64_t offset = 0;            // storage offset in elements
+  aclDataType dtype = ACL_DT_UNDEFINED;
+  void* data = nullptr;
+
+  int64_t NumElements() const;
+  // Address of the first element of the view.
+  char* First() const;
+  // Row-major contiguous with the view shape (size-1 dims may have any stride).
+  bool IsContiguous() const;
+};
+
+// The threshold scalar, kept in the widest exact form of its dtype so every later conversion
+// (SPEC §1) rounds at most once.
+struct aclScalar {
+  enum class Kind { kSigned, kUnsigned, kFloat, kInvalid };
+  aclDataType dtype = ACL_DT_UNDEFINED;
+  Kind kind = Kind::kInvalid;
+  int64_t i = 0;   // kSigned (also bool)
+  uint64_t u = 0;  // kUnsigned
+  double f = 0;    // kFloat (float16 / bfloat16 / float32 / float64 widen exactly)
+
+  bool IsExactlyZero() const;
+};
+
+// IEEE binary16 / bfloat16 bits -> float (exact).
+float HalfBitsToFloat(uint16_t bits);
+float BFloat16BitsToFloat(uint16_t bits);
+
+}  // namespace jax_threshold::aclnn

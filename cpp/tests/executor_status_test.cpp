@@ -1,0 +1,284 @@
+// Phase one's status codes in SPEC §2 order (each step's failure with every later step failing
+// too), SoC dtype lists, kernel choice, empty tensors, and phase two's run errors.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "executor.h"
+#include "executor_test_util.h"
+#include "test_harness.h"
+
+using namespace executor_test;
+
+namespace {
+
+ScalarPtr Double(double v) { return ScalarPtr(aclCreateScalar(&v, ACL_DOUBLE)); }
+ScalarPtr Int64(int64_t v) { return ScalarPtr(aclCreateScalar(&v, ACL_INT64)); }
+
+struct Result {
+  aclnnStatus status;
+  uint64_t ws;
+  ExecutorPtr executor;
+  std::string message;
+};
+
+Result Plan(const aclTensor* g, const aclTensor* x, const aclScalar* thr, aclTensor* out,
+            SocVersion soc = SocVersion::kAscend910B) {
+  PlatformInfo info;
+  info.soc = soc;
+  Result r{};
+  r.ws = 12345;
+  aclOpExecutor* e = nullptr;
+  r.status = aclnnThresholdBackwardGetWorkspaceSize(g, x, thr, out, &r.ws, &e, &info);
+  r.executor.reset(e);
+  r.message = aclGetRecentErrMsg();
+  return r;
+}
+
+bool Contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST(Step1ThresholdOutWorkspaceNull) {
+  // Everything later is wrong too: grad null, bool dtypes, rank 9, no broadcast.
+  HostTensor bad = MakeTensor(ACL_BOOL, std::vector<int64_t>(9, 2));
+  HostTensor out = MakeTensor(ACL_FLOAT, {3});
+  auto thr = Double(1.0);
+  Result r = Plan(nullptr, bad.tensor.get(), nullptr, out.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_NULLPTR);
+  CHECK(Contains(r.message, "threshold"));
+  CHECK(r.executor == nullptr);
+  r = Plan(nullptr, bad.tensor.get(), thr.get(), nullptr);
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_NULLPTR);
+  CHECK(Contains(r.message, "out"));
+  aclOpExecutor* e = nullptr;
+  CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(nullptr, bad.tensor.get(), thr.get(),
+                                                  out.tensor.get(), nullptr, &e, nullptr),
+           ACLNN_ERR_PARAM_NULLPTR);
+  CHECK(Contains(aclGetRecentErrMsg(), "workspace_size"));
+  uint64_t ws = 0;
+  CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(nullptr, bad.tensor.get(), thr.get(),
+                                                  out.tensor.get(), &ws, nullptr, nullptr),
+           ACLNN_ERR_PARAM_NULLPTR);
+  CHECK(Contains(aclGetRecentErrMsg(), "executor"));
+}
+
+TEST(Step2GradOrXNull) {
+  HostTensor bad = MakeTensor(ACL_BOOL, std::vector<int64_t>(9, 2));
+  HostTensor out = MakeTensor(ACL_COMPLEX64, {3});
+  auto thr = Double(1.0);
+  Result r = Plan(nullptr, bad.tensor.get(), thr.get(), out.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_NULLPTR);
+  CHECK(Contains(r.message, "grad_output"));
+  r = Plan(bad.tensor.get(), nullptr, thr.get(), out.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_NULLPTR);
+  CHECK(Contains(r.message, "x is null"));
+}
+
+TEST(Step3Dtypes) {
+  auto thr = Double(1.0);
+  // Unsupported dtype, with rank 9, no broadcast and a wrong out shape as well.
+  HostTensor g9 = MakeTensor(ACL_INT16, std::vector<int64_t>(9, 2));
+  HostTensor x9 = MakeTensor(ACL_INT16, std::vector<int64_t>(9, 3));
+  HostTensor out = MakeTensor(ACL_INT16, {5});
+  Result r = Plan(g9.tensor.get(), x9.tensor.get(), thr.get(), out.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  CHECK(Contains(r.message, "int16"));
+  CHECK(Contains(r.message, "supported: float32, int32, float16, int8, uint8, bfloat16"));
+  // grad dtype != x dtype (both supported).
+  HostTensor gf = MakeTensor(ACL_FLOAT, std::vector<int64_t>(9, 2));
+  HostTensor xh = MakeTensor(ACL_FLOAT16, std::vector<int64_t>(9, 3));
+  r = Plan(gf.tensor.get(), xh.tensor.get(), thr.get(), out.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  CHECK(Contains(r.message, "differs"));
+  // out dtype != x dtype.
+  HostTensor xf = MakeTensor(ACL_FLOAT, std::vector<int64_t>(9, 3));
+  r = Plan(gf.tensor.get(), xf.tensor.get(), thr.get(), out.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  CHECK(Contains(r.message, "out dtype int16"));
+  // A complex threshold.
+  HostTensor g = MakeTensor(ACL_FLOAT, {4});
+  float c[2] = {1, 0};
+  ScalarPtr complex_thr(aclCreateScalar(c, ACL_COMPLEX64));
+  r = Plan(g.tensor.get(), g.tensor.get(), complex_thr.get(), g.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  CHECK(Contains(r.message, "threshold"));
+  // An undefined dtype.
+  HostTensor u = MakeTensor(ACL_DT_UNDEFINED, {4});
+  r = Plan(u.tensor.get(), u.tensor.get(), thr.get(), u.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+}
+
+TEST(Step4Rank) {
+  auto thr = Double(1.0);
+  HostTensor g9 = MakeTensor(ACL_FLOAT, std::vector<int64_t>(9, 2));
+  HostTensor x9 = MakeTensor(ACL_FLOAT, std::vector<int64_t>(9, 3));
+  HostTensor x1 = MakeTensor(ACL_FLOAT, {3});
+  HostTensor out = MakeTensor(ACL_FLOAT, {5});
+  Result r = Plan(g9.tensor.get(), x9.tensor.get(), thr.get(), out.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  CHECK(Contains(r.message, "rank 9"));
+  r = Plan(x1.tensor.get(), x9.tensor.get(), thr.get(), out.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  CHECK(Contains(r.message, "x has rank 9"));
+  // Rank 8 is fine.
+  HostTensor g8 = MakeTensor(ACL_FLOAT, std::vector<int64_t>(8, 2));
+  r = Plan(g8.tensor.get(), g8.tensor.get(), thr.get(), g8.tensor.get());
+  CHECK_EQ(r.status, ACLNN_SUCCESS);
+}
+
+TEST(Step5Broadcast) {
+  auto thr = Double(1.0);
+  HostTensor g = MakeTensor(ACL_FLOAT, {2, 3});
+  HostTensor x = MakeTensor(ACL_FLOAT, {0, 4});  // empty, and no broadcast with g
+  HostTensor out = MakeTensor(ACL_FLOAT, {7});
+  Result r = Plan(g.tensor.get(), x.tensor.get(), thr.get(), out.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  CHECK(Contains(r.message, "do not broadcast"));
+}
+
+TEST(Step6OutShape) {
+  auto thr = Double(1.0);
+  HostTensor g = MakeTensor(ACL_FLOAT, {0, 1});
+  HostTensor x = MakeTensor(ACL_FLOAT, {3});
+  HostTensor out = MakeTensor(ACL_FLOAT, {3});  // broadcast shape is {0, 3}; x is empty too
+  Result r = Plan(g.tensor.get(), x.tensor.get(), thr.get(), out.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  CHECK(Contains(r.message, "out shape [3]"));
+  HostTensor out2 = MakeTensor(ACL_FLOAT, {3, 0});
+  r = Plan(g.tensor.get(), x.tensor.get(), thr.get(), out2.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+}
+
+TEST(Step7Empty) {
+  auto thr = Double(1.0);
+  HostTensor g = MakeTensor(ACL_FLOAT, {0, 1});
+  HostTensor x = MakeTensor(ACL_FLOAT, {3});
+  HostTensor out = MakeTensor(ACL_FLOAT, {0, 3});
+  Result r = Plan(g.tensor.get(), x.tensor.get(), thr.get(), out.tensor.get());
+  CHECK_EQ(r.status, ACLNN_SUCCESS);
+  CHECK_EQ(r.ws, 0u);
+  CHECK(r.executor != nullptr);
+  CHECK_EQ(std::string(aclnnThresholdBackwardKernelName(r.executor.get())), std::string(""));
+  CHECK_EQ(aclnnThresholdBackward(nullptr, 0, r.executor.get(), nullptr), ACLNN_SUCCESS);
+  CHECK_EQ(aclnnThresholdBackward(nullptr, 0, r.executor.get(), nullptr), ACLNN_ERR_PARAM_INVALID);
+  // Empty tensors need no data pointer.
+  TensorPtr nodata(aclCreateTensor(std::vector<int64_t>{0}.data(), 1, ACL_FLOAT, nullptr, 0, nullptr));
+  r = Plan(nodata.get(), nodata.get(), thr.get(), nodata.get());
+  CHECK_EQ(r.status, ACLNN_SUCCESS);
+}
+
+TEST(Step8KernelChoice) {
+  HostTensor g = MakeTensor(ACL_FLOAT, {4});
+  struct Case {
+    ScalarPtr thr;
+    const char* kernel;
+  };
+  float neg_zero_f = -0.0f;
+  uint8_t zero_u8 = 0;
+  std::vector<Case> cases;
+  cases.push_back({Double(0.0), "ReluGrad"});
+  cases.push_back({Double(-0.0), "ReluGrad"});
+  cases.push_back({Int64(0), "ReluGrad"});
+  cases.push_back({ScalarPtr(aclCreateScalar(&neg_zero_f, ACL_FLOAT)), "ReluGrad"});
+  cases.push_back({ScalarPtr(aclCreateScalar(&zero_u8, ACL_UINT8)), "ReluGrad"});
+  cases.push_back({Double(1e-9), "ThresholdGradV2D"});  // no FLT_EPSILON snapping
+  cases.push_back({Double(-1e-30), "ThresholdGradV2D"});
+  cases.push_back({Double(NAN), "ThresholdGradV2D"});
+  cases.push_back({Int64(1), "ThresholdGradV2D"});
+  for (auto& c : cases) {
+    Result r = Plan(g.tensor.get(), g.tensor.get(), c.thr.get(), g.tensor.get());
+    CHECK_EQ(r.status, ACLNN_SUCCESS);
+    CHECK_EQ(std::string(aclnnThresholdBackwardKernelName(r.executor.get())),
+             std::string(c.kernel));
+  }
+}
+
+TEST(SocDtypeLists) {
+  const aclDataType all[] = {ACL_FLOAT, ACL_FLOAT16, ACL_INT8,   ACL_INT32,     ACL_UINT8,
+                             ACL_INT16, ACL_UINT16,  ACL_UINT32, ACL_INT64,     ACL_UINT64,
+                             ACL_DOUBLE, ACL_BOOL,   ACL_COMPLEX64, ACL_COMPLEX128, ACL_BF16};
+  auto expected = [](SocVersion soc, aclDataType d, bool zero) {
+    const bool base = d == ACL_FLOAT || d == ACL_INT32 || d == ACL_FLOAT16 || d == ACL_INT8 ||
+                      d == ACL_UINT8;
+    if (soc == SocVersion::kAscend910) return base;
+    if (base || d == ACL_BF16) return true;
+    if (soc == SocVersion::kAscend950) return d == ACL_INT64 && zero;
+    if (soc == SocVersion::kHost) return d == ACL_INT64 || d == ACL_DOUBLE;
+    return false;
+  };
+  for (SocVersion soc : {SocVersion::kAscend910, SocVersion::kAscend910B, SocVersion::kAscend950,
+                         SocVersion::kHost}) {
+    for (aclDataType d : all) {
+      for (double t : {0.0, 0.5}) {
+        HostTensor a = MakeTensor(d, {3});
+        auto thr = Double(t);
+        Result r = Plan(a.tensor.get(), a.tensor.get(), thr.get(), a.tensor.get(), soc);
+        const bool ok = expected(soc, d, t == 0.0);
+        CHECK_EQ(r.status, ok ? ACLNN_SUCCESS : ACLNN_ERR_PARAM_INVALID);
+        if (!ok) CHECK(Contains(r.message, DataTypeName(d)));
+      }
+    }
+  }
+}
+
+TEST(RunErrors) {
+  CHECK_EQ(aclnnThresholdBackward(nullptr, 0, nullptr, nullptr), ACLNN_ERR_PARAM_NULLPTR);
+  auto thr = Double(0.5);
+  // A strided out needs workspace.
+  HostTensor g = MakeTensor(ACL_FLOAT, {4, 4});
+  HostTensor out = MakeTensor(ACL_FLOAT, {4, 4}, {1, 4});
+  Result r = Plan(g.tensor.get(), g.tensor.get(), thr.get(), out.tensor.get());
+  CHECK_EQ(r.status, ACLNN_SUCCESS);
+  CHECK(r.ws >= 64u);
+  std::vector<unsigned char> ws(r.ws);
+  CHECK_EQ(aclnnThresholdBackward(nullptr, r.ws, r.executor.get(), nullptr),
+           ACLNN_ERR_PARAM_NULLPTR);
+  CHECK_EQ(aclnnThresholdBackward(ws.data(), r.ws - 1, r.executor.get(), nullptr),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK(Contains(aclGetRecentErrMsg(), "smaller"));
+  // Rejected runs do not use up the executor.
+  CHECK_EQ(aclnnThresholdBackward(ws.data(), r.ws, r.executor.get(), nullptr), ACLNN_SUCCESS);
+  CHECK_EQ(aclnnThresholdBackward(ws.data(), r.ws, r.executor.get(), nullptr),
+           ACLNN_ERR_PARAM_INVALID);
+  CHECK(Contains(aclGetRecentErrMsg(), "already run"));
+  CHECK_EQ(aclnnThresholdBackwardRunStatus(r.executor.get()), ACLNN_SUCCESS);
+  CHECK_EQ(aclnnThresholdBackwardRunStatus(nullptr), ACLNN_ERR_PARAM_NULLPTR);
+}
+
+TEST(TilingFailureIsAStatus) {
+  HostTensor g = MakeTensor(ACL_FLOAT, {4});
+  auto thr = Double(0.5);
+  PlatformInfo info;
+  info.ub_size = 512;  // less than one block per buffer
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), g.tensor.get(), thr.get(),
+                                                  g.tensor.get(), &ws, &e, &info),
+           ACLNN_ERR_INNER_TILING_ERROR);
+  CHECK(e == nullptr);
+  info = PlatformInfo{};
+  info.core_num = 0;
+  CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), g.tensor.get(), thr.get(),
+                                                  g.tensor.get(), &ws, &e, &info),
+           ACLNN_ERR_INNER_TILING_ERROR);
+}
+
+TEST(WorkspaceSizes) {
+  auto thr = Double(0.5);
+  HostTensor g = MakeTensor(ACL_FLOAT, {100});
+  // Contiguous everything: zero-copy, no workspace.
+  Result r = Plan(g.tensor.get(), g.tensor.get(), thr.get(), g.tensor.get());
+  CHECK_EQ(r.ws, 0u);
+  const ExecutorPlan* p = GetExecutorPlan(r.executor.get());
+  CHECK(!p->grad_copy && !p->x_copy && !p->out_copy);
+  // A broadcast grad and a strided out: two buffers of 400 bytes, each aligned to 512.
+  HostTensor g1 = MakeTensor(ACL_FLOAT, {1});
+  HostTensor out = MakeTensor(ACL_FLOAT, {100}, {2});
+  r = Plan(g1.tensor.get(), g.tensor.get(), thr.get(), out.tensor.get());
+  CHECK_EQ(r.ws, 1024u);
+  p = GetExecutorPlan(r.executor.get());
+  CHECK(p->grad_copy && !p->x_copy && p->out_copy);
+}
+
+TEST_MAIN()

@@ -1,0 +1,192 @@
+// Helpers for the executor tests: owning host tensors with any strides, typed random data, and an
+// independent scalar reference of SPEC §1 (long double comparison, exact for every dtype here).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "jax_threshold/aclnn_threshold_backward.h"
+#include "tensor.h"
+
+namespace executor_test {
+
+using namespace jax_threshold::aclnn;
+
+struct TensorDeleter {
+  void operator()(aclTensor* t) const { aclDestroyTensor(t); }
+};
+struct ScalarDeleter {
+  void operator()(aclScalar* s) const { aclDestroyScalar(s); }
+};
+struct ExecutorDeleter {
+  void operator()(aclOpExecutor* e) const { aclDestroyAclOpExecutor(e); }
+};
+using TensorPtr = std::unique_ptr<aclTensor, TensorDeleter>;
+using ScalarPtr = std::unique_ptr<aclScalar, ScalarDeleter>;
+using ExecutorPtr = std::unique_ptr<aclOpExecutor, ExecutorDeleter>;
+
+inline int64_t Numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// Memory of `storage_elems` elements plus a view of it.
+struct HostTensor {
+  aclDataType dtype;
+  std::vector<int64_t> shape, strides;
+  int64_t offset = 0;
+  std::vector<unsigned char> storage;
+  TensorPtr tensor;
+
+  size_t Elem() const { return DataTypeSize(dtype); }
+  // Byte offset of the view element with this linear (row-major) index.
+  int64_t ByteOffsetOf(int64_t linear) const {
+    int64_t off = offset;
+    for (size_t d = shape.size(); d-- > 0;) {
+      off += (linear % shape[d]) * strides[d];
+      linear /= shape[d];
+    }
+    return off * static_cast<int64_t>(Elem());
+  }
+  unsigned char* At(int64_t linear) { return storage.data() + ByteOffsetOf(linear); }
+  const unsigned char* At(int64_t linear) const { return storage.data() + ByteOffsetOf(linear); }
+};
+
+inline std::vector<int64_t> Contiguous(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
+  return s;
+}
+
+// A view with `strides` (elements; contiguous when empty) into fresh storage filled with `fill`.
+inline HostTensor MakeTensor(aclDataType dtype, std::vector<int64_t> shape,
+                             std::vector<int64_t> strides = {}, int64_t offset = 0,
+                             unsigned char fill = 0xAB) {
+  HostTensor t;
+  t.dtype = dtype;
+  t.shape = shape;
+  t.strides = strides.empty() ? Contiguous(shape) : strides;
+  t.offset = offset;
+  int64_t max_index = offset, min_index = offset;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) continue;
+    const int64_t span = (shape[d] - 1) * t.strides[d];
+    (span > 0 ? max_index : min_index) += span;
+  }
+  // Negative strides: offset must keep min_index >= 0 (callers ensure it).
+  const size_t elem = std::max<size_t>(DataTypeSize(dtype), 1);
+  t.storage.assign(static_cast<size_t>(max_index + 1) * elem + 64, fill);
+  t.tensor.reset(aclCreateTensor(shape.data(), shape.size(), dtype, t.strides.data(), offset,
+                                 t.storage.data()));
+  return t;
+}
+
+inline uint16_t FloatToHalfBits(float f);  // round to nearest even
+
+inline void StoreDouble(aclDataType dtype, double v, unsigned char* p) {
+  switch (dtype) {
+    case ACL_FLOAT: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
+    case ACL_DOUBLE: std::memcpy(p, &v, 8); break;
+    case ACL_FLOAT16: { uint16_t h = FloatToHalfBits(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
+    case ACL_BF16: {
+      float f = static_cast<float>(v);
+      uint32_t u;
+      std::memcpy(&u, &f, 4);
+      uint16_t b = std::isnan(f) ? 0x7fc0 : static_cast<uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+      std::memcpy(p, &b, 2);
+      break;
+    }
+    default: break;
+  }
+}
+
+inline uint16_t FloatToHalfBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
+  if (std::isnan(f)) return sign | 0x7e00;
+  const float a = std::fabs(f);
+  if (a >= 65520.0f) return sign | 0x7c00;
+  if (a < std::ldexp(1.0f, -14)) {  // subnormal: units of 2^-24, round to nearest even
+    return sign | static_cast<uint16_t>(std::nearbyint(a * std::ldexp(1.0f, 24)));
+  }
+  int e;
+  std::frexp(a, &e);  // a in [2^(e-1), 2^e)
+  const float scaled = std::nearbyint(std::ldexp(a, 11 - e));  // 11 significant bits
+  uint32_t m = static_cast<uint32_t>(scaled);
+  int exp = e - 1 + 15;
+  if (m == 2048) { m = 1024; ++exp; }
+  if (exp >= 31) return sign | 0x7c00;
+  return sign | static_cast<uint16_t>((exp << 10) | (m - 1024));
+}
+
+// Value of the element at `p` as long double (exact for every supported dtype).
+inline long double LoadExact(aclDataType dtype, const unsigned char* p) {
+  switch (dtype) {
+    case ACL_FLOAT: { float f; std::memcpy(&f, p, 4); return f; }
+    case ACL_DOUBLE: { double d; std::memcpy(&d, p, 8); return d; }
+    case ACL_FLOAT16: { uint16_t h; std::memcpy(&h, p, 2); return HalfBitsToFloat(h); }
+    case ACL_BF16: { uint16_t h; std::memcpy(&h, p, 2); return BFloat16BitsToFloat(h); }
+    case ACL_INT8: return static_cast<int8_t>(*p);
+    case ACL_UINT8: return *p;
+    case ACL_INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+    case ACL_INT64: { int64_t v; std::memcpy(&v, p, 8); return v; }
+    default: return 0;
+  }
+}
+
+// The threshold as the SPEC compares it for x of `dtype`: rounded once to float32 for the
+// 16/32-bit floats, to double for float64, exact (long double holds int64 and double) for ints.
+inline long double ReferenceThreshold(aclDataType dtype, long double exact, bool is_int_scalar,
+                                      int64_t int_value) {
+  switch (dtype) {
+    case ACL_FLOAT:
+    case ACL_FLOAT16:
+    case ACL_BF16:
+      return is_int_scalar ? static_cast<float>(int_value) : static_cast<float>(static_cast<double>(exact));
+    case ACL_DOUBLE:
+      return is_int_scalar ? static_cast<double>(int_value) : static_cast<double>(exact);
+    default:
+      return exact;
+  }
+}
+
+// Fills the view with random values of `dtype`, including the awkward ones.
+inline void FillRandom(HostTensor& t, std::mt19937_64& rng) {
+  const int64_t n = Numel(t.shape);
+  std::uniform_int_distribution<int> pick(0, 9);
+  std::uniform_real_distribution<double> real(-4.0, 4.0);
+  for (int64_t i = 0; i < n; ++i) {
+    unsigned char* p = t.At(i);
+    const int k = pick(rng);
+    switch (t.dtype) {
+      case ACL_FLOAT:
+      case ACL_DOUBLE:
+      case ACL_FLOAT16:
+      case ACL_BF16: {
+        double v = real(rng);
+        if (k == 0) v = NAN;
+        if (k == 1) v = (rng() & 1) ? INFINITY : -INFINITY;
+        if (k == 2) v = (rng() & 1) ? 0.0 : -0.0;
+        if (k == 3) v = 1.0;   // equal to a common threshold
+        if (k == 4) v = 2.5;
+        if (k == 5) v = 1e-9;
+        StoreDouble(t.dtype, v, p);
+        break;
+      }
+      default: {
+        uint64_t bits = rng();
+        if (k < 4) bits = static_cast<uint64_t>(static_cast<int64_t>(k) - 2);  // -2..1
+        std::memcpy(p, &bits, t.Elem());  // little-endian: low bytes
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace executor_test

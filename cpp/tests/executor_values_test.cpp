@@ -1,0 +1,367 @@
+// Phase two end to end: results equal an independent scalar reference bit for bit for every
+// dtype, both kernels, broadcast and strided inputs, strided/overlapping outs (memory outside
+// out's view untouched), scalars, odd sizes, HostStream runs, and many threads at once.
+#include <atomic>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor.h"
+#include "executor_test_util.h"
+#include "host_stream.h"
+#include "test_harness.h"
+
+using namespace executor_test;
+
+namespace {
+
+const aclDataType kHostDtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT32,
+                                   ACL_INT8,  ACL_UINT8,   ACL_INT64, ACL_DOUBLE};
+
+// A threshold both as the executor gets it and as the reference compares it.
+struct Threshold {
+  ScalarPtr scalar;
+  bool is_int;
+  int64_t int_value;
+  long double exact;
+};
+
+Threshold DoubleThreshold(double v) {
+  return {ScalarPtr(aclCreateScalar(&v, ACL_DOUBLE)), false, 0, static_cast<long double>(v)};
+}
+Threshold IntThreshold(int64_t v) {
+  return {ScalarPtr(aclCreateScalar(&v, ACL_INT64)), true, v, static_cast<long double>(v)};
+}
+
+// Broadcast `t` (row-major linear index over `shape`) back to its own linear index.
+int64_t SourceIndex(const HostTensor& t, const std::vector<int64_t>& shape, int64_t linear) {
+  int64_t src = 0, mul = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    const int64_t i = linear % shape[d];
+    linear /= shape[d];
+    const size_t lead = shape.size() - t.shape.size();
+    if (d < lead) continue;
+    const int64_t td = t.shape[d - lead];
+    src += (td == 1 ? 0 : i) * mul;
+    mul *= td;
+  }
+  return src;
+}
+
+struct CaseSpec {
+  aclDataType dtype;
+  std::vector<int64_t> grad_shape, x_shape;
+  std::vector<int64_t> grad_strides, x_strides, out_strides;  // empty: contiguous
+  int64_t out_offset = 0;
+  SocVersion soc = SocVersion::kHost;
+  uint32_t core_num = 48;
+};
+
+// Runs one case (stream null: synchronous) and checks every element and every byte outside out's
+// view. Returns false if anything failed.
+bool RunAndCheck(const CaseSpec& c, Threshold& thr, std::mt19937_64& rng,
+                 HostStream* stream = nullptr, const char* expect_kernel = nullptr) {
+  const int before = test_harness::Registry::Get().failures;
+  HostTensor g = MakeTensor(c.dtype, c.grad_shape, c.grad_strides);
+  HostTensor x = MakeTensor(c.dtype, c.x_shape, c.x_strides);
+  FillRandom(g, rng);
+  FillRandom(x, rng);
+  // Broadcast shape.
+  const size_t rank = std::max(c.grad_shape.size(), c.x_shape.size());
+  std::vector<int64_t> shape(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const size_t ga = rank - c.grad_shape.size(), xa = rank - c.x_shape.size();
+    const int64_t gd = i < ga ? 1 : c.grad_shape[i - ga];
+    const int64_t xd = i < xa ? 1 : c.x_shape[i - xa];
+    shape[i] = gd == 1 ? xd : gd;
+  }
+  HostTensor out = MakeTensor(c.dtype, shape, c.out_strides, c.out_offset, 0x5A);
+  const std::vector<unsigned char> out_before = out.storage;
+
+  PlatformInfo info;
+  info.soc = c.soc;
+  info.core_num = c.core_num;
+  uint64_t ws_size = 0;
+  aclOpExecutor* raw = nullptr;
+  aclnnStatus st = aclnnThresholdBackwardGetWorkspaceSize(
+      g.tensor.get(), x.tensor.get(), thr.scalar.get(), out.tensor.get(), &ws_size, &raw, &info);
+  CHECK_EQ(st, ACLNN_SUCCESS);
+  if (st != ACLNN_SUCCESS) {
+    std::fprintf(stderr, "  %s\n", aclGetRecentErrMsg());
+    return false;
+  }
+  ExecutorPtr exec(raw);
+  if (expect_kernel != nullptr) {
+    CHECK_EQ(std::string(aclnnThresholdBackwardKernelName(raw)), std::string(expect_kernel));
+  }
+  std::vector<unsigned char> ws(ws_size);
+  if (stream == nullptr) {
+    CHECK_EQ(aclnnThresholdBackward(ws.data(), ws_size, raw, nullptr), ACLNN_SUCCESS);
+  } else {
+    std::promise<void> done;
+    CHECK_EQ(aclnnThresholdBackward(ws.data(), ws_size, raw, stream,
+                                    [&done] { done.set_value(); }),
+             ACLNN_SUCCESS);
+    exec.reset();  // the run in flight keeps the plan alive
+    done.get_future().wait();
+  }
+
+  const int64_t n = Numel(shape);
+  const long double t = ReferenceThreshold(c.dtype, thr.exact, thr.is_int, thr.int_value);
+  std::vector<bool> in_view(out.storage.size(), false);
+  const size_t elem = out.Elem();
+  int reported = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const unsigned char* xp = x.At(SourceIndex(x, shape, i));
+    const unsigned char* gp = g.At(SourceIndex(g, shape, i));
+    const long double xv = LoadExact(c.dtype, xp);
+    std::vector<unsigned char> expected(elem, 0);  // 0 of every dtype is all-zero bits
+    if (xv > t) std::memcpy(expected.data(), gp, elem);
+    const unsigned char* op = out.At(i);
+    for (size_t b = 0; b < elem; ++b) in_view[static_cast<size_t>(op - out.storage.data()) + b] = true;
+    if (std::memcmp(op, expected.data(), elem) != 0 && reported++ < 3) {
+      test_harness::Fail(__FILE__, __LINE__,
+                         std::string("value mismatch, dtype ") + DataTypeName(c.dtype) +
+                             " element " + std::to_string(i) + " x=" +
+                             std::to_string(static_cast<double>(xv)));
+    }
+  }
+  for (size_t b = 0; b < out.storage.size(); ++b) {
+    if (!in_view[b] && out.storage[b] != out_before[b]) {
+      test_harness::Fail(__FILE__, __LINE__, "byte outside out's view written");
+      break;
+    }
+  }
+  return test_harness::Registry::Get().failures == before;
+}
+
+}  // namespace
+
+TEST(SeedExample) {
+  const int64_t dims[] = {2, 2};
+  float x[] = {0.2f, 1.2f, 2.2f, 3.2f}, g[] = {4.5f, 4.4f, 4.3f, 4.2f}, out[4] = {9, 9, 9, 9};
+  TensorPtr xt(aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0, x));
+  TensorPtr gt(aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0, g));
+  TensorPtr ot(aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0, out));
+  for (double t : {1.0, 0.0}) {
+    ScalarPtr thr(aclCreateScalar(&t, ACL_DOUBLE));
+    uint64_t ws = 1;
+    aclOpExecutor* e = nullptr;
+    CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(gt.get(), xt.get(), thr.get(), ot.get(), &ws,
+                                                    &e, nullptr),
+             ACLNN_SUCCESS);
+    CHECK_EQ(ws, 0u);
+    CHECK_EQ(aclnnThresholdBackward(nullptr, 0, e, nullptr), ACLNN_SUCCESS);
+    aclDestroyAclOpExecutor(e);
+    CHECK_EQ(out[0], t == 1.0 ? 0.0f : 4.5f);
+    CHECK_EQ(out[1], 4.4f);
+    CHECK_EQ(out[2], 4.3f);
+    CHECK_EQ(out[3], 4.2f);
+  }
+}
+
+TEST(EveryDtypeBothKernels) {
+  std::mt19937_64 rng(1);
+  for (aclDataType d : kHostDtypes) {
+    for (int64_t n : {1, 3, 63, 257, 1000, 7001, 100003}) {
+      {
+        Threshold t = DoubleThreshold(0.0);
+        RunAndCheck({d, {n}, {n}}, t, rng, nullptr, "ReluGrad");
+      }
+      for (double tv : {1.0, 2.5, -1.5, 1e-9, -0.5}) {
+        Threshold t = DoubleThreshold(tv);
+        RunAndCheck({d, {n}, {n}}, t, rng, nullptr, "ThresholdGradV2D");
+      }
+    }
+  }
+}
+
+TEST(IntegerThresholdsExact) {
+  std::mt19937_64 rng(2);
+  const double doubles[] = {NAN, INFINITY, -INFINITY, 127.5, -128.5, 255.0, 256.0, 2147483647.5,
+                            -2147483648.5, 9.3e18, 9.223372036854775807e18, -9.3e18, 16777217.0};
+  const int64_t ints[] = {-1, 1, 127, -128, 255, 2147483647, INT64_MIN, INT64_MAX, 16777217};
+  for (aclDataType d : {ACL_INT8, ACL_UINT8, ACL_INT32, ACL_INT64}) {
+    for (double v : doubles) {
+      Threshold t = DoubleThreshold(v);
+      RunAndCheck({d, {300}, {300}}, t, rng);
+    }
+    for (int64_t v : ints) {
+      Threshold t = IntThreshold(v);
+      RunAndCheck({d, {300}, {300}}, t, rng);
+    }
+  }
+  // The float paths round the threshold once to float32 (2^24 + 1 -> 2^24).
+  for (aclDataType d : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}) {
+    for (int64_t v : {int64_t{16777217}, int64_t{-3}, INT64_MAX}) {
+      Threshold t = IntThreshold(v);
+      RunAndCheck({d, {300}, {300}}, t, rng);
+    }
+    Threshold t = DoubleThreshold(NAN);
+    RunAndCheck({d, {300}, {300}}, t, rng);
+  }
+}
+
+TEST(ScalarsAndBroadcast) {
+  std::mt19937_64 rng(3);
+  for (aclDataType d : kHostDtypes) {
+    for (double tv : {0.0, 0.5}) {
+      Threshold t = DoubleThreshold(tv);
+      RunAndCheck({d, {}, {}}, t, rng);                   // 0-d
+      RunAndCheck({d, {}, {5, 3}}, t, rng);               // scalar grad
+      RunAndCheck({d, {5, 3}, {}}, t, rng);               // scalar x
+      RunAndCheck({d, {4, 1, 3}, {1, 7, 1}}, t, rng);     // both broadcast
+      RunAndCheck({d, {3}, {2, 5, 3}}, t, rng);           // rank differs
+      RunAndCheck({d, {1, 1}, {1}}, t, rng);
+    }
+  }
+}
+
+TEST(StridedInputsAndOut) {
+  std::mt19937_64 rng(4);
+  for (aclDataType d : kHostDtypes) {
+    for (double tv : {0.0, 1.0}) {
+      Threshold t = DoubleThreshold(tv);
+      // Transposed x, every-other-element grad, out with a gap between rows.
+      RunAndCheck({d, {6, 5}, {6, 5}, {10, 2}, {1, 6}, {8, 1}}, t, rng);
+      // Out transposed, with a storage offset; grad broadcast along rows with a stride.
+      CaseSpec c{d, {1, 9}, {7, 9}, {0, 3}, {}, {1, 7}};
+      c.out_offset = 5;
+      RunAndCheck(c, t, rng);
+      // 1-element dims with odd strides still count as contiguous.
+      RunAndCheck({d, {3, 1, 4}, {3, 1, 4}, {4, 99, 1}, {4, -5, 1}, {4, 7, 1}}, t, rng);
+    }
+  }
+}
+
+TEST(NegativeStrides) {
+  std::mt19937_64 rng(5);
+  for (aclDataType d : {ACL_FLOAT, ACL_INT8, ACL_DOUBLE}) {
+    // Views start at the last element of their storage.
+    HostTensor g = MakeTensor(d, {10}, {-1}, 9);
+    HostTensor x = MakeTensor(d, {10}, {-1}, 9);
+    FillRandom(g, rng);
+    FillRandom(x, rng);
+    HostTensor out = MakeTensor(d, {10}, {-1}, 9, 0);
+    const double tv = 0.5;
+    ScalarPtr thr(aclCreateScalar(&tv, ACL_DOUBLE));
+    uint64_t ws = 0;
+    aclOpExecutor* e = nullptr;
+    const PlatformInfo host = HostPlatformInfo();
+    CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), x.tensor.get(), thr.get(),
+                                                    out.tensor.get(), &ws, &e, &host),
+             ACLNN_SUCCESS);
+    std::vector<unsigned char> buf(ws);
+    CHECK_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
+    aclDestroyAclOpExecutor(e);
+    for (int64_t i = 0; i < 10; ++i) {
+      const bool pass = LoadExact(d, x.At(i)) > 0.5L;
+      std::vector<unsigned char> zero(out.Elem(), 0);
+      CHECK(std::memcmp(out.At(i), pass ? g.At(i) : zero.data(), out.Elem()) == 0);
+    }
+  }
+}
+
+TEST(OverlappingOutView) {
+  // Out with stride 0: every element lands on the same address; the last one written wins,
+  // and nothing else is touched.
+  std::mt19937_64 rng(6);
+  HostTensor g = MakeTensor(ACL_FLOAT, {1000});
+  HostTensor x = MakeTensor(ACL_FLOAT, {1000});
+  FillRandom(g, rng);
+  FillRandom(x, rng);
+  HostTensor out = MakeTensor(ACL_FLOAT, {1000}, {0}, 3, 0x5A);
+  const std::vector<unsigned char> before = out.storage;
+  double tv = 0.5;
+  ScalarPtr thr(aclCreateScalar(&tv, ACL_DOUBLE));
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), x.tensor.get(), thr.get(),
+                                                  out.tensor.get(), &ws, &e, nullptr),
+           ACLNN_SUCCESS);
+  CHECK_EQ(GetExecutorPlan(e)->out_copy->block_dim, 1u);
+  std::vector<unsigned char> buf(ws);
+  CHECK_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
+  aclDestroyAclOpExecutor(e);
+  const bool pass = LoadExact(ACL_FLOAT, x.At(999)) > 0.5L;
+  float expected = 0, got;
+  if (pass) std::memcpy(&expected, g.At(999), 4);
+  std::memcpy(&got, out.At(0), 4);
+  CHECK(std::memcmp(&got, &expected, 4) == 0);
+  for (size_t b = 0; b < before.size(); ++b) {
+    if (b >= 12 && b < 16) continue;
+    CHECK_EQ(int(out.storage[b]), int(before[b]));
+  }
+}
+
+TEST(SocsAndCoreCounts) {
+  std::mt19937_64 rng(7);
+  for (SocVersion soc : {SocVersion::kAscend910, SocVersion::kAscend910B, SocVersion::kAscend950}) {
+    for (uint32_t cores : {1u, 3u, 48u}) {
+      Threshold t = DoubleThreshold(0.25);
+      CaseSpec c{ACL_FLOAT16, {50001}, {50001}};
+      c.soc = soc;
+      c.core_num = cores;
+      RunAndCheck(c, t, rng);
+    }
+  }
+  Threshold zero = IntThreshold(0);
+  CaseSpec c{ACL_INT64, {4097}, {4097}};
+  c.soc = SocVersion::kAscend950;
+  RunAndCheck(c, zero, rng, nullptr, "ReluGrad");
+}
+
+TEST(ThreadPoolHostStreamRuns) {
+  std::mt19937_64 rng(8);
+  ThreadPoolHostStream stream(3);
+  CHECK_EQ(stream.NumWorkers(), 3u);
+  for (aclDataType d : kHostDtypes) {
+    Threshold t = DoubleThreshold(0.75);
+    RunAndCheck({d, {4, 1}, {4, 70001}, {}, {}, {}}, t, rng, &stream);
+    RunAndCheck({d, {33, 65}, {33, 65}, {}, {1, 33}, {1, 33}}, t, rng, &stream);
+    Threshold z = DoubleThreshold(0.0);
+    RunAndCheck({d, {1000}, {1000}}, z, rng, &stream);
+  }
+  // An empty executor on a stream still calls on_done.
+  HostTensor e = MakeTensor(ACL_FLOAT, {0});
+  double tv = 1;
+  ScalarPtr thr(aclCreateScalar(&tv, ACL_DOUBLE));
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(e.tensor.get(), e.tensor.get(), thr.get(),
+                                                  e.tensor.get(), &ws, &ex, nullptr),
+           ACLNN_SUCCESS);
+  bool called = false;
+  CHECK_EQ(aclnnThresholdBackward(nullptr, 0, ex, &stream, [&called] { called = true; }),
+           ACLNN_SUCCESS);
+  CHECK(called);
+  aclDestroyAclOpExecutor(ex);
+}
+
+TEST(ManyThreadsAtOnce) {
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  ThreadPoolHostStream shared_stream(2);
+  for (int i = 0; i < 12; ++i) {
+    threads.emplace_back([i, &ok, &shared_stream] {
+      std::mt19937_64 rng(100 + i);
+      bool good = true;
+      for (int k = 0; k < 6; ++k) {
+        const aclDataType d = kHostDtypes[(i + k) % 8];
+        Threshold t = (k % 3 == 0) ? DoubleThreshold(0.0) : DoubleThreshold(0.5 * (i % 4) - 1);
+        CaseSpec c{d, {17, 1}, {17, 301}, {}, {}, {1, 17}};
+        good &= RunAndCheck(c, t, rng, (k % 2) ? &shared_stream : nullptr);
+      }
+      if (good) ok.fetch_add(1);
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK_EQ(ok.load(), 12);
+}
+
+TEST_MAIN()

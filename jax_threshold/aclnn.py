@@ -1,0 +1,226 @@
+"""The aclnn-style two-phase executor of threshold_backward, from Python (SPEC section 2).
+
+    from jax_threshold import aclnn
+    status, workspace_size, executor = aclnn.threshold_backward_get_workspace_size(
+        grad_output, x, threshold, out, soc="Ascend910B")
+    if status == aclnn.ACLNN_SUCCESS:
+      workspace = np.empty(workspace_size, np.uint8)
+      status = aclnn.threshold_backward(workspace, workspace_size, executor)
+
+Tensors are NumPy arrays of any strides (bfloat16 from ml_dtypes too) or None for a null
+pointer; `out` is written in place and nothing outside its view is touched. Failures come back as
+aclnn status codes, exactly as the C API returns them, with the reason in
+`recent_error_message()`; the executor is then None. A NumPy dtype phase one does not support
+(bool, int16, complex, float8, ...) is passed through so phase one rejects it with
+ACLNN_ERR_PARAM_INVALID. Everything runs on the host (the project's CPU implementation of the
+AscendC primitives); `soc` only chooses the dtype list and the platform defaults of the tiling.
+"""
+
+import numbers
+from typing import Any, Optional
+
+import numpy as np
+
+from jax_threshold import _native
+
+ACLNN_SUCCESS = _native.ACLNN_SUCCESS
+ACLNN_ERR_PARAM_NULLPTR = _native.ACLNN_ERR_PARAM_NULLPTR
+ACLNN_ERR_PARAM_INVALID = _native.ACLNN_ERR_PARAM_INVALID
+ACLNN_ERR_INNER_CREATE_EXECUTOR = _native.ACLNN_ERR_INNER_CREATE_EXECUTOR
+ACLNN_ERR_INNER_NULLPTR = _native.ACLNN_ERR_INNER_NULLPTR
+ACLNN_ERR_INNER_TILING_ERROR = _native.ACLNN_ERR_INNER_TILING_ERROR
+ACLNN_ERR_RUNTIME_ERROR = _native.ACLNN_ERR_RUNTIME_ERROR
+
+# SocVersion codes of aclnn_threshold_backward.h. "host" is what the XLA FFI handler uses on CPU:
+# the Ascend910B list plus int64 and float64 at every threshold.
+SOCS = {"Ascend910": 0, "Ascend910B": 1, "Ascend950": 2, "host": 3}
+
+# Platform defaults of the 910B (SPEC section 3); "host" uses one core per hardware thread.
+DEFAULT_UB_SIZE = 196608
+DEFAULT_CORE_NUM = 48
+HOST_CORE_NUM = _native.HOST_CORE_NUM
+
+# aclDataType codes by NumPy dtype name; a dtype missing here is ACL_DT_UNDEFINED.
+_ACL_DTYPES = {
+    "float32": 0, "float16": 1, "int8": 2, "int32": 3, "uint8": 4, "int16": 6,
+    "uint16": 7, "uint32": 8, "int64": 9, "uint64": 10, "float64": 11, "bool": 12,
+    "complex64": 16, "complex128": 17, "bfloat16": 27,
+}
+ACL_DT_UNDEFINED = -1
+
+
+def acl_dtype(dtype) -> int:
+  """The aclDataType code of a NumPy dtype (ACL_DT_UNDEFINED if it has none).
+
+  Matched by name and item size, so ml_dtypes' bfloat16 works without NumPy knowing it.
+  """
+  dtype = np.dtype(dtype)
+  code = _ACL_DTYPES.get(dtype.name, ACL_DT_UNDEFINED)
+  if dtype.fields is not None:  # a structured dtype
+    return ACL_DT_UNDEFINED
+  return code
+
+
+def _tensor(array, name: str, writable: bool = False):
+  """np.ndarray -> (address, shape, element strides, aclDataType), or None for None."""
+  if array is None:
+    return None
+  if not isinstance(array, np.ndarray):
+    raise TypeError(f"{name} must be a numpy.ndarray or None, got {type(array).__name__}")
+  if writable and not array.flags.writeable:
+    raise ValueError(f"{name} is read-only; the executor writes its result into it")
+  itemsize = array.dtype.itemsize
+  if itemsize == 0 or any(s % itemsize for s in array.strides):
+    raise ValueError(f"{name} has strides {array.strides} that are not multiples of its "
+                     f"item size {itemsize} (dtype {array.dtype})")
+  address = array.__array_interface__["data"][0]
+  strides = tuple(s // itemsize for s in array.strides)
+  return (address, tuple(array.shape), strides, acl_dtype(array.dtype))
+
+
+def _scalar(threshold):
+  """Python / NumPy scalar -> (value bytes, aclDataType), or None for None.
+
+  int -> int64 (uint64 above int64's range; float64 beyond both, which still classifies every
+  integer x exactly), float -> float64, complex -> complex128 (phase one rejects it), a NumPy
+  scalar or 0-d array -> its own dtype.
+  """
+  if threshold is None:
+    return None
+  if isinstance(threshold, np.ndarray):
+    if threshold.ndim != 0:
+      raise ValueError(f"threshold must be a scalar, got an array of shape {threshold.shape}")
+    threshold = threshold[()]
+  if isinstance(threshold, np.generic):
+    return (threshold.tobytes(), acl_dtype(threshold.dtype))
+  if isinstance(threshold, bool):
+    return (np.int64(threshold).tobytes(), _ACL_DTYPES["int64"])
+  if isinstance(threshold, numbers.Integral):
+    value = int(threshold)
+    if -(1 << 63) <= value < (1 << 63):
+      return (np.int64(value).tobytes(), _ACL_DTYPES["int64"])
+    if 0 <= value < (1 << 64):
+      return (np.uint64(value).tobytes(), _ACL_DTYPES["uint64"])
+    return (np.float64(value).tobytes(), _ACL_DTYPES["float64"])
+  if isinstance(threshold, numbers.Real):
+    return (np.float64(threshold).tobytes(), _ACL_DTYPES["float64"])
+  if isinstance(threshold, numbers.Complex):
+    return (np.complex128(threshold).tobytes(), _ACL_DTYPES["complex128"])
+  raise TypeError(f"threshold must be a real scalar or None, got {type(threshold).__name__}")
+
+
+class Executor:
+  """The plan phase one made. Holds the arrays it reads and writes until it has run."""
+
+  def __init__(self, native, arrays):
+    self._native = native
+    self._arrays = arrays
+
+  @property
+  def kernel(self) -> str:
+    """"ThresholdGradV2D", "ReluGrad", or "" when nothing runs (empty tensors)."""
+    return self._native.kernel
+
+  @property
+  def tiling(self) -> Optional[dict]:
+    """The kernel's ElementwiseTiling as a dict (None when nothing runs)."""
+    return self._native.tiling
+
+  @property
+  def threshold_params(self) -> Optional[dict]:
+    """ThresholdGradV2D's ThresholdParams (None for ReluGrad / nothing to run)."""
+    return self._native.threshold_params
+
+  @property
+  def workspace_size(self) -> int:
+    return self._native.workspace_size
+
+  @property
+  def copies(self) -> tuple:
+    """(grad_output, x, out): which of them go through a contiguous copy in the workspace."""
+    return self._native.copies
+
+  def __repr__(self):
+    return (f"aclnn.Executor(kernel={self.kernel!r}, workspace_size={self.workspace_size}, "
+            f"copies={self.copies})")
+
+
+def _soc_code(soc: str) -> int:
+  try:
+    return SOCS[soc]
+  except KeyError:
+    raise ValueError(f"unknown soc {soc!r}; expected one of {', '.join(SOCS)}") from None
+
+
+def threshold_backward_get_workspace_size(
+    grad_output: Optional[np.ndarray], x: Optional[np.ndarray], threshold: Any,
+    out: Optional[np.ndarray], *, soc: str = "Ascend910B", core_num: Optional[int] = None,
+    ub_size: Optional[int] = None) -> tuple[int, int, Optional[Executor]]:
+  """Phase one: returns (status, workspace_size, executor or None).
+
+  core_num / ub_size default to the SoC's: 48 cores (one per hardware thread for "host") and a
+  196608-byte unified buffer.
+  """
+  code = _soc_code(soc)
+  if core_num is not None and core_num < 1:
+    raise ValueError(f"core_num must be >= 1, got {core_num}")
+  if ub_size is not None and ub_size < 1:
+    raise ValueError(f"ub_size must be >= 1, got {ub_size}")
+  status, workspace_size, native = _native.threshold_backward_get_workspace_size(
+      _tensor(grad_output, "grad_output"), _tensor(x, "x"), _scalar(threshold),
+      _tensor(out, "out", writable=True), soc=code, ub_size=ub_size or 0,
+      core_num=core_num or 0)
+  if native is None:
+    return status, workspace_size, None
+  return status, workspace_size, Executor(native, (grad_output, x, out))
+
+
+def threshold_backward(workspace: Optional[np.ndarray], workspace_size: int,
+                       executor: Optional[Executor]) -> int:
+  """Phase two: runs the executor (once) and returns the status; the result is in `out`.
+
+  `workspace` is a uint8 array of at least the size phase one asked for, or None when that size
+  is 0. The GIL is released while the kernels run.
+  """
+  if workspace is None:
+    address = 0
+  else:
+    if not isinstance(workspace, np.ndarray) or workspace.dtype != np.uint8:
+      raise TypeError("workspace must be a numpy uint8 array or None")
+    if not workspace.flags.c_contiguous or not workspace.flags.writeable:
+      raise ValueError("workspace must be a writable C-contiguous array")
+    if workspace.nbytes < workspace_size:
+      raise ValueError(f"workspace holds {workspace.nbytes} bytes, less than the "
+                       f"workspace_size {workspace_size} passed with it")
+    address = workspace.__array_interface__["data"][0]
+  native = None if executor is None else executor._native
+  status = _native.threshold_backward(address, workspace_size, native)
+  if status == ACLNN_SUCCESS and executor is not None:
+    executor._arrays = None  # ran: the executor never touches them again
+  return status
+
+
+def recent_error_message() -> str:
+  """Why the last failing call on this thread failed (aclGetRecentErrMsg)."""
+  return _native.recent_error_message()
+
+
+def _tiling(fn, num_elements, dtype, ub_size, core_num) -> dict:
+  code = acl_dtype(dtype)
+  if num_elements < 0:
+    raise ValueError(f"num_elements must be >= 0, got {num_elements}")
+  if code in (ACL_DT_UNDEFINED,) or code not in (0, 1, 2, 3, 4, 9, 11, 27):
+    raise ValueError(f"no tiling for dtype {np.dtype(dtype).name}")
+  return fn(num_elements, code, ub_size, core_num)
+
+
+def threshold_grad_v2_d_tiling(num_elements: int, dtype, ub_size: int = DEFAULT_UB_SIZE,
+                               core_num: int = DEFAULT_CORE_NUM) -> dict:
+  """ThresholdGradV2D's tiling (SPEC section 3) as a dict; ValueError if there is none."""
+  return _tiling(_native.threshold_grad_v2_d_tiling, num_elements, dtype, ub_size, core_num)
+
+
+def relu_grad_tiling(num_elements: int, dtype, ub_size: int = DEFAULT_UB_SIZE,
+                     core_num: int = DEFAULT_CORE_NUM) -> dict:
+  """ReluGrad's tiling (the same scheme and UB divisors) as a dict."""
+  return _tiling(_native.relu_grad_tiling, num_elements, dtype, ub_size, core_num)

@@ -1,0 +1,519 @@
+"""Tests of jax_threshold.aclnn, the Python face of the two-phase executor (SPEC sections 2, 3).
+
+Status codes in SPEC order, per-SoC dtype lists, kernel choice, values bit for bit against the
+NumPy oracle (tests/oracle.py) for every dtype, broadcast and strided views (and memory outside
+out's view left alone), concurrent use, and hypothesis properties of the tiling and the values.
+"""
+
+import concurrent.futures
+import os
+import sys
+import unittest
+
+from absl.testing import absltest
+from absl.testing import parameterized
+import hypothesis
+from hypothesis import strategies as st
+import ml_dtypes
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import oracle  # noqa: E402  (tests/oracle.py)
+
+try:
+  from jax_threshold import aclnn
+  _SKIP_REASON = None
+except ImportError as e:  # a source tree without the compiled extension
+  aclnn = None
+  _SKIP_REASON = f"jax_threshold._native is not built ({e}); pip install . to test the executor"
+
+needs_native = unittest.skipIf(aclnn is None, _SKIP_REASON or "")
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+HOST_DTYPES = [np.dtype(d) for d in (np.float32, np.float16, BF16, np.int32, np.int8, np.uint8,
+                                     np.int64, np.float64)]
+BASE_910 = ["float32", "int32", "float16", "int8", "uint8"]
+SOC_DTYPES = {
+    "Ascend910": BASE_910,
+    "Ascend910B": BASE_910 + ["bfloat16"],
+    "Ascend950": BASE_910 + ["bfloat16"],  # + int64 at threshold 0
+    "host": BASE_910 + ["bfloat16", "int64", "float64"],
+}
+OTHER_DTYPES = ["bool", "int16", "uint16", "uint32", "uint64", "complex64", "complex128",
+                "float8_e4m3fn"]
+
+
+def _dtype(name):
+  return np.dtype(getattr(ml_dtypes, name, None) or name)
+
+
+def _random(shape, dtype, rng):
+  """Values with the awkward cases mixed in: NaN, +-inf, +-0, ties with common thresholds."""
+  dtype = np.dtype(dtype)
+  if dtype.kind in "iu":
+    info = np.iinfo(dtype)
+    a = rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+    small = rng.integers(-3, 4, size=shape)
+    pick = rng.random(shape) < 0.5
+    a[pick] = np.clip(small[pick], info.min, info.max).astype(dtype)
+    return a
+  a = rng.uniform(-4, 4, size=shape)
+  special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, 2.5, 1e-9])
+  pick = rng.random(shape) < 0.3
+  a[pick] = rng.choice(special, size=int(pick.sum()))
+  return a.astype(dtype)
+
+
+def _bits(a):
+  return np.ascontiguousarray(a).view(np.uint8)
+
+
+def _plan(g, x, thr, out, **kw):
+  return aclnn.threshold_backward_get_workspace_size(g, x, thr, out, **kw)
+
+
+def _run(g, x, thr, out, **kw):
+  """Both phases; returns the status of the first failing one."""
+  status, ws, executor = _plan(g, x, thr, out, **kw)
+  if status != aclnn.ACLNN_SUCCESS:
+    return status, None
+  workspace = np.empty(ws, np.uint8) if ws else None
+  return aclnn.threshold_backward(workspace, ws, executor), executor
+
+
+@needs_native
+class StatusCodeTest(parameterized.TestCase):
+
+  def test_codes(self):
+    self.assertEqual(aclnn.ACLNN_SUCCESS, 0)
+    self.assertEqual(aclnn.ACLNN_ERR_PARAM_NULLPTR, 161001)
+    self.assertEqual(aclnn.ACLNN_ERR_PARAM_INVALID, 161002)
+    self.assertEqual(aclnn.ACLNN_ERR_INNER_CREATE_EXECUTOR, 561101)
+    self.assertEqual(aclnn.ACLNN_ERR_INNER_NULLPTR, 561103)
+
+  # Each step's failure with every later step failing too, so the order is what decides.
+  def test_step1_threshold_or_out_null(self):
+    bad = np.zeros((2,) * 9, np.bool_)
+    out = np.zeros(3, np.float32)
+    status, ws, executor = _plan(None, bad, None, out)
+    self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_NULLPTR)
+    self.assertIsNone(executor)
+    self.assertIn("threshold", aclnn.recent_error_message())
+    status, _, executor = _plan(None, bad, 1.0, None)
+    self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_NULLPTR)
+    self.assertIn("out", aclnn.recent_error_message())
+
+  def test_step2_grad_or_x_null(self):
+    bad = np.zeros((2,) * 9, np.complex64)
+    out = np.zeros(3, np.int16)
+    self.assertEqual(_plan(None, bad, 1.0, out)[0], aclnn.ACLNN_ERR_PARAM_NULLPTR)
+    self.assertIn("grad_output", aclnn.recent_error_message())
+    self.assertEqual(_plan(bad, None, 1.0, out)[0], aclnn.ACLNN_ERR_PARAM_NULLPTR)
+    self.assertIn("x is null", aclnn.recent_error_message())
+
+  def test_step3_dtype_before_rank_broadcast_shape(self):
+    g = np.zeros((2,) * 9, np.int16)
+    x = np.zeros((3,) * 9, np.int16)
+    out = np.zeros(5, np.int16)
+    status, _, executor = _plan(g, x, 1.0, out)
+    self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertIsNone(executor)
+    message = aclnn.recent_error_message()
+    self.assertIn("int16", message)
+    self.assertIn("float32, int32, float16, int8, uint8, bfloat16", message)
+
+  def test_step3_mismatched_dtypes(self):
+    g = np.zeros((2,) * 9, np.float32)
+    x = np.zeros((3,) * 9, np.float16)
+    out = np.zeros(5, np.float16)
+    self.assertEqual(_plan(g, x, 1.0, out)[0], aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertIn("differs", aclnn.recent_error_message())
+    x = np.zeros((3,) * 9, np.float32)
+    out = np.zeros(5, np.float16)
+    self.assertEqual(_plan(g, x, 1.0, out)[0], aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertIn("out dtype float16", aclnn.recent_error_message())
+
+  def test_step4_rank(self):
+    g = np.zeros((2,) * 9, np.float32)
+    x = np.zeros((3,) * 9, np.float32)
+    out = np.zeros(5, np.float32)
+    self.assertEqual(_plan(g, x, 1.0, out)[0], aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertIn("rank 9", aclnn.recent_error_message())
+    ok = np.zeros((1,) * 8, np.float32)
+    self.assertEqual(_plan(ok, ok, 1.0, ok.copy())[0], aclnn.ACLNN_SUCCESS)
+
+  def test_step5_broadcast(self):
+    g = np.zeros((2, 3), np.float32)
+    x = np.zeros((0, 4), np.float32)  # empty as well
+    out = np.zeros(7, np.float32)
+    self.assertEqual(_plan(g, x, 1.0, out)[0], aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertIn("do not broadcast", aclnn.recent_error_message())
+
+  def test_step6_out_shape(self):
+    g = np.zeros((0, 1), np.float32)
+    x = np.zeros(3, np.float32)
+    for shape in [(3,), (3, 0), (0, 3, 1)]:
+      self.assertEqual(_plan(g, x, 1.0, np.zeros(shape, np.float32))[0],
+                       aclnn.ACLNN_ERR_PARAM_INVALID)
+      self.assertIn("out shape", aclnn.recent_error_message())
+
+  @parameterized.parameters(((0,), (0,)), ((0, 1), (3,)), ((), (2, 0)), ((5, 0, 2), (1,)))
+  def test_step7_empty(self, g_shape, x_shape):
+    g = np.zeros(g_shape, np.float32)
+    x = np.zeros(x_shape, np.float32)
+    out = np.zeros(np.broadcast_shapes(g_shape, x_shape), np.float32)
+    status, ws, executor = _plan(g, x, 1.0, out)
+    self.assertEqual(status, aclnn.ACLNN_SUCCESS)
+    self.assertEqual(ws, 0)
+    self.assertIsNotNone(executor)
+    self.assertEqual(executor.kernel, "")
+    self.assertIsNone(executor.tiling)
+    self.assertEqual(aclnn.threshold_backward(None, 0, executor), aclnn.ACLNN_SUCCESS)
+    self.assertEqual(aclnn.threshold_backward(None, 0, executor), aclnn.ACLNN_ERR_PARAM_INVALID)
+
+  @parameterized.parameters(
+      (0.0, "ReluGrad"), (-0.0, "ReluGrad"), (0, "ReluGrad"), (np.float16(-0.0), "ReluGrad"),
+      (np.uint8(0), "ReluGrad"), (False, "ReluGrad"), (1e-9, "ThresholdGradV2D"),
+      (-1e-30, "ThresholdGradV2D"), (float("nan"), "ThresholdGradV2D"), (1, "ThresholdGradV2D"),
+      (np.float32(0.5), "ThresholdGradV2D"))
+  def test_step8_kernel(self, threshold, kernel):
+    a = np.ones(10, np.float32)
+    status, _, executor = _plan(a, a, threshold, a.copy())
+    self.assertEqual(status, aclnn.ACLNN_SUCCESS)
+    self.assertEqual(executor.kernel, kernel)
+
+  @parameterized.product(soc=list(SOC_DTYPES), dtype=SOC_DTYPES["host"] + OTHER_DTYPES,
+                         threshold=[0.0, 0.5])
+  def test_soc_dtype_lists(self, soc, dtype, threshold):
+    a = np.zeros(4, _dtype(dtype))
+    status, _, executor = _plan(a, a, threshold, a.copy(), soc=soc)
+    supported = dtype in SOC_DTYPES[soc] or (
+        soc == "Ascend950" and dtype == "int64" and threshold == 0.0)
+    if supported:
+      self.assertEqual(status, aclnn.ACLNN_SUCCESS)
+      self.assertEqual(executor.kernel, "ReluGrad" if threshold == 0.0 else "ThresholdGradV2D")
+    else:
+      self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_INVALID)
+      self.assertIsNone(executor)
+      self.assertIn(np.dtype(_dtype(dtype)).name if dtype != "float8_e4m3fn" else "undefined",
+                    aclnn.recent_error_message())
+
+  def test_threshold_types(self):
+    a = np.ones(4, np.float32)
+    self.assertEqual(_plan(a, a, 1 + 2j, a.copy())[0], aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertEqual(_plan(a, a, np.complex64(1), a.copy())[0], aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertIn("threshold", aclnn.recent_error_message())
+    with self.assertRaisesRegex(TypeError, "threshold must be a real scalar"):
+      _plan(a, a, "1.0", a.copy())
+    with self.assertRaisesRegex(ValueError, "scalar"):
+      _plan(a, a, np.ones(2), a.copy())
+    self.assertEqual(_plan(a, a, np.array(0.5), a.copy())[0], aclnn.ACLNN_SUCCESS)
+    self.assertEqual(_plan(a, a, 2**64 - 1, a.copy())[0], aclnn.ACLNN_SUCCESS)
+    self.assertEqual(_plan(a, a, 2**80, a.copy())[0], aclnn.ACLNN_SUCCESS)
+
+  def test_bad_python_arguments(self):
+    a = np.ones(4, np.float32)
+    with self.assertRaisesRegex(TypeError, "numpy.ndarray"):
+      _plan([1.0], a, 1.0, a.copy())
+    ro = a.copy()
+    ro.flags.writeable = False
+    with self.assertRaisesRegex(ValueError, "read-only"):
+      _plan(a, a, 1.0, ro)
+    with self.assertRaisesRegex(ValueError, "unknown soc"):
+      _plan(a, a, 1.0, a.copy(), soc="Ascend310")
+    odd = np.zeros(9, np.uint8)[1:].view(np.float32)[:1]  # fine: a strided-byte view is aligned
+    self.assertEqual(_plan(odd, odd, 1.0, odd.copy())[0], aclnn.ACLNN_SUCCESS)
+
+  def test_run_errors(self):
+    self.assertEqual(aclnn.threshold_backward(None, 0, None), aclnn.ACLNN_ERR_PARAM_NULLPTR)
+    g = np.ones((4, 4), np.float32)
+    out = np.zeros((4, 4), np.float32).T  # strided out: needs workspace
+    status, ws, executor = _plan(g, g, 0.5, out)
+    self.assertEqual(status, aclnn.ACLNN_SUCCESS)
+    self.assertGreater(ws, 0)
+    self.assertEqual(executor.copies, (False, False, True))
+    self.assertEqual(aclnn.threshold_backward(None, ws, executor), aclnn.ACLNN_ERR_PARAM_NULLPTR)
+    workspace = np.empty(ws, np.uint8)
+    self.assertEqual(aclnn.threshold_backward(workspace, ws - 1, executor),
+                     aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertIn("smaller", aclnn.recent_error_message())
+    with self.assertRaisesRegex(ValueError, "less than"):
+      aclnn.threshold_backward(workspace[:-1], ws, executor)
+    with self.assertRaisesRegex(TypeError, "uint8"):
+      aclnn.threshold_backward(workspace.view(np.int8), ws, executor)
+    self.assertEqual(aclnn.threshold_backward(workspace, ws, executor), aclnn.ACLNN_SUCCESS)
+    np.testing.assert_array_equal(out, np.ones((4, 4), np.float32))
+    self.assertEqual(aclnn.threshold_backward(workspace, ws, executor),
+                     aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertIn("already run", aclnn.recent_error_message())
+
+  def test_tiling_error_status(self):
+    a = np.ones(4, np.float32)
+    self.assertEqual(_plan(a, a, 0.5, a.copy(), ub_size=512)[0],
+                     aclnn.ACLNN_ERR_INNER_TILING_ERROR)
+    with self.assertRaises(ValueError):
+      _plan(a, a, 0.5, a.copy(), core_num=0)
+
+
+@needs_native
+class ValuesTest(parameterized.TestCase):
+
+  def _check(self, g, x, thr, out, **kw):
+    kw.setdefault("soc", "host")
+    status, executor = _run(g, x, thr, out, **kw)
+    self.assertEqual(status, aclnn.ACLNN_SUCCESS, aclnn.recent_error_message())
+    expected = oracle.threshold_backward(g, x, thr)
+    np.testing.assert_array_equal(_bits(out), _bits(expected.astype(out.dtype)))
+    return executor
+
+  def test_seed_example(self):
+    x = np.array([0.2, 1.2, 2.2, 3.2], np.float32).reshape(2, 2)
+    g = np.array([4.5, 4.4, 4.3, 4.2], np.float32).reshape(2, 2)
+    out = np.empty_like(x)
+    self.assertEqual(_run(g, x, 1.0, out)[0], aclnn.ACLNN_SUCCESS)
+    np.testing.assert_array_equal(out, np.array([[0, 4.4], [4.3, 4.2]], np.float32))
+    self.assertEqual(_run(g, x, 0.0, out)[0], aclnn.ACLNN_SUCCESS)  # not what the article says
+    np.testing.assert_array_equal(out, g)
+
+  @parameterized.product(dtype=HOST_DTYPES, n=[1, 7, 256, 1001, 70001],
+                         threshold=[0.0, 1.0, 2.5, -1.5, 1e-9])
+  def test_every_dtype(self, dtype, n, threshold):
+    rng = np.random.default_rng(n)
+    g, x = _random(n, dtype, rng), _random(n, dtype, rng)
+    out = np.full(n, 7, dtype)
+    executor = self._check(g, x, threshold, out)
+    self.assertEqual(executor.kernel, "ReluGrad" if threshold == 0 else "ThresholdGradV2D")
+
+  @parameterized.product(dtype=["int8", "uint8", "int32", "int64"],
+                         threshold=[float("nan"), float("inf"), -float("inf"), 127.5, -128.5,
+                                    255.0, 2147483647.5, -2147483648.5, 9.3e18, -9.3e18,
+                                    16777217, -1, 2**63 - 1, -2**63, 2**64 - 1, 2**70,
+                                    np.int8(-128), np.uint8(200), np.float16(3.5),
+                                    ml_dtypes.bfloat16(-2.5)])
+  def test_integer_thresholds_exact(self, dtype, threshold):
+    rng = np.random.default_rng(1)
+    g, x = _random(300, dtype, rng), _random(300, dtype, rng)
+    x[:4] = np.iinfo(dtype).min, np.iinfo(dtype).max, 0, -1 if dtype != "uint8" else 1
+    self._check(g, x, threshold, np.zeros(300, dtype))
+
+  @parameterized.product(dtype=HOST_DTYPES, threshold=[0.0, 0.5])
+  def test_broadcast_and_scalars(self, dtype, threshold):
+    rng = np.random.default_rng(2)
+    for g_shape, x_shape in [((), ()), ((), (5, 3)), ((5, 3), ()), ((4, 1, 3), (1, 7, 1)),
+                             ((3,), (2, 5, 3)), ((1, 1), (1,)), ((2, 1, 1, 1, 1, 1, 1, 3),
+                                                                  (4, 1, 1, 1, 1, 1, 3))]:
+      g, x = _random(g_shape, dtype, rng), _random(x_shape, dtype, rng)
+      out = np.zeros(np.broadcast_shapes(g_shape, x_shape), dtype)
+      self._check(g, x, threshold, out)
+
+  @parameterized.product(dtype=HOST_DTYPES, threshold=[0.0, 1.0])
+  def test_strided_views_and_untouched_memory(self, dtype, threshold):
+    rng = np.random.default_rng(3)
+    g_base = _random((12, 20), dtype, rng)
+    x_base = _random((20, 12), dtype, rng)
+    g = g_base[::2, 1::4]                 # (6, 5), strided
+    x = x_base[2:7, ::-2].T[::-1]         # (6, 5), transposed and reversed
+    out_base = np.full((9, 16), 99, dtype)
+    out = out_base[1:7, 2:12:2]           # (6, 5), strided, inside a bigger buffer
+    sentinel = out_base.copy()
+    status, executor = _run(g, x, threshold, out, soc="host")
+    self.assertEqual(status, aclnn.ACLNN_SUCCESS)
+    self.assertEqual(executor.kernel, "ReluGrad" if threshold == 0 else "ThresholdGradV2D")
+    np.testing.assert_array_equal(_bits(out), _bits(oracle.threshold_backward(g, x, threshold)))
+    mask = np.ones(out_base.shape, bool)
+    mask[1:7, 2:12:2] = False
+    np.testing.assert_array_equal(_bits(out_base[mask]), _bits(sentinel[mask]))
+    # The inputs are left alone too.
+    self.assertTrue(np.shares_memory(g, g_base))
+
+  def test_transposed_out_and_broadcast_grad(self):
+    rng = np.random.default_rng(4)
+    x = _random((33, 65), np.float32, rng)
+    g = _random((65,), np.float32, rng)
+    out = np.zeros((65, 33), np.float32).T
+    status, executor = _run(g, x, 0.25, out)
+    self.assertEqual(status, aclnn.ACLNN_SUCCESS)
+    self.assertEqual(executor.copies, (True, False, True))
+    np.testing.assert_array_equal(_bits(out), _bits(oracle.threshold_backward(g, x, 0.25)))
+
+  @parameterized.parameters(
+      (np.int8, 127.5, "compare", 127), (np.int8, 128.0, "none_pass", 0),
+      (np.int8, -128.5, "all_pass", 0),
+      (np.int8, -128, "compare", -128), (np.uint8, -0.5, "all_pass", 0),
+      (np.uint8, 2.5, "compare", 2), (np.int32, -2.5, "compare", -3),
+      (np.int64, float("nan"), "none_pass", 0), (np.int64, 2**64 - 1, "none_pass", 0),
+      (np.int64, -2**63, "compare", -2**63), (np.int32, float("-inf"), "all_pass", 0))
+  def test_integer_threshold_params(self, dtype, threshold, mode, k):
+    a = np.zeros(3, dtype)
+    status, _, executor = _plan(a, a, threshold, a.copy(), soc="host")
+    self.assertEqual(status, aclnn.ACLNN_SUCCESS)
+    params = executor.threshold_params
+    self.assertEqual(params["mode"], mode)
+    if mode == "compare":
+      self.assertEqual(params["threshold_int"], k)
+
+  def test_float_threshold_rounded_once_to_float32(self):
+    a = np.zeros(3, np.float16)
+    # 1 + 2^-11 + 2^-40: float32 rounds it to 1 + 2^-11, not to a float16 neighbour.
+    t = 1 + 2**-11 + 2**-40
+    status, _, executor = _plan(a, a, t, a.copy())
+    self.assertEqual(status, aclnn.ACLNN_SUCCESS)
+    self.assertEqual(executor.threshold_params["threshold_f32"], float(np.float32(t)))
+    x = np.array([1, 1 + 2**-10, 1 + 2**-11], np.float32).astype(np.float16)
+    g = np.ones(3, np.float16)
+    out = np.zeros(3, np.float16)
+    self.assertEqual(_run(g, x, t, out)[0], aclnn.ACLNN_SUCCESS)
+    np.testing.assert_array_equal(out, np.array([0, 1, 0], np.float16))
+
+  def test_contiguous_is_zero_copy(self):
+    a = np.ones((3, 4), np.float32)
+    status, ws, executor = _plan(a, a, 0.5, a.copy())
+    self.assertEqual((status, ws, executor.copies), (0, 0, (False, False, False)))
+
+  def test_in_place_out_aliasing_grad(self):
+    rng = np.random.default_rng(5)
+    g = _random(5000, np.float32, rng)
+    x = _random(5000, np.float32, rng)
+    expected = oracle.threshold_backward(g, x, 0.5)
+    self.assertEqual(_run(g, x, 0.5, g)[0], aclnn.ACLNN_SUCCESS)
+    np.testing.assert_array_equal(_bits(g), _bits(expected))
+
+  @parameterized.parameters("Ascend910", "Ascend910B", "Ascend950")
+  def test_socs_and_core_counts(self, soc):
+    rng = np.random.default_rng(6)
+    for core_num in (1, 3, 48, None):
+      g, x = _random(50001, np.float16, rng), _random(50001, np.float16, rng)
+      out = np.zeros(50001, np.float16)
+      executor = self._check(g, x, 0.25, out, soc=soc, core_num=core_num)
+      self.assertLessEqual(executor.tiling["block_dim"], core_num or 48)
+
+  def test_many_threads(self):
+    def work(seed):
+      rng = np.random.default_rng(seed)
+      dtype = HOST_DTYPES[seed % len(HOST_DTYPES)]
+      g = _random((17, 1), dtype, rng)
+      x = _random((17, 301), dtype, rng)
+      out = np.zeros((301, 17), dtype).T
+      threshold = 0.0 if seed % 3 == 0 else 0.5
+      status, _ = _run(g, x, threshold, out, soc="host")
+      return status, out, oracle.threshold_backward(g, x, threshold)
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+      for status, out, expected in pool.map(work, range(48)):
+        self.assertEqual(status, aclnn.ACLNN_SUCCESS)
+        np.testing.assert_array_equal(_bits(out), _bits(expected))
+
+  @hypothesis.settings(max_examples=60, deadline=None)
+  @hypothesis.given(
+      dtype=st.sampled_from(HOST_DTYPES),
+      shapes=st.tuples(st.lists(st.integers(1, 6), max_size=4),
+                       st.lists(st.integers(1, 6), max_size=4)),
+      threshold=st.one_of(st.floats(-5, 5), st.integers(-300, 300), st.just(0.0)),
+      seed=st.integers(0, 2**32 - 1))
+  def test_property_values(self, dtype, shapes, threshold, seed):
+    g_shape, x_shape = map(tuple, shapes)
+    # Make the shapes broadcast: where they disagree, set x's dim to 1.
+    x_shape = list(x_shape)
+    for i in range(1, min(len(g_shape), len(x_shape)) + 1):
+      if g_shape[-i] != x_shape[-i] and g_shape[-i] != 1:
+        x_shape[-i] = 1
+    x_shape = tuple(x_shape)
+    rng = np.random.default_rng(seed)
+    g, x = _random(g_shape, dtype, rng), _random(x_shape, dtype, rng)
+    out = np.zeros(np.broadcast_shapes(g_shape, x_shape), dtype)
+    self._check(g, x, threshold, out)
+
+
+@needs_native
+class TilingTest(parameterized.TestCase):
+
+  @parameterized.parameters((np.float32, 6976), (np.float16, 13952), (np.int32, 6144),
+                            (BF16, 9728), (np.int8, 13824), (np.uint8, 13824),
+                            (np.int64, 3072), (np.float64, 3072))
+  def test_tile_data_num(self, dtype, expected):
+    self.assertEqual(aclnn.threshold_grad_v2_d_tiling(1 << 20, dtype)["tile_data_num"], expected)
+    self.assertEqual(aclnn.relu_grad_tiling(1 << 20, dtype)["tile_data_num"], expected)
+
+  def test_worked_values(self):
+    t = aclnn.threshold_grad_v2_d_tiling(100000, np.float32)
+    self.assertEqual((t["block_dim"], t["tail_block_num"], t["small_core_data_num"],
+                      t["big_core_data_num"]), (48, 27, 2048, 2112))
+    t = aclnn.threshold_grad_v2_d_tiling(1 * 2 * 8 * 16, np.float32)
+    self.assertEqual((t["block_dim"], t["small_core_data_num"], t["big_core_data_num"],
+                      t["small_tail_data_num"], t["big_tail_data_num"]), (1, 256, 320, 256, 320))
+    self.assertEqual(t["tiling_key"], 0)
+
+  def test_executor_tiling_matches(self):
+    g = np.ones(100000, np.float32)
+    status, _, executor = _plan(g, g, 0.5, g.copy())
+    self.assertEqual(status, 0)
+    self.assertEqual(executor.tiling, aclnn.threshold_grad_v2_d_tiling(100000, np.float32))
+    self.assertEqual(set(executor.tiling) - {"total_num"},
+                     {"block_dim", "tiling_key", "tile_data_num", "small_core_data_num",
+                      "big_core_data_num", "final_small_tile_num", "final_big_tile_num",
+                      "small_tail_data_num", "big_tail_data_num", "tail_block_num"})
+
+  def test_failures(self):
+    with self.assertRaisesRegex(ValueError, "0"):
+      aclnn.threshold_grad_v2_d_tiling(0, np.float32)
+    with self.assertRaisesRegex(ValueError, "int16"):
+      aclnn.threshold_grad_v2_d_tiling(10, np.int16)
+    with self.assertRaisesRegex(ValueError, "ub_size"):
+      aclnn.threshold_grad_v2_d_tiling(10, np.float32, ub_size=1024)
+
+  @hypothesis.settings(max_examples=300, deadline=None)
+  @hypothesis.given(n=st.integers(1, 10**9), dtype=st.sampled_from(HOST_DTYPES),
+                    ub_size=st.integers(4096, 1 << 20), core_num=st.integers(1, 128),
+                    relu=st.booleans())
+  def test_property_tiling(self, n, dtype, ub_size, core_num, relu):
+    fn = aclnn.relu_grad_tiling if relu else aclnn.threshold_grad_v2_d_tiling
+    size = np.dtype(dtype).itemsize
+    try:
+      t = fn(n, dtype, ub_size=ub_size, core_num=core_num)
+    except ValueError:
+      divisor = {1: 14, 2: 10 if dtype == BF16 else 7, 4: 7 if dtype == np.float32 else 8,
+                 8: 8}[size]
+      self.assertEqual((ub_size // 256) // divisor, 0)  # only a UB too small may fail
+      return
+    self.assertEqual(t["total_num"], n)
+    self.assertTrue(1 <= t["block_dim"] <= core_num)
+    self.assertLess(t["tail_block_num"], t["block_dim"])
+    self.assertEqual(t["big_core_data_num"], t["small_core_data_num"] + 256 // size)
+    big, small = t["tail_block_num"], t["block_dim"] - t["tail_block_num"]
+    covered = big * t["big_core_data_num"] + small * t["small_core_data_num"]
+    # The cores cover n exactly once the last one is clipped: less than a block of slack, and
+    # the last core starts inside the tensor.
+    self.assertGreaterEqual(covered, n)
+    self.assertLess(covered - n, 256 // size)
+    last = t["small_core_data_num"] if small else t["big_core_data_num"]
+    self.assertLess(covered - last, n)
+    for kind in ("small", "big"):
+      count = t[f"{kind}_core_data_num"]
+      tiles, tail = t[f"final_{kind}_tile_num"], t[f"{kind}_tail_data_num"]
+      self.assertTrue(1 <= tail <= t["tile_data_num"])
+      self.assertEqual((tiles - 1) * t["tile_data_num"] + tail, count)
+    self.assertEqual(t["tile_data_num"] * size % 256, 0)
+    if t["tile_data_num"] >= n:
+      self.assertEqual(t["block_dim"], 1)
+
+
+class NativePathsTest(absltest.TestCase):
+
+  def test_paths(self):
+    from jax_threshold import native_paths
+    self.assertTrue(native_paths.get_include().endswith(os.path.join("jax_threshold", "include")))
+    self.assertTrue(native_paths.get_lib().endswith(os.path.join("jax_threshold", "lib")))
+
+  @needs_native
+  def test_installed_layout(self):
+    from jax_threshold import native_paths
+    header = os.path.join(native_paths.get_include(), "jax_threshold",
+                          "aclnn_threshold_backward.h")
+    lib = os.path.join(native_paths.get_lib(), "libjax_threshold_aclnn.so")
+    if not os.path.exists(lib):
+      self.skipTest("not an installed package (built in place): no jax_threshold/lib")
+    self.assertTrue(os.path.exists(header), header)
+
+
+if __name__ == "__main__":
+  absltest.main()
