@@ -1,0 +1,70 @@
+// XLA FFI handlers of threshold_backward: the custom call that `threshold_backward_p` lowers to
+// with implementation="ffi". Each call runs the aclnn two-phase executor (phase one: validate,
+// plan, size the workspace; phase two: run) on the AscendC kernels.
+//
+// Targets (versioned: a changed ABI gets a new name, so old exported modules keep theirs):
+//   jax_threshold_threshold_backward_v1
+//       operands (grad_output, x, threshold), result out. The threshold is a CPU buffer read on
+//       the host: 0-d, or batched by vmap (a shape that broadcasts to out's): one custom call
+//       for the whole batch, the handler running the executor once per threshold element on
+//       the strided views of grad_output / x / out that element covers.
+//   jax_threshold_threshold_backward_static_v1
+//       operands (grad_output, x), result out; the threshold is a compile-time constant carried
+//       in attributes: threshold_dtype (string: "float32", "float64", "int8", "uint8", "int32",
+//       "int64"), threshold_float (f64, exact for float32 / float64 values), threshold_int (i64,
+//       exact for every integer dtype). The scalar handed to the executor has threshold_dtype,
+//       so both targets compare exactly as SPEC section 1 says.
+//
+// Both accept any dtype the executor does (SocVersion::kHost), any rank (0-d too), empty and
+// broadcasting operands. Before phase one the handler drops out's size-1 dims and merges dims
+// along which every operand is contiguous (or broadcast), so the executor sees few dims; rank > 8
+// left after that (alternating broadcasts) is looped over like batched thresholds. Anything phase
+// one rejects comes back as an ffi::Error whose message carries the aclnn status code, its name
+// and aclGetRecentErrMsg()'s reason; a failed run likewise (status from
+// aclnnThresholdBackwardRunStatus).
+//
+// CPU threading (see xla_thread_pool_stream.h): outputs of at most kInlineMaxBytes run inline on
+// the calling thread with core_num 1 (one kernel block is cheaper than handing work to the pool).
+// Larger ones are tiled for core_num = intra-op pool threads + 1 (the calling thread works too),
+// clamped to [1, kMaxCores]; the handler returns an ffi::Future that the executors' on_done
+// callbacks complete. No pool thread ever waits on another task.
+// Workspace: ffi::ScratchAllocator gives nothing on CPU, so the handler allocates what phase one
+// asks for (kWorkspaceAlignment-aligned, one block for all slices) and frees it with the call's
+// state once the last block has finished.
+//
+// NPU (built with JAX_THRESHOLD_ASCEND; not buildable here): the same two targets are also
+// provided for the "ASCEND" custom-call platform of the JAX Ascend PJRT plugin (JAX platform
+// "ascend"). They take the aclrtStream from ffi::PlatformStream, aclrtMalloc the workspace phase
+// one asks for (never null then), enqueue every slice and synchronise the stream before freeing
+// workspace and executors. The operand target copies the threshold to the host after a stream
+// synchronisation; constant thresholds take the static target and avoid that.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "xla/ffi/api/c_api.h"
+
+namespace jax_threshold::ffi_handler {
+
+inline constexpr char kThresholdBackwardTarget[] = "jax_threshold_threshold_backward_v1";
+inline constexpr char kThresholdBackwardStaticTarget[] =
+    "jax_threshold_threshold_backward_static_v1";
+
+// Outputs up to this size run inline: below it one kernel block does the work in less time than
+// handing blocks to the pool costs (a {float32} tile of ThresholdGradV2D is 27 KiB).
+inline constexpr uint64_t kInlineMaxBytes = 64 * 1024;
+// Upper bound of core_num on the host: more blocks than threads only adds bookkeeping.
+inline constexpr uint32_t kMaxCores = 256;
+inline constexpr uint64_t kWorkspaceAlignment = 512;
+
+struct FfiTarget {
+  const char* name;
+  const char* platform;  // XLA custom-call platform: "cpu" or "ASCEND"
+  XLA_FFI_Handler* handler;
+};
+
+// Every target this build provides.
+std::vector<FfiTarget> FfiTargets();
+
+}  // namespace jax_threshold::ffi_handler

@@ -1,0 +1,239 @@
+// jax_threshold._native: the Python face of the aclnn executor (used by jax_threshold.aclnn),
+// and the XLA FFI handler capsules (used by jax_threshold.ffi).
+//
+// Tensors cross as plain descriptors built in Python — (data address, shape, element strides,
+// aclDataType code) or None for a null pointer — so any NumPy dtype (bfloat16 from ml_dtypes,
+// float8, ...) gets through to phase one, which accepts or rejects it by its aclDataType. The
+// Python side keeps the arrays alive until the executor has run.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "elementwise_tiling.h"
+#include "executor.h"
+#include "host_stream.h"
+#include "jax_threshold/aclnn_threshold_backward.h"
+#include "relu_grad_tiling.h"
+#include "tensor.h"
+#include "threshold_grad_v2_d_tiling.h"
+
+#ifdef JAX_THRESHOLD_HAS_FFI_HANDLER
+#include "ffi_handler.h"
+#endif
+
+namespace nb = nanobind;
+using namespace jax_threshold::aclnn;
+
+namespace {
+
+// Owns an aclOpExecutor for Python.
+class PyExecutor {
+ public:
+  explicit PyExecutor(aclOpExecutor* executor) : executor_(executor) {}
+  ~PyExecutor() { aclDestroyAclOpExecutor(executor_); }
+  PyExecutor(const PyExecutor&) = delete;
+  PyExecutor& operator=(const PyExecutor&) = delete;
+  aclOpExecutor* get() const { return executor_; }
+
+ private:
+  aclOpExecutor* executor_;
+};
+
+struct TensorDeleter {
+  void operator()(aclTensor* t) const { aclDestroyTensor(t); }
+};
+using TensorPtr = std::unique_ptr<aclTensor, TensorDeleter>;
+
+// (address, shape, strides in elements, dtype code) or None -> aclTensor (or null).
+TensorPtr ToTensor(nb::handle desc, const char* name) {
+  if (desc.is_none()) return nullptr;
+  auto [address, shape, strides, dtype] =
+      nb::cast<std::tuple<uintptr_t, std::vector<int64_t>, std::vector<int64_t>, int32_t>>(desc);
+  if (strides.size() != shape.size()) {
+    throw nb::value_error((std::string(name) + ": strides and shape differ in length").c_str());
+  }
+  aclTensor* t = aclCreateTensor(shape.data(), shape.size(), static_cast<aclDataType>(dtype),
+                                 strides.data(), 0, reinterpret_cast<void*>(address));
+  if (t == nullptr) throw nb::value_error((std::string(name) + ": invalid shape").c_str());
+  return TensorPtr(t);
+}
+
+nb::dict TilingDict(const ascend_kernels::ElementwiseTiling& t) {
+  nb::dict d;
+  d["total_num"] = t.total_num;
+  d["block_dim"] = t.block_dim;
+  d["tiling_key"] = t.tiling_key;
+  d["tile_data_num"] = t.tile_data_num;
+  d["small_core_data_num"] = t.small_core_data_num;
+  d["big_core_data_num"] = t.big_core_data_num;
+  d["final_small_tile_num"] = t.final_small_tile_num;
+  d["final_big_tile_num"] = t.final_big_tile_num;
+  d["small_tail_data_num"] = t.small_tail_data_num;
+  d["big_tail_data_num"] = t.big_tail_data_num;
+  d["tail_block_num"] = t.tail_block_num;
+  return d;
+}
+
+PlatformInfo MakePlatform(int32_t soc, uint64_t ub_size, uint32_t core_num) {
+  if (soc < 0 || soc > static_cast<int32_t>(SocVersion::kHost)) {
+    throw nb::value_error(("unknown SoC code " + std::to_string(soc)).c_str());
+  }
+  PlatformInfo info = static_cast<SocVersion>(soc) == SocVersion::kHost ? HostPlatformInfo()
+                                                                          : PlatformInfo{};
+  info.soc = static_cast<SocVersion>(soc);
+  if (ub_size != 0) info.ub_size = ub_size;
+  if (core_num != 0) info.core_num = core_num;
+  return info;
+}
+
+using TilingFn = bool (*)(uint64_t, ascend_kernels::KernelDType, uint64_t, uint64_t,
+                          ascend_kernels::ElementwiseTiling*, std::string*);
+
+nb::dict Tiling(TilingFn fn, uint64_t n, int32_t dtype, uint64_t ub_size, uint64_t core_num) {
+  ascend_kernels::ElementwiseTiling t{};
+  std::string error;
+  if (!fn(n, static_cast<ascend_kernels::KernelDType>(dtype), ub_size, core_num, &t, &error)) {
+    throw nb::value_error(error.c_str());
+  }
+  return TilingDict(t);
+}
+
+}  // namespace
+
+NB_MODULE(_native, m) {
+  m.doc() = "jax_threshold native extension: the aclnn executor and the XLA FFI handlers";
+
+  m.attr("ACLNN_SUCCESS") = ACLNN_SUCCESS;
+  m.attr("ACLNN_ERR_PARAM_NULLPTR") = ACLNN_ERR_PARAM_NULLPTR;
+  m.attr("ACLNN_ERR_PARAM_INVALID") = ACLNN_ERR_PARAM_INVALID;
+  m.attr("ACLNN_ERR_INNER_CREATE_EXECUTOR") = ACLNN_ERR_INNER_CREATE_EXECUTOR;
+  m.attr("ACLNN_ERR_INNER_NULLPTR") = ACLNN_ERR_INNER_NULLPTR;
+  m.attr("ACLNN_ERR_INNER_TILING_ERROR") = ACLNN_ERR_INNER_TILING_ERROR;
+  m.attr("ACLNN_ERR_RUNTIME_ERROR") = ACLNN_ERR_RUNTIME_ERROR;
+  m.attr("WORKSPACE_ALIGNMENT") = kWorkspaceAlignment;
+  m.attr("HOST_CORE_NUM") = HostPlatformInfo().core_num;
+
+  nb::class_<PyExecutor>(m, "Executor")
+      .def_prop_ro("kernel",
+                   [](const PyExecutor& e) {
+                     return std::string(aclnnThresholdBackwardKernelName(e.get()));
+                   })
+      .def_prop_ro("tiling",
+                   [](const PyExecutor& e) -> nb::object {
+                     const ExecutorPlan* p = GetExecutorPlan(e.get());
+                     if (p->kernel == KernelKind::kNone) return nb::none();
+                     return TilingDict(p->tiling());
+                   })
+      .def_prop_ro("threshold_params",
+                   [](const PyExecutor& e) -> nb::object {
+                     const ExecutorPlan* p = GetExecutorPlan(e.get());
+                     if (p->kernel != KernelKind::kThresholdGradV2D) return nb::none();
+                     const auto& t = p->threshold_grad_tiling.threshold;
+                     nb::dict d;
+                     static const char* kModes[] = {"compare", "all_pass", "none_pass"};
+                     d["mode"] = kModes[t.mode];
+                     d["threshold_f32"] = t.threshold_f32;
+                     d["threshold_f64"] = t.threshold_f64;
+                     d["threshold_int"] = t.threshold_int;
+                     return d;
+                   })
+      .def_prop_ro("workspace_size",
+                   [](const PyExecutor& e) { return GetExecutorPlan(e.get())->workspace_size; })
+      .def_prop_ro("copies",
+                   [](const PyExecutor& e) {
+                     const ExecutorPlan* p = GetExecutorPlan(e.get());
+                     return std::make_tuple(p->grad_copy.has_value(), p->x_copy.has_value(),
+                                            p->out_copy.has_value());
+                   },
+                   "(grad_output, x, out): which tensors go through a workspace copy")
+      .def_prop_ro("run_status",
+                   [](const PyExecutor& e) { return aclnnThresholdBackwardRunStatus(e.get()); });
+
+  m.def(
+      "threshold_backward_get_workspace_size",
+      [](nb::handle grad, nb::handle x, nb::handle threshold, nb::handle out, int32_t soc,
+         uint64_t ub_size, uint32_t core_num) {
+        TensorPtr g = ToTensor(grad, "grad_output");
+        TensorPtr xt = ToTensor(x, "x");
+        TensorPtr o = ToTensor(out, "out");
+        std::unique_ptr<aclScalar, void (*)(aclScalar*)> thr(nullptr, [](aclScalar* s) {
+          aclDestroyScalar(s);
+        });
+        if (!threshold.is_none()) {
+          auto [value, dtype] = nb::cast<std::tuple<nb::bytes, int32_t>>(threshold);
+          const uint64_t size = DataTypeSize(static_cast<aclDataType>(dtype));
+          if (value.size() < size) throw nb::value_error("threshold: too few bytes for its dtype");
+          thr.reset(aclCreateScalar(value.c_str(), static_cast<aclDataType>(dtype)));
+        }
+        const PlatformInfo info = MakePlatform(soc, ub_size, core_num);
+        uint64_t ws = 0;
+        aclOpExecutor* executor = nullptr;
+        const aclnnStatus status = aclnnThresholdBackwardGetWorkspaceSize(
+            g.get(), xt.get(), thr.get(), o.get(), &ws, &executor, &info);
+        nb::object py_executor = nb::none();
+        if (status == ACLNN_SUCCESS) {
+          py_executor = nb::cast(new PyExecutor(executor), nb::rv_policy::take_ownership);
+        }
+        return nb::make_tuple(status, ws, py_executor);
+      },
+      nb::arg("grad_output").none(), nb::arg("x").none(), nb::arg("threshold").none(),
+      nb::arg("out").none(), nb::arg("soc"), nb::arg("ub_size") = 0, nb::arg("core_num") = 0,
+      "Phase one. Tensors are (address, shape, element strides, aclDataType) or None; the "
+      "threshold is (value bytes, aclDataType) or None. Returns (status, workspace_size, "
+      "Executor or None). ub_size / core_num 0: the SoC's defaults.");
+
+  m.def(
+      "threshold_backward",
+      [](uintptr_t workspace, uint64_t workspace_size, PyExecutor* executor) {
+        aclOpExecutor* e = executor == nullptr ? nullptr : executor->get();
+        nb::gil_scoped_release release;  // kernels run on this thread and std::threads
+        return aclnnThresholdBackward(reinterpret_cast<void*>(workspace), workspace_size, e,
+                                      nullptr);
+      },
+      nb::arg("workspace"), nb::arg("workspace_size"), nb::arg("executor").none(),
+      "Phase two, synchronous. workspace is an address (0: null).");
+
+  m.def("recent_error_message", [] { return std::string(aclGetRecentErrMsg()); },
+        "Why the last failing call on this thread failed (aclGetRecentErrMsg).");
+
+  m.def(
+      "threshold_grad_v2_d_tiling",
+      [](uint64_t n, int32_t dtype, uint64_t ub_size, uint64_t core_num) {
+        return Tiling(&ThresholdGradV2DTiling, n, dtype, ub_size, core_num);
+      },
+      nb::arg("num_elements"), nb::arg("dtype"), nb::arg("ub_size"), nb::arg("core_num"));
+  m.def(
+      "relu_grad_tiling",
+      [](uint64_t n, int32_t dtype, uint64_t ub_size, uint64_t core_num) {
+        return Tiling(&ReluGradTiling, n, dtype, ub_size, core_num);
+      },
+      nb::arg("num_elements"), nb::arg("dtype"), nb::arg("ub_size"), nb::arg("core_num"));
+
+  // --- XLA FFI handler capsules (ffi_handler.h) ---
+  // Registered with XLA by jax_threshold/ffi.py. A list, not a dict: one target name may have a
+  // handler per platform ("cpu", and "ASCEND" in NPU builds).
+#ifdef JAX_THRESHOLD_HAS_FFI_HANDLER
+  m.attr("HAS_FFI_HANDLER") = true;
+  m.def(
+      "ffi_handlers",
+      [] {
+        nb::list handlers;
+        for (const auto& target : jax_threshold::ffi_handler::FfiTargets()) {
+          handlers.append(nb::make_tuple(target.name, target.platform,
+                                         nb::capsule(reinterpret_cast<void*>(target.handler))));
+        }
+        return handlers;
+      },
+      "[(target name, XLA platform, handler PyCapsule)] for jax.ffi.register_ffi_target.");
+  m.attr("FFI_INLINE_MAX_BYTES") = jax_threshold::ffi_handler::kInlineMaxBytes;
+#else
+  m.attr("HAS_FFI_HANDLER") = false;
+#endif
+  // --- end of XLA FFI handler capsules ---
+}

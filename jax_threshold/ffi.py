@@ -1,0 +1,137 @@
+"""The XLA FFI custom call of threshold_backward: implementation "ffi".
+
+Importing this module (jax_threshold's __init__ does, when the compiled
+extension exists) registers the native handlers with XLA and the MLIR lowering
+with `lowering.register_lowering_implementation`. The handlers run the aclnn
+two-phase executor on the AscendC kernels (cpp/ffi_handler.h).
+
+Targets (versioned; `ffi_targets()` lists them):
+  jax_threshold_threshold_backward_v1: (grad_output, x, threshold) -> out, the
+    threshold an operand (0-d, or batched by vmap: one custom call for the
+    whole batch).
+  jax_threshold_threshold_backward_static_v1: (grad_output, x) -> out, the
+    threshold a compile-time constant in attributes threshold_dtype (str),
+    threshold_float (f64) and threshold_int (i64); used when the lowering sees
+    a 0-d constant threshold. Both keep SPEC section 1's precision: the value
+    reaches the executor in the operand's own dtype.
+
+`out` aliases `grad_output` when their shapes and dtypes match, so XLA can
+compute in place when grad_output dies there (typical in a backward pass).
+
+Exporting: `jax.export` refuses custom calls it does not know. Pass
+`disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(t) for t in
+jax_threshold.ffi_targets()]`; the process that deserializes and runs the
+module must `import jax_threshold` (which registers the targets).
+"""
+
+import numpy as np
+
+import jax
+from jax.interpreters import mlir
+
+from jax_threshold import lowering as _lowering
+
+try:
+  from jax_threshold import _native
+except ImportError as e:  # a source tree without the compiled extension
+  raise ImportError(f"jax_threshold._native is not built ({e})") from e
+
+if not hasattr(_native, "ffi_handlers"):
+  raise ImportError("jax_threshold._native was built without the XLA FFI handler "
+                    "(the XLA FFI headers of jaxlib were not found at build time)")
+
+TARGET = "jax_threshold_threshold_backward_v1"
+STATIC_TARGET = "jax_threshold_threshold_backward_static_v1"
+
+# XLA custom-call platform -> JAX lowering platform. "ASCEND" is the custom-call
+# platform of the community JAX Ascend PJRT plugin, whose JAX platform is "ascend";
+# its handlers exist only in builds with JAX_THRESHOLD_ASCEND.
+_LOWERING_PLATFORM = {"cpu": "cpu", "ASCEND": "ascend"}
+
+# Lowering platforms where "auto" picks the custom call, from the benchmark
+# (benchmarks/bench_threshold_backward.py; the README's "Speed" section has the
+# numbers): on CPU XLA's fused select is faster, so "auto" stays on the reference
+# there. On an Ascend NPU the kernels are the point of the custom call.
+_AUTO_PLATFORMS = frozenset({"ascend"})
+
+# Threshold operand dtypes the static target carries (primitive.py's convention).
+_STATIC_DTYPES = frozenset(np.dtype(d).name for d in (
+    np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64))
+
+
+def ffi_targets() -> tuple[str, ...]:
+  """The custom-call target names this module's lowering emits."""
+  return (TARGET, STATIC_TARGET)
+
+
+def _constant_threshold(threshold: mlir.ir.Value, aval):
+  """The Python value of a 0-d threshold that is a `stablehlo.constant`, else None.
+
+  Only visible when JAX lowers the equation inline (lowering.py registers the
+  rule as not cacheable); a cached lowering sees a block argument and takes
+  the operand target, which is just as exact.
+  """
+  if aval.shape != () or np.dtype(aval.dtype).name not in _STATIC_DTYPES:
+    return None
+  try:
+    op = threshold.owner
+    if not hasattr(op, "operation") or op.operation.name != "stablehlo.constant":
+      return None
+    splat = mlir.ir.DenseElementsAttr(op.attributes["value"]).get_splat_value()
+    if np.issubdtype(aval.dtype, np.integer):
+      return int(mlir.ir.IntegerAttr(splat).value)
+    return float(mlir.ir.FloatAttr(splat).value)
+  except Exception:  # pylint: disable=broad-except  (anything unexpected: use the operand)
+    return None
+
+
+def _static_attributes(value, dtype: np.dtype) -> dict:
+  """threshold_dtype/threshold_float/threshold_int with the handler's attribute types."""
+  if np.issubdtype(dtype, np.integer):
+    info = np.iinfo(dtype)
+    if not info.min <= value <= info.max:
+      raise ValueError(f"threshold_backward: constant threshold {value} is out of range "
+                       f"of {dtype.name}")
+    return dict(threshold_dtype=dtype.name, threshold_float=np.float64(0.0),
+                threshold_int=np.int64(value))
+  # A float32 value is exact in float64; the handler narrows it back without rounding.
+  return dict(threshold_dtype=dtype.name, threshold_float=np.float64(value),
+              threshold_int=np.int64(0))
+
+
+def _ffi_lowering(ctx, grad_output, x, threshold, *, implementation):
+  """Lowers threshold_backward to one XLA FFI custom call."""
+  del implementation  # already resolved to "ffi" by lowering.py
+  grad_aval, _, threshold_aval = ctx.avals_in
+  out_aval, = ctx.avals_out
+  aliases = ({0: 0} if (grad_aval.shape == out_aval.shape and grad_aval.dtype == out_aval.dtype)
+             else None)
+  value = _constant_threshold(threshold, threshold_aval)
+  if value is not None:
+    rule = jax.ffi.ffi_lowering(STATIC_TARGET, operand_output_aliases=aliases)
+    return rule(ctx.replace(avals_in=ctx.avals_in[:2]), grad_output, x,
+                **_static_attributes(value, np.dtype(threshold_aval.dtype)))
+  rule = jax.ffi.ffi_lowering(TARGET, operand_output_aliases=aliases)
+  return rule(ctx, grad_output, x, threshold)
+
+
+def _register() -> None:
+  platforms = set()
+  for name, platform, capsule in _native.ffi_handlers():
+    jax.ffi.register_ffi_target(name, capsule, platform=platform)
+    platforms.add(platform)
+  for platform in sorted(platforms):
+    lowering_platform = _LOWERING_PLATFORM.get(platform)
+    if lowering_platform is None:
+      continue
+    try:
+      _lowering.register_lowering_implementation(
+          "ffi", _ffi_lowering, platform=lowering_platform, ffi_targets=ffi_targets(),
+          use_for_auto=lowering_platform in _AUTO_PLATFORMS)
+    except NotImplementedError:
+      # JAX does not know the platform: the NPU build without the Ascend PJRT plugin installed.
+      if platform == "cpu":
+        raise
+
+
+_register()

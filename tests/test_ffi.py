@@ -1,0 +1,474 @@
+"""The XLA FFI custom call ("ffi" implementation) against the reference lowering.
+
+The whole primitive suite already runs through the FFI path (test_primitive.py
+and test_transformations.py are parametrized over available implementations);
+this file covers what is specific to the custom call: the lowered HLO (operand
+and static targets, aliasing, one call per vmap batch), bit-for-bit property
+tests against the reference on random shapes / dtypes / thresholds, sizes that
+take the asynchronous thread-pool path, many Python threads at once, handler
+errors carrying the aclnn status code, the jax.export round trip in a new
+process, and shard_map.
+"""
+
+import concurrent.futures
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+from absl.testing import absltest
+from absl.testing import parameterized
+import hypothesis
+from hypothesis import strategies as st
+import jax
+from jax import export
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+
+import jax_threshold as jt
+from jax_threshold import threshold_operand
+
+HAS_FFI = "ffi" in jt.available_implementations()
+SKIP_REASON = ("the native extension with the XLA FFI handler is not built (implementations: "
+               f"{jt.available_implementations()}); pip install . to build it")
+if HAS_FFI:
+  from jax_threshold import _native
+  from jax_threshold import ffi as jt_ffi
+
+X64 = jax.config.jax_enable_x64
+FLOAT_DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
+INT_DTYPES = [np.int32, np.int8, np.uint8]
+DTYPES = FLOAT_DTYPES + INT_DTYPES + ([np.float64, np.int64] if X64 else [])
+NAN, INF = float("nan"), float("inf")
+# Above _native.FFI_INLINE_MAX_BYTES for every dtype: the asynchronous thread-pool path.
+LARGE = 100_003
+
+_TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _bits(a):
+  a = np.asarray(a)
+  if a.dtype.kind == "f" or a.dtype == ml_dtypes.bfloat16:
+    return a.view(f"u{a.dtype.itemsize}")
+  return a
+
+
+def _threshold_operand_dtype(dtype):
+  return np.float64 if np.dtype(dtype) == np.float64 else np.float32
+
+
+def _random(rng, shape, dtype, threshold=None):
+  """Values of `dtype` that stress the comparison: specials, and neighbours of the threshold."""
+  dtype = np.dtype(dtype)
+  size = int(np.prod(shape, dtype=np.int64))
+  if np.issubdtype(dtype, np.integer):
+    info = np.iinfo(dtype)
+    pool = [info.min, info.min + 1, -1, 0, 1, 2, 3, info.max - 1, info.max]
+    if threshold is not None and np.isfinite(threshold):
+      k = int(np.floor(threshold))
+      pool += [v for v in (k - 1, k, k + 1) if info.min <= v <= info.max]
+    values = np.where(rng.random(size) < 0.5, rng.choice(np.array(pool, np.int64), size),
+                      rng.integers(info.min, info.max, size, endpoint=True))
+    return values.astype(dtype).reshape(shape)
+  pool = [NAN, INF, -INF, 0.0, -0.0, 1e-9, -1e-9, 1.0, -1.0, 2.5]
+  if threshold is not None and np.isfinite(threshold):
+    t32 = np.float32(threshold)
+    pool += [float(np.nextafter(t32, np.float32(-INF))), float(t32),
+             float(np.nextafter(t32, np.float32(INF))), float(threshold)]
+  values = np.where(rng.random(size) < 0.5, rng.choice(np.array(pool), size),
+                    rng.standard_normal(size) * 4)
+  with np.errstate(over="ignore"):  # a huge threshold's neighbours become inf in float16
+    return values.astype(dtype).reshape(shape)
+
+
+def _custom_call_targets(hlo_text):
+  return [line.split("@", 1)[1].split("(", 1)[0] for line in hlo_text.splitlines()
+          if "custom_call @" in line]
+
+
+def _run_python(code, env_extra=None, timeout=240):
+  """Runs `code` in a new interpreter that imports this jax_threshold."""
+  env = dict(os.environ)
+  package_root = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
+  env["PYTHONPATH"] = os.pathsep.join([package_root, _TESTS_DIR, env.get("PYTHONPATH", "")])
+  env.update(env_extra or {})
+  # cwd too: `python -c` puts the working directory first on sys.path, where a checkout's
+  # source tree (without the compiled extension) would shadow the package under test.
+  return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                        timeout=timeout, check=False, cwd=package_root)
+
+
+def _jit_both(fn):
+  return (jax.jit(lambda *a: fn(*a, implementation="reference")),
+          jax.jit(lambda *a: fn(*a, implementation="ffi")))
+
+
+@absltest.skipUnless(HAS_FFI, SKIP_REASON)
+class FfiLoweringTest(parameterized.TestCase):
+
+  def _hlo(self, fn, *args):
+    return jax.jit(fn).lower(*args).as_text()
+
+  def test_targets_are_versioned_and_listed(self):
+    self.assertEqual(set(jt.ffi_targets()),
+                     {"jax_threshold_threshold_backward_v1",
+                      "jax_threshold_threshold_backward_static_v1"})
+    self.assertEqual(jt_ffi.ffi_targets(), jt.ffi_targets())
+    names = {(name, platform) for name, platform, _ in _native.ffi_handlers()}
+    self.assertIn(("jax_threshold_threshold_backward_v1", "cpu"), names)
+    self.assertIn(("jax_threshold_threshold_backward_static_v1", "cpu"), names)
+
+  def test_ffi_lowers_to_the_custom_call_and_reference_to_none(self):
+    g = x = jnp.ones((4, 5), jnp.float32)
+    t = jnp.float32(0.5)
+    ffi_hlo = self._hlo(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"),
+                        g, x, t)
+    ref_hlo = self._hlo(
+        lambda g, x, t: jt.threshold_backward(g, x, t, implementation="reference"), g, x, t)
+    self.assertEqual(_custom_call_targets(ffi_hlo), ["jax_threshold_threshold_backward_v1"])
+    self.assertEqual(_custom_call_targets(ref_hlo), [])
+
+  def test_out_aliases_grad_output_only_when_shapes_match(self):
+    x = jnp.ones((4, 5), jnp.float32)
+    same = self._hlo(lambda g, x: jt.threshold_backward(g, x, 0.5, implementation="ffi"), x, x)
+    self.assertIn("output_operand_alias", same)
+    broadcast = self._hlo(lambda g, x: jt.threshold_backward(g, x, 0.5, implementation="ffi"),
+                          jnp.ones((5,), jnp.float32), x)
+    self.assertNotIn("output_operand_alias", broadcast)
+
+  def test_donated_grad_output_is_computed_in_place_correctly(self):
+    rng = np.random.default_rng(1)
+    x = _random(rng, (LARGE,), np.float32, 0.25)
+    g = _random(rng, (LARGE,), np.float32)
+    expected = jt.threshold_backward(g, x, 0.25, implementation="reference")
+    f = jax.jit(lambda g, x: jt.threshold_backward(g, x, 0.25, implementation="ffi"),
+                donate_argnums=0)
+    np.testing.assert_array_equal(_bits(f(jnp.asarray(g), x)), _bits(expected))
+
+  def test_vmap_is_one_custom_call_for_the_whole_batch(self):
+    g = x = jnp.ones((6, 7), jnp.float32)
+    ts = jnp.linspace(-1, 1, 6, dtype=jnp.float32)
+    f = jax.vmap(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"))
+    self.assertEqual(_custom_call_targets(self._hlo(f, g, x, ts)),
+                     ["jax_threshold_threshold_backward_v1"])
+    nested = jax.vmap(jax.vmap(lambda g, x, t: jt.threshold_backward(g, x, t,
+                                                                     implementation="ffi")))
+    hlo = self._hlo(nested, jnp.ones((2, 3, 4)), jnp.ones((2, 3, 4)), jnp.ones((2, 3)))
+    self.assertEqual(len(_custom_call_targets(hlo)), 1)
+
+  def test_grad_runs_through_the_custom_call(self):
+    x = jnp.linspace(-2, 2, 9, dtype=jnp.float32)
+    f = jax.grad(lambda x: jt.threshold(x, 0.5, -1.0, implementation="ffi").sum())
+    self.assertTrue(set(_custom_call_targets(self._hlo(f, x))) & set(jt.ffi_targets()))
+    ref = jax.grad(lambda x: jt.threshold(x, 0.5, -1.0, implementation="reference").sum())
+    np.testing.assert_array_equal(_bits(f(x)), _bits(ref(x)))
+
+
+@absltest.skipUnless(HAS_FFI, SKIP_REASON)
+class FfiStaticThresholdTest(parameterized.TestCase):
+  """A constant threshold lowers to the static target when JAX lowers the equation inline."""
+
+  def setUp(self):
+    super().setUp()
+    # JAX lowers a cacheable primitive as an outlined function, where a literal threshold is a
+    # block argument; lowering it inline (as lowering.py does when it registers the rule with
+    # cacheable=False) shows the constant. Force it here so this path is always tested.
+    from jax._src.interpreters import mlir as mlir_internal  # pylint: disable=g-import-not-at-top
+    uncacheable = getattr(mlir_internal, "_uncacheable_primitives", None)
+    if uncacheable is None:
+      self.skipTest("this JAX has no _uncacheable_primitives")
+    if jt.threshold_backward_p not in uncacheable:
+      uncacheable.add(jt.threshold_backward_p)
+      self.addCleanup(uncacheable.discard, jt.threshold_backward_p)
+
+  @parameterized.product(
+      dtype=DTYPES,
+      threshold=[0.0, -0.0, 1.0, 2.5, -1, 1e-9, NAN, INF, -INF, 127, 255, -129, 2**31, 1e30])
+  def test_static_target_matches_reference(self, dtype, threshold):
+    rng = np.random.default_rng(7)
+    x = _random(rng, (3, 33), dtype, threshold)
+    g = _random(rng, (33,), dtype)
+    ref, ffi = _jit_both(lambda g, x, implementation: jt.threshold_backward(
+        g, x, threshold, implementation=implementation))
+    self.assertEqual(_custom_call_targets(ffi.lower(g, x).as_text()),
+                     ["jax_threshold_threshold_backward_static_v1"])
+    np.testing.assert_array_equal(_bits(ffi(g, x)), _bits(ref(g, x)))
+
+  def test_static_attributes_have_the_handler_types(self):
+    x = np.ones(3, np.float32)
+    hlo = jax.jit(lambda g, x: jt.threshold_backward(g, x, 0.1, implementation="ffi")).lower(
+        x, x).as_text()
+    self.assertIn('threshold_dtype = "float32"', hlo)
+    self.assertRegex(hlo, r"threshold_float = [-0-9.e+]+ : f64")
+    self.assertIn("threshold_int = 0 : i64", hlo)
+
+
+@absltest.skipUnless(HAS_FFI, SKIP_REASON)
+class FfiMatchesReferenceTest(parameterized.TestCase):
+
+  @hypothesis.settings(max_examples=60, deadline=None,
+                       suppress_health_check=[hypothesis.HealthCheck.too_slow])
+  @hypothesis.given(
+      dtype=st.sampled_from(DTYPES),
+      shapes=st.sampled_from([((), ()), ((1,), ()), ((5,), (5,)), ((3, 1), (1, 4)),
+                              ((2, 3, 4), (4,)), ((0, 3), (1, 3)), ((2, 1, 3, 1), (5, 3, 1)),
+                              ((1, 1, 1, 1, 1, 1, 1, 2), (2,)), ((257,), (1,))]),
+      swap=st.booleans(),
+      threshold=st.one_of(
+          st.sampled_from([0.0, -0.0, NAN, INF, -INF, 1e-9, -1e-9, 0.5, 2.5, -2.5, 127, 128,
+                           -128, -129, 255, 256, 2**24 + 1, 2**31, -2**31 - 1, 1e30]),
+          st.floats(-300, 300, allow_nan=False), st.integers(-300, 300)),
+      seed=st.integers(0, 2**32 - 1))
+  def test_property_bit_for_bit(self, dtype, shapes, swap, threshold, seed):
+    g_shape, x_shape = shapes[::-1] if swap else shapes
+    rng = np.random.default_rng(seed)
+    g, x = _random(rng, g_shape, dtype), _random(rng, x_shape, dtype, threshold)
+    # A traced threshold (the operand target, compiled once per shape/dtype) ...
+    ref, ffi = _jit_both(jt.threshold_backward)
+    t_op = threshold_operand.canonicalize_threshold(threshold, np.dtype(dtype))
+    expected = ref(g, x, t_op)
+    np.testing.assert_array_equal(_bits(ffi(g, x, t_op)), _bits(expected))
+    # ... and the same value as a constant.
+    ffi_const = jax.jit(lambda g, x: jt.threshold_backward(g, x, threshold, implementation="ffi"))
+    ref_const = jax.jit(lambda g, x: jt.threshold_backward(g, x, threshold,
+                                                           implementation="reference"))
+    np.testing.assert_array_equal(_bits(ffi_const(g, x)), _bits(ref_const(g, x)))
+
+  @parameterized.product(dtype=DTYPES, threshold=[0.0, 0.5, -1.0, NAN])
+  def test_large_inputs_take_the_thread_pool_path(self, dtype, threshold):
+    rng = np.random.default_rng(3)
+    size = LARGE if np.dtype(dtype).itemsize > 1 else 4 * LARGE
+    self.assertGreater(size * np.dtype(dtype).itemsize, _native.FFI_INLINE_MAX_BYTES)
+    x = _random(rng, (size,), dtype, threshold)
+    g = _random(rng, (size,), dtype)
+    ref, ffi = _jit_both(jt.threshold_backward)
+    t = np.asarray(threshold, _threshold_operand_dtype(dtype))
+    np.testing.assert_array_equal(_bits(ffi(g, x, t)), _bits(ref(g, x, t)))
+
+  @parameterized.named_parameters(
+      # Above the executor's rank limit of 8: merged, or (alternating broadcasts) looped over.
+      ("rank10_mergeable", (2, 1, 1, 2, 1, 1, 2, 1, 1, 3), (2, 1, 1, 2, 1, 1, 2, 1, 1, 1)),
+      ("rank10_alternating", (2, 1, 2, 1, 2, 1, 2, 1, 2, 1), (1, 2, 1, 2, 1, 2, 1, 2, 1, 2)),
+      ("rank9_lower_rank_x", (3, 1, 2, 1, 2, 1, 2, 1, 2), (2, 1, 2, 1, 2, 1, 2)),
+      ("rank12_empty", (2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 0, 1), (1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 1)),
+      ("empty_broadcast", (3, 1), (1, 0)),
+      ("scalar_and_vector", (), (5,)),
+  )
+  def test_shapes_beyond_the_executor_limits(self, g_shape, x_shape):
+    rng = np.random.default_rng(10)
+    g, x = _random(rng, g_shape, np.float32), _random(rng, x_shape, np.float32, 0.25)
+    ref, ffi = _jit_both(jt.threshold_backward)
+    np.testing.assert_array_equal(_bits(ffi(g, x, np.float32(0.25))),
+                                  _bits(ref(g, x, np.float32(0.25))))
+
+  def test_vmap_with_an_empty_batch_or_empty_rows(self):
+    for g_shape, t_shape in (((0, 5), (0,)), ((3, 0), (3,))):
+      g = np.ones(g_shape, np.float32)
+      f = jax.jit(jax.vmap(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi")))
+      out = f(g, g, np.zeros(t_shape, np.float32))
+      self.assertEqual(out.shape, g_shape)
+
+  def test_large_broadcast_input(self):
+    rng = np.random.default_rng(4)
+    x = _random(rng, (300, 1, 257), np.float32, 0.5)
+    g = _random(rng, (7, 1), np.float32)
+    ref, ffi = _jit_both(jt.threshold_backward)
+    np.testing.assert_array_equal(_bits(ffi(g, x, np.float32(0.5))),
+                                  _bits(ref(g, x, np.float32(0.5))))
+
+  @parameterized.parameters(
+      ((6, 50), (0, 0, 0)), ((6, 50), (None, None, 0)), ((6, 50), (0, None, 0)),
+      ((6, 4000), (0, 0, 0)), ((6, 4000), (1, 1, 0)), ((6, 4000), (None, 0, 0)))
+  def test_vmap_over_thresholds(self, shape, in_axes):
+    rng = np.random.default_rng(5)
+    batch = shape[0]
+    g = _random(rng, shape, np.float32)
+    x = _random(rng, shape, np.float32, 0.5)
+    def arg(a, axis):
+      if axis is None:
+        return a[0]
+      return jnp.moveaxis(a, 0, axis)
+    ts = np.array([0.0, 0.5, -1.0, NAN, INF, 2.0][:batch], np.float32)
+    outs = []
+    for impl in ("reference", "ffi"):
+      f = jax.jit(jax.vmap(lambda g, x, t, impl=impl: jt.threshold_backward(
+          g, x, t, implementation=impl), in_axes=in_axes))
+      outs.append(f(arg(g, in_axes[0]), arg(x, in_axes[1]), ts))
+    np.testing.assert_array_equal(_bits(outs[1]), _bits(outs[0]))
+
+  def test_nested_vmap_with_integer_thresholds(self):
+    rng = np.random.default_rng(6)
+    x = _random(rng, (3, 4, 70), np.int8, 0)
+    g = _random(rng, (3, 4, 70), np.int8)
+    ts = rng.integers(-128, 127, (3, 4)).astype(np.int8)
+    outs = []
+    for impl in ("reference", "ffi"):
+      f = jax.jit(jax.vmap(jax.vmap(lambda g, x, t, impl=impl: jt.threshold_backward(
+          g, x, t, implementation=impl))))
+      outs.append(f(g, x, ts))
+    np.testing.assert_array_equal(outs[1], outs[0])
+
+  def test_many_threads_call_one_jitted_function(self):
+    ffi = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"))
+    ref = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="reference"))
+    rng = np.random.default_rng(8)
+    cases = []
+    for i in range(24):
+      size = LARGE if i % 2 else 1000  # both the pool path and the inline path
+      t = np.float32(rng.standard_normal())
+      cases.append((_random(rng, (size,), np.float32), _random(rng, (size,), np.float32, t), t))
+    expected = [np.asarray(ref(*c)) for c in cases]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+      for _ in range(3):
+        results = list(pool.map(lambda c: np.asarray(ffi(*c)), cases))
+        for got, want in zip(results, expected):
+          np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+@absltest.skipUnless(HAS_FFI, SKIP_REASON)
+class FfiErrorTest(parameterized.TestCase):
+  """Direct custom calls that phase one (or the handler) rejects."""
+
+  def _call(self, target, out_shape, out_dtype, *args, **attrs):
+    f = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(out_shape, out_dtype))
+    return jax.block_until_ready(jax.jit(lambda *a: f(*a, **attrs))(*args))
+
+  def test_unsupported_dtype_reports_the_aclnn_status(self):
+    g = x = jnp.ones((4,), jnp.int16)
+    with self.assertRaisesRegex(Exception, r"161002.*ACLNN_ERR_PARAM_INVALID(.|\n)*int16"):
+      self._call(jt_ffi.TARGET, (4,), jnp.int16, g, x, jnp.int16(0))
+
+  def test_grad_output_and_x_dtypes_differ(self):
+    with self.assertRaisesRegex(Exception, "161002"):
+      self._call(jt_ffi.TARGET, (4,), jnp.float32, jnp.ones((4,), jnp.float32),
+                 jnp.ones((4,), jnp.int32), jnp.float32(0))
+
+  def test_out_shape_is_not_the_broadcast_shape(self):
+    with self.assertRaisesRegex(Exception, "161002"):
+      self._call(jt_ffi.TARGET, (5,), jnp.float32, jnp.ones((4,), jnp.float32),
+                 jnp.ones((4,), jnp.float32), jnp.float32(0))
+
+  def test_non_broadcasting_batched_threshold(self):
+    with self.assertRaisesRegex(Exception, r"threshold \[2,1\] do not broadcast to out \[4,3\]"):
+      self._call(jt_ffi.TARGET, (4, 3), jnp.float32, jnp.ones((4, 3), jnp.float32),
+                 jnp.ones((4, 3), jnp.float32), jnp.zeros((2, 1), jnp.float32))
+
+  def test_static_target_rejects_an_unknown_threshold_dtype(self):
+    x = jnp.ones((4,), jnp.float32)
+    with self.assertRaisesRegex(Exception, "threshold_dtype"):
+      self._call(jt_ffi.STATIC_TARGET, (4,), jnp.float32, x, x, threshold_dtype="complex64",
+                 threshold_float=np.float64(0), threshold_int=np.int64(0))
+
+  def test_static_target_rejects_an_out_of_range_integer(self):
+    x = jnp.ones((4,), jnp.int8)
+    with self.assertRaisesRegex(Exception, "out of range"):
+      self._call(jt_ffi.STATIC_TARGET, (4,), jnp.int8, x, x, threshold_dtype="int8",
+                 threshold_float=np.float64(0), threshold_int=np.int64(300))
+
+  def test_direct_calls_of_both_targets_compute(self):
+    # The seed's example (SPEC section 1), threshold 1.0 and 0.0.
+    g = np.array([4.5, 4.4, 4.3, 4.2], np.float32)
+    x = np.array([0.2, 1.2, 2.2, 3.2], np.float32)
+    out = self._call(jt_ffi.TARGET, (4,), jnp.float32, g, x, np.float32(1.0))
+    np.testing.assert_array_equal(out, np.array([0, 4.4, 4.3, 4.2], np.float32))
+    out = self._call(jt_ffi.STATIC_TARGET, (4,), jnp.float32, g, x, threshold_dtype="float32",
+                     threshold_float=np.float64(0.0), threshold_int=np.int64(0))
+    np.testing.assert_array_equal(out, g)
+
+
+_EXPORT_CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import jax
+    from jax import export
+    import jax_threshold  # registers the FFI targets
+    with open(sys.argv[1], "rb") as f:
+      exported = export.deserialize(bytearray(f.read()))
+    data = np.load(sys.argv[2])
+    out = exported.call(data["g"], data["x"], data["t"])
+    np.save(sys.argv[3], np.asarray(out))
+""")
+
+
+@absltest.skipUnless(HAS_FFI, SKIP_REASON)
+class FfiExportTest(parameterized.TestCase):
+
+  def _f(self):
+    return jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"))
+
+  def test_export_needs_the_targets_allowed(self):
+    args = (jnp.ones((3,), jnp.float32),) * 2 + (jnp.float32(0),)
+    with self.assertRaisesRegex(Exception, "custom call"):
+      export.export(self._f())(*args)
+
+  def test_round_trip_in_a_new_process(self):
+    try:
+      import flatbuffers  # pylint: disable=g-import-not-at-top,unused-import
+    except ImportError:
+      self.skipTest("jax.export serialization needs the 'flatbuffers' package")
+    rng = np.random.default_rng(9)
+    g = _random(rng, (2, LARGE // 2), np.float32)
+    x = _random(rng, (2, LARGE // 2), np.float32, 0.5)
+    t = np.float32(0.5)
+    exported = export.export(
+        self._f(),
+        disabled_checks=[export.DisabledSafetyCheck.custom_call(n) for n in jt.ffi_targets()],
+    )(g, x, t)
+    self.assertIn("jax_threshold_threshold_backward_v1", exported.mlir_module())
+    expected = np.asarray(jt.threshold_backward(g, x, t, implementation="reference"))
+    with tempfile.TemporaryDirectory() as tmp:
+      module, data, out = (os.path.join(tmp, n) for n in ("f.bin", "in.npz", "out.npy"))
+      with open(module, "wb") as f:
+        f.write(exported.serialize())
+      np.savez(data, g=g, x=x, t=t)
+      child = os.path.join(tmp, "child.py")
+      with open(child, "w") as f:
+        f.write(_EXPORT_CHILD)
+      code = f"import runpy, sys; sys.argv = {[child, module, data, out]!r}; " \
+             f"runpy.run_path({child!r}, run_name='__main__')"
+      proc = _run_python(code)
+      self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+      np.testing.assert_array_equal(_bits(np.load(out)), _bits(expected))
+
+
+_SHARD_MAP_CHILD = textwrap.dedent("""
+    import numpy as np
+    import jax, jax.numpy as jnp
+    from jax.sharding import Mesh, PartitionSpec as P
+    import jax_threshold as jt
+    assert len(jax.devices()) == 2, jax.devices()
+    mesh = Mesh(np.array(jax.devices()), ("d",))
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal((8, 33)).astype(np.float32)
+    x = rng.standard_normal((8, 33)).astype(np.float32)
+    def run(impl, traced):
+      def body(g, x, t):
+        return jt.threshold_backward(g, x, t if traced else 0.25, implementation=impl)
+      f = jax.shard_map(body, mesh=mesh, in_specs=(P("d"), P("d"), P()), out_specs=P("d"))
+      return np.asarray(jax.jit(f)(g, x, np.float32(0.25)))
+    for traced in (False, True):
+      ref, ffi = run("reference", traced), run("ffi", traced)
+      assert ref.tobytes() == ffi.tobytes(), (traced, ref, ffi)
+      assert (ffi == np.where(x > np.float32(0.25), g, 0)).all()
+    hlo = jax.jit(jax.shard_map(
+        lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"), mesh=mesh,
+        in_specs=(P("d"), P("d"), P()), out_specs=P("d"))).lower(g, x, np.float32(0)).as_text()
+    assert "jax_threshold_threshold_backward_v1" in hlo
+    print("ok")
+""")
+
+
+@absltest.skipUnless(HAS_FFI, SKIP_REASON)
+class FfiShardMapTest(absltest.TestCase):
+
+  def test_shard_map_on_two_cpu_devices(self):
+    flags = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
+    proc = _run_python(_SHARD_MAP_CHILD, {"XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"})
+    self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+    self.assertIn("ok", proc.stdout)
+
+
+if __name__ == "__main__":
+  absltest.main()
