@@ -1,0 +1,35 @@
+// The threshold of a threshold_backward custom call as the handlers hand it to the executor:
+// decoded from the operand target's buffer, or encoded from the static target's attributes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "jax_threshold/aclnn_threshold_backward.h"
+#include "xla/ffi/api/ffi.h"
+
+namespace jax_threshold::ffi_handler {
+
+// The threshold as the handler sees it: host bytes of `count` elements of `dtype` (row-major,
+// shape `dims`; empty dims and one element for a scalar).
+struct ThresholdValues {
+  aclnn::aclDataType dtype = aclnn::ACL_DT_UNDEFINED;
+  const char* data = nullptr;
+  size_t element_bytes = 0;
+  std::vector<int64_t> dims;
+};
+
+// The static target's threshold, stored in its own dtype so the executor sees the same scalar as
+// through the operand target. `threshold.data` points into `storage` on success; an unknown
+// threshold_dtype, or a value that threshold_dtype cannot hold exactly, is kInvalidArgument.
+xla::ffi::Error EncodeStaticThreshold(std::string_view dtype_name, double value_float,
+                                      int64_t value_int, ThresholdValues& threshold,
+                                      unsigned char (&storage)[8]);
+
+// The operand target's threshold buffer, read in place (on the NPU the caller replaces `data`
+// with a host copy).
+ThresholdValues OperandThreshold(const xla::ffi::AnyBuffer& threshold);
+
+}  // namespace jax_threshold::ffi_handler
