@@ -212,7 +212,7 @@ class ThresholdBackwardValuesTest(parameterized.TestCase):
 
   def test_primitive_bind_directly(self):
     x = np.array([-1.0, 0.5, 2.0], np.float32)
-    out = jt.threshold_backward_p.bind(jnp.ones(3), jnp.asarray(x), jnp.float32(0.4),
+    out = jt.threshold_backward_p.bind(jnp.ones(3, jnp.float32), jnp.asarray(x), jnp.float32(0.4),
                                        implementation=self.implementation)
     self.assertBitsEqual(out, np.array([0.0, 1.0, 1.0], np.float32))
 

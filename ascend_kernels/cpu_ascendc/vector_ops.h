@@ -3,9 +3,10 @@
 //
 // Each checks the hardware's rules (operand types the Atlas A2 vector unit accepts, 32-byte
 // aligned UB operands that hold `count` elements, CompareScalar's whole 256-byte repeats, no
-// partial overlap between dst and a source) and then runs a plain loop over restrict pointers
-// that g++ -O3 vectorises. int64_t / double operands are a host-only extension (float64 and
-// int64 run on the CPU SoC only); the kernels guard those paths at compile time.
+// partial overlap between dst and a source) once per call, then runs the loop in vector_loops.h
+// (SSE2/AVX2, or vectorised by g++ -O3; no per-element checks). int64_t / double operands are a
+// host-only extension (float64 and int64 run on the CPU SoC only); the kernels guard those paths
+// at compile time.
 #pragma once
 
 #include <cmath>
@@ -16,6 +17,7 @@
 #include "ascendc_types.h"
 #include "local_tensor.h"
 #include "precondition.h"
+#include "vector_loops.h"
 
 namespace AscendC {
 namespace internal {
@@ -34,51 +36,38 @@ inline void CheckOverlap(const void* dst, uint64_t dst_bytes, const void* src, u
   CPU_ASCENDC_CHECK(disjoint || d == s, api, "dst and src partially overlap");
 }
 
-// dst[i] = f(src[i]); in place when dst == src (then through one pointer, so restrict holds).
+// dst[i] = f(src[i]) over distinct arrays.
 template <typename D, typename S, typename F>
-inline void MapDistinct(D* __restrict dst, const S* __restrict src, uint64_t n, F f) {
-  for (uint64_t i = 0; i < n; ++i) dst[i] = f(src[i]);
+inline void MapDistinct(D* dst, const S* src, uint64_t n, F f) {
+  cpu_ascendc::loops::MapDistinct(dst, src, n, f);
 }
-template <typename T, typename F>
-inline void MapInPlace(T* p, uint64_t n, F f) {
-  for (uint64_t i = 0; i < n; ++i) p[i] = f(p[i]);
-}
+// dst[i] = f(src[i]); in place when dst == src.
 template <typename T, typename F>
 inline void Map(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t n, const char* api, F f) {
   T* d = dst.AlignedData(n, api);
   const T* s = src.AlignedData(n, api);
   CheckOverlap(d, n * sizeof(T), s, n * sizeof(T), api);
   if (d == s) {
-    MapInPlace(d, n, f);
+    cpu_ascendc::loops::MapInPlace(d, n, f);
   } else {
-    MapDistinct(d, s, n, f);
+    cpu_ascendc::loops::MapDistinct(d, s, n, f);
   }
 }
 
 template <typename T, typename F>
 inline void Zip(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t n,
                 const char* api, F f) {
+  using cpu_ascendc::loops::ZipAlias;
   T* d = dst.AlignedData(n, api);
   const T* x = a.AlignedData(n, api);
   const T* y = b.AlignedData(n, api);
   CheckOverlap(d, n * sizeof(T), x, n * sizeof(T), api);
   CheckOverlap(d, n * sizeof(T), y, n * sizeof(T), api);
-  if (d == x && d == y) {
-    for (uint64_t i = 0; i < n; ++i) d[i] = f(d[i], d[i]);
-  } else if (d == x) {
-    T* __restrict dd = d;
-    const T* __restrict yy = y;
-    for (uint64_t i = 0; i < n; ++i) dd[i] = f(dd[i], yy[i]);
-  } else if (d == y) {
-    T* __restrict dd = d;
-    const T* __restrict xx = x;
-    for (uint64_t i = 0; i < n; ++i) dd[i] = f(xx[i], dd[i]);
-  } else {
-    T* __restrict dd = d;
-    const T* __restrict xx = x;
-    const T* __restrict yy = y;
-    for (uint64_t i = 0; i < n; ++i) dd[i] = f(xx[i], yy[i]);
-  }
+  const ZipAlias alias = d == x && d == y ? ZipAlias::kAll
+                         : d == x         ? ZipAlias::kDstX
+                         : d == y         ? ZipAlias::kDstY
+                                          : ZipAlias::kNone;
+  cpu_ascendc::loops::Zip(d, x, y, n, alias, f);
 }
 
 inline uint64_t CheckCount(int64_t count, const char* api) {
@@ -135,22 +124,21 @@ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, 
   internal::CheckOverlap(d, count / 8, s, static_cast<uint64_t>(count) * sizeof(T), kApi);
   using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
   const C t = static_cast<C>(scalar);
-  auto run = [&](auto pred) {
-    const T* __restrict ss = s;
-    uint8_t* __restrict dd = d;
-    for (uint32_t k = 0; k < count / 8; ++k) {
-      uint8_t byte = 0;
-      for (uint32_t j = 0; j < 8; ++j) byte |= static_cast<uint8_t>(pred(static_cast<C>(ss[8 * k + j])) << j);
-      dd[k] = byte;
+  auto run = [&](auto mode_tag) {
+    constexpr CMPMODE kMode = decltype(mode_tag)::value;
+    if constexpr (std::is_same_v<T, half>) {
+      cpu_ascendc::loops::CompareHalfBits<kMode>(d, reinterpret_cast<const uint16_t*>(s), t, count);
+    } else {
+      cpu_ascendc::loops::CompareBits<kMode>(d, s, t, count);
     }
   };
   switch (mode) {
-    case CMPMODE::LT: run([t](C v) { return v < t; }); break;
-    case CMPMODE::GT: run([t](C v) { return v > t; }); break;
-    case CMPMODE::EQ: run([t](C v) { return v == t; }); break;
-    case CMPMODE::LE: run([t](C v) { return v <= t; }); break;
-    case CMPMODE::GE: run([t](C v) { return v >= t; }); break;
-    case CMPMODE::NE: run([t](C v) { return v != t; }); break;
+    case CMPMODE::LT: run(std::integral_constant<CMPMODE, CMPMODE::LT>{}); break;
+    case CMPMODE::GT: run(std::integral_constant<CMPMODE, CMPMODE::GT>{}); break;
+    case CMPMODE::EQ: run(std::integral_constant<CMPMODE, CMPMODE::EQ>{}); break;
+    case CMPMODE::LE: run(std::integral_constant<CMPMODE, CMPMODE::LE>{}); break;
+    case CMPMODE::GE: run(std::integral_constant<CMPMODE, CMPMODE::GE>{}); break;
+    case CMPMODE::NE: run(std::integral_constant<CMPMODE, CMPMODE::NE>{}); break;
   }
 }
 
@@ -173,27 +161,7 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask, const 
   internal::CheckOverlap(d, count * sizeof(T), m, mask_bytes, kApi);
   B fill;
   std::memcpy(&fill, &scalar, sizeof fill);
-  const uint32_t whole = count / 8;
-  // One pointer when in place (restrict must not alias), else distinct restrict pointers.
-  auto select8 = [fill](uint32_t byte, B v, uint32_t j) {
-    const B keep = (byte & (1u << j)) ? static_cast<B>(~B{0}) : B{0};
-    return static_cast<B>((v & keep) | (fill & static_cast<B>(~keep)));
-  };
-  if (d == s) {
-    for (uint32_t k = 0; k < whole; ++k) {
-      const uint32_t byte = m[k];
-      for (uint32_t j = 0; j < 8; ++j) d[8 * k + j] = select8(byte, d[8 * k + j], j);
-    }
-  } else {
-    B* __restrict dd = d;
-    const B* __restrict ss = s;
-    const uint8_t* __restrict mm = m;
-    for (uint32_t k = 0; k < whole; ++k) {
-      const uint32_t byte = mm[k];
-      for (uint32_t j = 0; j < 8; ++j) dd[8 * k + j] = select8(byte, ss[8 * k + j], j);
-    }
-  }
-  for (uint32_t i = whole * 8; i < count; ++i) d[i] = select8(m[i / 8], s[i], i % 8);
+  cpu_ascendc::loops::SelectBits(d, m, s, fill, count);
 }
 
 // Element-type conversion. Supported pairs are the Atlas A2 ones the kernels need.
@@ -207,9 +175,9 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
                     "in-place Cast between types of different width");
   const RoundMode rm = round_mode;
   if constexpr (std::is_same_v<T, float> && std::is_same_v<U, half>) {
-    internal::MapDistinct(d, s, count, [](half h) { return cpu_ascendc::HalfBitsToFloat(h.bits); });
+    cpu_ascendc::loops::HalfToFloat(d, reinterpret_cast<const uint16_t*>(s), count);
   } else if constexpr (std::is_same_v<T, float> && std::is_same_v<U, bfloat16_t>) {
-    internal::MapDistinct(d, s, count, [](bfloat16_t b) { return cpu_ascendc::Bf16BitsToFloat(b.bits); });
+    cpu_ascendc::loops::Bf16ToFloat(d, reinterpret_cast<const uint16_t*>(s), count);
   } else if constexpr (std::is_same_v<T, half> && std::is_same_v<U, float>) {
     CPU_ASCENDC_CHECK(rm == RoundMode::CAST_NONE || rm == RoundMode::CAST_RINT, kApi,
                       "float->half: only CAST_NONE/CAST_RINT are emulated");
@@ -218,12 +186,15 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
     CPU_ASCENDC_CHECK(rm == RoundMode::CAST_RINT, kApi, "float->bfloat16_t: only CAST_RINT is emulated");
     internal::MapDistinct(d, s, count, [](float f) { return bfloat16_t::FromBits(cpu_ascendc::FloatToBf16Bits(f)); });
   } else if constexpr (std::is_same_v<T, half> && internal::kOneOf<U, int8_t, uint8_t>) {
-    internal::MapDistinct(d, s, count,
-                          [](U v) { return half::FromBits(cpu_ascendc::FloatToHalfBits(static_cast<float>(v))); });
+    cpu_ascendc::loops::ByteIntToHalf(reinterpret_cast<uint16_t*>(d), s, count);  // exact
   } else if constexpr (internal::kOneOf<T, int8_t, uint8_t> && std::is_same_v<U, half>) {
-    internal::MapDistinct(d, s, count, [rm](half h) {
-      return internal::SaturateToInt<T>(internal::RoundFloat(cpu_ascendc::HalfBitsToFloat(h.bits), rm));
-    });
+    if (rm == RoundMode::CAST_NONE || rm == RoundMode::CAST_RINT) {
+      cpu_ascendc::loops::HalfToByteIntRint(d, reinterpret_cast<const uint16_t*>(s), count);
+    } else {
+      internal::MapDistinct(d, s, count, [rm](half h) {
+        return internal::SaturateToInt<T>(internal::RoundFloat(cpu_ascendc::HalfBitsToFloat(h.bits), rm));
+      });
+    }
   } else {
     static_assert(sizeof(T) == 0, "Cast: conversion pair not supported");
   }

@@ -1,0 +1,503 @@
+// The element loops behind the vector-unit primitives, on raw pointers that vector_ops.h has
+// already checked (alignment, extent, overlap): no checks and no per-element calls in here.
+//
+// Mask loops (CompareScalar, Select) come in three forms: `Scalar*` (portable, the reference),
+// `Simd*` (SSE2, the x86-64 baseline: no -march needed) and `Avx2*` (x86-64, used when the host
+// CPU has AVX2); the public entry points pick the best the build and the host allow.
+// Element-wise loops (conversions, Maxs/Adds/...) are written branch-free so g++ -O3 vectorises
+// them, and on x86-64 are compiled twice, for the baseline and for AVX2, picked at run time
+// (`Isa`). Every form gives identical bits; tests/vector_loops_test.cpp runs them side by side.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "ascendc_types.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define CPU_ASCENDC_HAVE_SSE2 1
+#else
+#define CPU_ASCENDC_HAVE_SSE2 0
+#endif
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define CPU_ASCENDC_HAVE_AVX2_CLONE 1
+#else
+#define CPU_ASCENDC_HAVE_AVX2_CLONE 0
+#endif
+
+namespace cpu_ascendc {
+namespace loops {
+
+// ---- Run-time choice of the instruction set for the element-wise loops. ----
+
+enum class Isa { kBaseline, kAvx2 };
+
+inline bool HostHasAvx2() {
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+inline Isa BestIsa() { return HostHasAvx2() ? Isa::kAvx2 : Isa::kBaseline; }
+
+// Runs `loop` (a lambda holding one element loop) compiled for `isa`: the lambda is inlined into
+// a function built for that target, where g++ vectorises it with that target's vectors. Loop
+// bodies copy what they capture into locals first: a byte store could otherwise alias the
+// captured count and stop the vectoriser.
+#if defined(__clang__)
+#define CPU_ASCENDC_LOOP [&]()  // clang inlines a lambda called once; no GNU attribute syntax here
+#else
+#define CPU_ASCENDC_LOOP [&]() __attribute__((always_inline))
+#endif
+template <typename Loop>
+inline void RunBaseline(const Loop& loop) {
+  loop();
+}
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+template <typename Loop>
+__attribute__((target("avx2"))) __attribute__((noinline)) void RunAvx2(const Loop& loop) {
+  loop();
+}
+#endif
+template <typename Loop>
+inline void RunFor(Isa isa, const Loop& loop) {
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+  if (isa == Isa::kAvx2) {
+    RunAvx2(loop);
+    return;
+  }
+#endif
+  (void)isa;
+  RunBaseline(loop);
+}
+
+// dst[i] = f(src[i]) over distinct arrays, and in place (one pointer, so no restrict conflict).
+template <typename D, typename S, typename F>
+inline void MapDistinct(D* dst, const S* src, uint64_t n, F f, Isa isa = BestIsa()) {
+  RunFor(isa, CPU_ASCENDC_LOOP {
+    D* __restrict d = dst;
+    const S* __restrict s = src;
+    const uint64_t count = n;
+    const F fn = f;
+    for (uint64_t i = 0; i < count; ++i) d[i] = fn(s[i]);
+  });
+}
+template <typename T, typename F>
+inline void MapInPlace(T* p, uint64_t n, F f, Isa isa = BestIsa()) {
+  RunFor(isa, CPU_ASCENDC_LOOP {
+    T* const q = p;
+    const uint64_t count = n;
+    const F fn = f;
+    for (uint64_t i = 0; i < count; ++i) q[i] = fn(q[i]);
+  });
+}
+// dst[i] = f(x[i], y[i]); `alias` says which operands are one array (then read through dst).
+enum class ZipAlias { kNone, kDstX, kDstY, kAll };
+template <typename T, typename F>
+inline void Zip(T* dst, const T* x, const T* y, uint64_t n, ZipAlias alias, F f, Isa isa = BestIsa()) {
+  RunFor(isa, CPU_ASCENDC_LOOP {
+    const uint64_t count = n;
+    const F fn = f;
+    switch (alias) {
+      case ZipAlias::kAll: {
+        T* const d = dst;
+        for (uint64_t i = 0; i < count; ++i) d[i] = fn(d[i], d[i]);
+        break;
+      }
+      case ZipAlias::kDstX: {
+        T* __restrict d = dst;
+        const T* __restrict b = y;
+        for (uint64_t i = 0; i < count; ++i) d[i] = fn(d[i], b[i]);
+        break;
+      }
+      case ZipAlias::kDstY: {
+        T* __restrict d = dst;
+        const T* __restrict a = x;
+        for (uint64_t i = 0; i < count; ++i) d[i] = fn(a[i], d[i]);
+        break;
+      }
+      case ZipAlias::kNone: {
+        T* __restrict d = dst;
+        const T* __restrict a = x;
+        const T* __restrict b = y;
+        for (uint64_t i = 0; i < count; ++i) d[i] = fn(a[i], b[i]);
+        break;
+      }
+    }
+  });
+}
+
+// ---- CompareScalar: dst bit i (LSB first) = src[i] <mode> t, for whole bytes (n % 8 == 0). ----
+
+template <AscendC::CMPMODE kMode, typename C>
+inline bool ComparePred(C v, C t) {
+  using AscendC::CMPMODE;
+  if constexpr (kMode == CMPMODE::LT) return v < t;
+  if constexpr (kMode == CMPMODE::GT) return v > t;
+  if constexpr (kMode == CMPMODE::EQ) return v == t;
+  if constexpr (kMode == CMPMODE::LE) return v <= t;
+  if constexpr (kMode == CMPMODE::GE) return v >= t;
+  if constexpr (kMode == CMPMODE::NE) return v != t;
+  return false;
+}
+
+template <AscendC::CMPMODE kMode, typename C>
+inline void ScalarCompare(uint8_t* __restrict dst, const C* __restrict src, C t, uint64_t n) {
+  for (uint64_t k = 0; k < n / 8; ++k) {
+    uint8_t byte = 0;
+    for (uint32_t j = 0; j < 8; ++j) byte |= static_cast<uint8_t>(ComparePred<kMode>(src[8 * k + j], t) << j);
+    dst[k] = byte;
+  }
+}
+
+#if CPU_ASCENDC_HAVE_SSE2
+// The SSE2 compares have C++'s NaN semantics: ordered (false on NaN) except NE (true on NaN).
+template <AscendC::CMPMODE kMode>
+inline __m128 CmpPs(__m128 v, __m128 t) {
+  using AscendC::CMPMODE;
+  if constexpr (kMode == CMPMODE::LT) return _mm_cmplt_ps(v, t);
+  if constexpr (kMode == CMPMODE::GT) return _mm_cmpgt_ps(v, t);
+  if constexpr (kMode == CMPMODE::EQ) return _mm_cmpeq_ps(v, t);
+  if constexpr (kMode == CMPMODE::LE) return _mm_cmple_ps(v, t);
+  if constexpr (kMode == CMPMODE::GE) return _mm_cmpge_ps(v, t);
+  return _mm_cmpneq_ps(v, t);
+}
+template <AscendC::CMPMODE kMode>
+inline __m128d CmpPd(__m128d v, __m128d t) {
+  using AscendC::CMPMODE;
+  if constexpr (kMode == CMPMODE::LT) return _mm_cmplt_pd(v, t);
+  if constexpr (kMode == CMPMODE::GT) return _mm_cmpgt_pd(v, t);
+  if constexpr (kMode == CMPMODE::EQ) return _mm_cmpeq_pd(v, t);
+  if constexpr (kMode == CMPMODE::LE) return _mm_cmple_pd(v, t);
+  if constexpr (kMode == CMPMODE::GE) return _mm_cmpge_pd(v, t);
+  return _mm_cmpneq_pd(v, t);
+}
+
+// src must be 16-byte aligned (UB operands are 32-byte aligned).
+template <AscendC::CMPMODE kMode>
+inline void SimdCompare(uint8_t* __restrict dst, const float* __restrict src, float t, uint64_t n) {
+  const __m128 tv = _mm_set1_ps(t);
+  for (uint64_t k = 0; k < n / 8; ++k) {
+    const int lo = _mm_movemask_ps(CmpPs<kMode>(_mm_load_ps(src + 8 * k), tv));
+    const int hi = _mm_movemask_ps(CmpPs<kMode>(_mm_load_ps(src + 8 * k + 4), tv));
+    dst[k] = static_cast<uint8_t>(lo | (hi << 4));
+  }
+}
+template <AscendC::CMPMODE kMode>
+inline void SimdCompare(uint8_t* __restrict dst, const double* __restrict src, double t, uint64_t n) {
+  const __m128d tv = _mm_set1_pd(t);
+  for (uint64_t k = 0; k < n / 8; ++k) {
+    int byte = 0;
+    for (int j = 0; j < 4; ++j) byte |= _mm_movemask_pd(CmpPd<kMode>(_mm_load_pd(src + 8 * k + 2 * j), tv)) << (2 * j);
+    dst[k] = static_cast<uint8_t>(byte);
+  }
+}
+#endif
+
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+template <AscendC::CMPMODE kMode>
+__attribute__((target("avx2"))) inline __m256 CmpPs256(__m256 v, __m256 t) {
+  using AscendC::CMPMODE;
+  if constexpr (kMode == CMPMODE::LT) return _mm256_cmp_ps(v, t, _CMP_LT_OQ);
+  if constexpr (kMode == CMPMODE::GT) return _mm256_cmp_ps(v, t, _CMP_GT_OQ);
+  if constexpr (kMode == CMPMODE::EQ) return _mm256_cmp_ps(v, t, _CMP_EQ_OQ);
+  if constexpr (kMode == CMPMODE::LE) return _mm256_cmp_ps(v, t, _CMP_LE_OQ);
+  if constexpr (kMode == CMPMODE::GE) return _mm256_cmp_ps(v, t, _CMP_GE_OQ);
+  return _mm256_cmp_ps(v, t, _CMP_NEQ_UQ);  // true on NaN, like C++ !=
+}
+// One mask byte per 8 floats: compare, take the sign bits.
+template <AscendC::CMPMODE kMode>
+__attribute__((target("avx2"))) void Avx2Compare(uint8_t* __restrict dst, const float* __restrict src, float t,
+                                                 uint64_t n) {
+  const __m256 tv = _mm256_set1_ps(t);
+  for (uint64_t k = 0; k < n / 8; ++k) {
+    dst[k] = static_cast<uint8_t>(_mm256_movemask_ps(CmpPs256<kMode>(_mm256_loadu_ps(src + 8 * k), tv)));
+  }
+}
+#endif
+
+// float / double operands. half goes through CompareHalfBits.
+template <AscendC::CMPMODE kMode, typename C>
+inline void CompareBits(uint8_t* __restrict dst, const C* __restrict src, C t, uint64_t n, Isa isa = BestIsa()) {
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+  if constexpr (std::is_same_v<C, float>) {
+    if (isa == Isa::kAvx2) {
+      Avx2Compare<kMode>(dst, src, t, n);
+      return;
+    }
+  }
+#endif
+  (void)isa;
+#if CPU_ASCENDC_HAVE_SSE2
+  SimdCompare<kMode>(dst, src, t, n);
+#else
+  ScalarCompare<kMode>(dst, src, t, n);
+#endif
+}
+
+// ---- Conversions (branch-free, vectorised by g++). ----
+
+inline void HalfToFloat(float* dst, const uint16_t* src, uint64_t n, Isa isa = BestIsa()) {
+  MapDistinct(dst, src, n, [](uint16_t h) { return HalfBitsToFloat(h); }, isa);
+}
+
+inline void Bf16ToFloat(float* dst, const uint16_t* src, uint64_t n, Isa isa = BestIsa()) {
+  MapDistinct(dst, src, n, [](uint16_t b) { return Bf16BitsToFloat(b); }, isa);
+}
+
+// A byte integer to binary16 bits, exactly (|v| <= 255 needs 8 significant bits of the 11):
+// through float, whose exponent rebiases and whose low 13 mantissa bits are zero.
+template <typename I>
+inline uint16_t ByteIntToHalfBits(I v) {
+  const uint32_t u = FloatBits(static_cast<float>(v));
+  const uint32_t mag = u & 0x7fffffffu;
+  const uint32_t bits = mag == 0 ? 0u : (mag >> 13) - ((127u - 15u) << 10);
+  return static_cast<uint16_t>(bits | ((u >> 16) & 0x8000u));
+}
+
+template <typename I>
+inline void ByteIntToHalf(uint16_t* dst, const I* src, uint64_t n, Isa isa = BestIsa()) {
+  MapDistinct(dst, src, n, [](I v) { return ByteIntToHalfBits(v); }, isa);
+}
+
+// binary16 -> int8/uint8, round to nearest even, saturating, NaN -> 0. The value is clamped to
+// the integer range first (same result: the bounds are integers), then rounded by adding
+// 1.5 * 2^23: in [2^23, 2^24) a float's ulp is 1, so the sum rounds to the nearest even integer
+// and its low mantissa bits are that integer in two's complement.
+template <typename I>
+inline I HalfBitsToByteIntRint(uint16_t h) {
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23, bits 0x4b400000
+  constexpr float kLo = static_cast<float>(std::is_signed_v<I> ? -128 : 0);
+  constexpr float kHi = static_cast<float>(std::is_signed_v<I> ? 127 : 255);
+  float f = HalfBitsToFloat(h);
+  f = f == f ? f : 0.0f;
+  f = f < kLo ? kLo : f;
+  f = f > kHi ? kHi : f;
+  return static_cast<I>(FloatBits(f + kMagic) - 0x4b400000u);
+}
+
+template <typename I>
+inline void HalfToByteIntRint(I* dst, const uint16_t* src, uint64_t n, Isa isa = BestIsa()) {
+  MapDistinct(dst, src, n, [](uint16_t h) { return HalfBitsToByteIntRint<I>(h); }, isa);
+}
+
+// ---- CompareScalar on binary16 against a float threshold, without widening. ----
+// For a non-NaN half, key = +-magnitude bits (both zeros -> 0) is strictly monotone in its value,
+// so `x <mode> t` becomes an int16 compare against the keys of the halves next to t: le = the
+// largest key whose value is <= t, ge = the smallest whose value is >= t (found once per call).
+// NaN x compares false except for NE; a NaN t makes every compare false except NE.
+
+inline int32_t HalfKey(uint16_t h) {
+  const int32_t mag = h & 0x7fff;
+  return h & 0x8000 ? -mag : mag;
+}
+inline uint16_t KeyHalf(int32_t key) {
+  return static_cast<uint16_t>(key < 0 ? 0x8000 | -key : key);
+}
+
+struct HalfKeyBounds {
+  int32_t le;  // -0x7c01 when no half is <= t
+  int32_t ge;  // 0x7c01 when no half is >= t
+};
+
+inline HalfKeyBounds HalfThresholdKeys(float t) {
+  constexpr int32_t kInf = 0x7c00;
+  HalfKeyBounds b{-kInf - 1, kInf + 1};
+  if (t != t) return b;  // no half is ordered with NaN (callers special-case it)
+  // Binary search for the last key in [-inf, inf] whose value is <= t.
+  int32_t lo = -kInf - 1, hi = kInf;  // invariant: value(lo) <= t (lo = -kInf-1 is "none"), value(hi+1) > t
+  if (HalfBitsToFloat(KeyHalf(kInf)) <= t) {
+    lo = kInf;
+  } else {
+    while (lo < hi) {
+      const int32_t mid = lo + (hi - lo + 1) / 2;
+      if (HalfBitsToFloat(KeyHalf(mid)) <= t) lo = mid; else hi = mid - 1;
+    }
+  }
+  b.le = lo;
+  b.ge = lo >= -kInf && HalfBitsToFloat(KeyHalf(lo)) == t ? lo : lo + 1;
+  return b;
+}
+
+// Reference form: widen each half to float and compare, as the hardware defines it.
+template <AscendC::CMPMODE kMode>
+inline void ScalarCompareHalf(uint8_t* __restrict dst, const uint16_t* __restrict src, float t, uint64_t n) {
+  for (uint64_t k = 0; k < n / 8; ++k) {
+    uint8_t byte = 0;
+    for (uint32_t j = 0; j < 8; ++j) {
+      byte |= static_cast<uint8_t>(ComparePred<kMode>(HalfBitsToFloat(src[8 * k + j]), t) << j);
+    }
+    dst[k] = byte;
+  }
+}
+
+#if CPU_ASCENDC_HAVE_SSE2
+template <AscendC::CMPMODE kMode>
+inline void SimdCompareHalf(uint8_t* __restrict dst, const uint16_t* __restrict src, float t, uint64_t n) {
+  using AscendC::CMPMODE;
+  if (t != t) {
+    std::memset(dst, kMode == CMPMODE::NE ? 0xff : 0x00, n / 8);
+    return;
+  }
+  const HalfKeyBounds b = HalfThresholdKeys(t);
+  // Bounds clamp into int16: keys span [-0x7fff, 0x7fff] but NaN keys are masked out anyway.
+  const __m128i le = _mm_set1_epi16(static_cast<short>(b.le));
+  const __m128i ge_minus1 = _mm_set1_epi16(static_cast<short>(b.ge - 1));
+  const __m128i inf = _mm_set1_epi16(0x7c00);
+  const __m128i mag_mask = _mm_set1_epi16(0x7fff);
+  for (uint64_t k = 0; k < n / 8; ++k) {
+    const __m128i h = _mm_load_si128(reinterpret_cast<const __m128i*>(src + 8 * k));
+    const __m128i mag = _mm_and_si128(h, mag_mask);
+    const __m128i neg = _mm_srai_epi16(h, 15);
+    const __m128i key = _mm_sub_epi16(_mm_xor_si128(mag, neg), neg);
+    const __m128i nan = _mm_cmpgt_epi16(mag, inf);
+    const __m128i above_le = _mm_cmpgt_epi16(key, le);          // k > le
+    const __m128i at_least_ge = _mm_cmpgt_epi16(key, ge_minus1);  // k >= ge
+    __m128i r;
+    if constexpr (kMode == CMPMODE::GT) r = _mm_andnot_si128(nan, above_le);
+    if constexpr (kMode == CMPMODE::LE) r = _mm_andnot_si128(_mm_or_si128(nan, above_le), _mm_set1_epi16(-1));
+    if constexpr (kMode == CMPMODE::LT) r = _mm_andnot_si128(_mm_or_si128(nan, at_least_ge), _mm_set1_epi16(-1));
+    if constexpr (kMode == CMPMODE::GE) r = _mm_andnot_si128(nan, at_least_ge);
+    if constexpr (kMode == CMPMODE::EQ) r = _mm_andnot_si128(_mm_or_si128(nan, above_le), at_least_ge);
+    if constexpr (kMode == CMPMODE::NE) r = _mm_or_si128(nan, _mm_andnot_si128(at_least_ge, _mm_set1_epi16(-1)));
+    if constexpr (kMode == CMPMODE::NE) r = _mm_or_si128(r, above_le);
+    dst[k] = static_cast<uint8_t>(_mm_movemask_epi8(_mm_packs_epi16(r, r)));
+  }
+}
+#endif
+
+template <AscendC::CMPMODE kMode>
+inline void CompareHalfBits(uint8_t* __restrict dst, const uint16_t* __restrict src, float t, uint64_t n) {
+#if CPU_ASCENDC_HAVE_SSE2
+  SimdCompareHalf<kMode>(dst, src, t, n);
+#else
+  ScalarCompareHalf<kMode>(dst, src, t, n);
+#endif
+}
+
+// ---- Select (VSEL_TENSOR_SCALAR_MODE) on element bits: dst[i] = bit i ? src[i] : fill. ----
+// dst may equal src (in place); then both name the same memory, so no restrict here.
+
+template <typename B>
+inline void ScalarSelect(B* dst, const uint8_t* __restrict mask, const B* src, B fill, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) {
+    const B keep = (mask[i / 8] >> (i % 8)) & 1u ? static_cast<B>(~B{0}) : B{0};
+    dst[i] = static_cast<B>((src[i] & keep) | (fill & static_cast<B>(~keep)));
+  }
+}
+
+#if CPU_ASCENDC_HAVE_SSE2
+// Whole mask bytes; dst and src 16-byte aligned. Each byte is broadcast to the lanes it covers and
+// each lane tests its own bit, giving all-ones / all-zeros lane masks for an and/andnot blend.
+template <typename B>
+inline void SimdSelect(B* dst, const uint8_t* __restrict mask, const B* src, B fill, uint64_t bytes) {
+  static_assert(sizeof(B) == 2 || sizeof(B) == 4 || sizeof(B) == 8, "16/32/64-bit lanes");
+  constexpr int kVecs = static_cast<int>(sizeof(B)) / 2;  // 16-byte vectors per 8 elements
+  __m128i bit[kVecs];  // lane bit patterns: 64-bit lanes test their bit in both 32-bit halves
+  __m128i fillv;
+  if constexpr (sizeof(B) == 2) {
+    bit[0] = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128);
+    fillv = _mm_set1_epi16(static_cast<short>(fill));
+  } else if constexpr (sizeof(B) == 4) {
+    bit[0] = _mm_setr_epi32(1, 2, 4, 8);
+    bit[1] = _mm_setr_epi32(16, 32, 64, 128);
+    fillv = _mm_set1_epi32(static_cast<int>(fill));
+  } else {
+    for (int v = 0; v < 4; ++v) bit[v] = _mm_setr_epi32(1 << (2 * v), 1 << (2 * v), 2 << (2 * v), 2 << (2 * v));
+    fillv = _mm_set1_epi64x(static_cast<long long>(fill));
+  }
+  for (uint64_t k = 0; k < bytes; ++k) {
+    __m128i b;
+    if constexpr (sizeof(B) == 2) {
+      b = _mm_set1_epi16(static_cast<short>(mask[k]));
+    } else {
+      b = _mm_set1_epi32(mask[k]);
+    }
+    for (int v = 0; v < kVecs; ++v) {
+      __m128i* p = reinterpret_cast<__m128i*>(dst + 8 * k) + v;
+      const __m128i keep = sizeof(B) == 2 ? _mm_cmpeq_epi16(_mm_and_si128(b, bit[v]), bit[v])
+                                          : _mm_cmpeq_epi32(_mm_and_si128(b, bit[v]), bit[v]);
+      const __m128i s = _mm_load_si128(reinterpret_cast<const __m128i*>(src + 8 * k) + v);
+      _mm_store_si128(p, _mm_or_si128(_mm_and_si128(keep, s), _mm_andnot_si128(keep, fillv)));
+    }
+  }
+}
+#endif
+
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+// Whole mask bytes. One 32-byte vector takes 8 x 32-bit, 4 x 64-bit or 16 x 16-bit lanes; each
+// lane tests its own bit of the broadcast mask, and a byte blend picks src or fill.
+template <typename B>
+__attribute__((target("avx2"))) void Avx2Select(B* dst, const uint8_t* __restrict mask, const B* src, B fill,
+                                                uint64_t bytes) {
+  static_assert(sizeof(B) == 2 || sizeof(B) == 4 || sizeof(B) == 8, "16/32/64-bit lanes");
+  if constexpr (sizeof(B) == 2) {
+    const __m256i bit = _mm256_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384,
+                                          static_cast<short>(0x8000));
+    const __m256i fillv = _mm256_set1_epi16(static_cast<short>(fill));
+    uint64_t k = 0;
+    for (; k + 2 <= bytes; k += 2) {
+      const short m = static_cast<short>(mask[k] | (mask[k + 1] << 8));
+      const __m256i keep = _mm256_cmpeq_epi16(_mm256_and_si256(_mm256_set1_epi16(m), bit), bit);
+      const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 8 * k));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 8 * k), _mm256_blendv_epi8(fillv, s, keep));
+    }
+    if (k < bytes) SimdSelect(dst + 8 * k, mask + k, src + 8 * k, fill, bytes - k);
+  } else if constexpr (sizeof(B) == 4) {
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    const __m256i fillv = _mm256_set1_epi32(static_cast<int>(fill));
+    for (uint64_t k = 0; k < bytes; ++k) {
+      const __m256i keep = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(mask[k]), bit), bit);
+      const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 8 * k));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 8 * k), _mm256_blendv_epi8(fillv, s, keep));
+    }
+  } else {
+    const __m256i bit_lo = _mm256_setr_epi64x(1, 2, 4, 8);
+    const __m256i bit_hi = _mm256_setr_epi64x(16, 32, 64, 128);
+    const __m256i fillv = _mm256_set1_epi64x(static_cast<long long>(fill));
+    for (uint64_t k = 0; k < bytes; ++k) {
+      const __m256i b = _mm256_set1_epi64x(mask[k]);
+      const __m256i keep_lo = _mm256_cmpeq_epi64(_mm256_and_si256(b, bit_lo), bit_lo);
+      const __m256i keep_hi = _mm256_cmpeq_epi64(_mm256_and_si256(b, bit_hi), bit_hi);
+      const __m256i* s = reinterpret_cast<const __m256i*>(src + 8 * k);
+      __m256i* d = reinterpret_cast<__m256i*>(dst + 8 * k);
+      const __m256i s_lo = _mm256_loadu_si256(s), s_hi = _mm256_loadu_si256(s + 1);
+      _mm256_storeu_si256(d, _mm256_blendv_epi8(fillv, s_lo, keep_lo));
+      _mm256_storeu_si256(d + 1, _mm256_blendv_epi8(fillv, s_hi, keep_hi));
+    }
+  }
+}
+#endif
+
+template <typename B>
+inline void SelectBits(B* dst, const uint8_t* __restrict mask, const B* src, B fill, uint64_t n,
+                       Isa isa = BestIsa()) {
+  (void)isa;
+#if CPU_ASCENDC_HAVE_SSE2
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+  if (isa == Isa::kAvx2) {
+    Avx2Select(dst, mask, src, fill, n / 8);
+  } else {
+    SimdSelect(dst, mask, src, fill, n / 8);
+  }
+#else
+  SimdSelect(dst, mask, src, fill, n / 8);
+#endif
+  const uint64_t done = n / 8 * 8;
+  if (done < n) ScalarSelect(dst + done, mask + done / 8, src + done, fill, n - done);
+#else
+  ScalarSelect(dst, mask, src, fill, n);
+#endif
+}
+
+}  // namespace loops
+}  // namespace cpu_ascendc
