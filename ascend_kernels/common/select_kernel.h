@@ -1,0 +1,134 @@
+// The AscendC kernel class both operators instantiate: ThresholdGradV2D and ReluGrad differ only
+// in where the threshold comes from (ThresholdOf), so they share Init / Process / CopyIn /
+// Compute / CopyOut.
+//
+// One block per AI core. Init picks the core's slice (big cores first, clipped to the real
+// element count), Process streams it through UB in tiles of tile_data_num: CopyIn (GM -> VECIN,
+// double-buffered), Compute (ThresholdSelect, the per-dtype compare + select), CopyOut
+// (VECOUT -> GM). Tiles whose byte length is not a whole 32-byte block go through DataCopyPad,
+// so no byte outside the tensors is read or written.
+#pragma once
+
+#include "kernel_operator.h"
+
+#include "ascend_kernels/kernel_args.h"
+#include "elementwise_core_range.h"
+#include "threshold_select.h"
+
+namespace ascend_kernels {
+namespace kernel_common {
+
+using namespace AscendC;
+
+// ThresholdGradV2D carries its threshold, precomputed by the host, in the tiling data.
+__aicore__ inline ThresholdParams ThresholdOf(const ThresholdGradV2DTilingData& data) {
+  return data.threshold;
+}
+
+// ReluGrad is x > 0 exactly, for every dtype (integers compare exactly too).
+__aicore__ inline ThresholdParams ThresholdOf(const ReluGradTilingData&) {
+  ThresholdParams p;
+  p.mode = static_cast<int32_t>(ThresholdMode::kCompare);
+  p.reserved = 0;
+  p.threshold_f32 = 0.0f;
+  p.reserved_f32 = 0.0f;
+  p.threshold_f64 = 0.0;
+  p.threshold_int = 0;
+  return p;
+}
+
+template <typename T, typename TilingData>
+class SelectKernel {
+ public:
+  __aicore__ inline SelectKernel() {}
+
+  __aicore__ inline void Init(GM_ADDR grad, GM_ADDR feature, GM_ADDR out, GM_ADDR tiling) {
+    TilingData data;
+    kernel_common::LoadTiling(tiling, &data);
+    range_ = kernel_common::SplitForCore(data.tiling, GetBlockIdx());
+    tileDataNum_ = static_cast<uint32_t>(data.tiling.tile_data_num);
+    if (range_.count == 0) {
+      return;
+    }
+    gradGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(grad) + range_.offset, range_.count);
+    featureGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(feature) + range_.offset, range_.count);
+    outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(out) + range_.offset, range_.count);
+
+    const uint32_t capacity = ThresholdSelect<T>::Capacity(tileDataNum_);
+    pipe_.InitBuffer(gradQue_, BUFFER_NUM, capacity * sizeof(T));
+    pipe_.InitBuffer(featureQue_, BUFFER_NUM, capacity * sizeof(T));
+    pipe_.InitBuffer(outQue_, BUFFER_NUM, capacity * sizeof(T));
+    select_.Init(pipe_, capacity, ThresholdOf(data));
+  }
+
+  __aicore__ inline void Process() {
+    for (uint64_t i = 0; i < range_.tile_num; ++i) {
+      const uint32_t count = i + 1 == range_.tile_num ? static_cast<uint32_t>(range_.tail_num) : tileDataNum_;
+      CopyIn(i, count);
+      Compute(count);
+      CopyOut(i, count);
+    }
+  }
+
+ private:
+  __aicore__ inline void CopyIn(uint64_t tile, uint32_t count) {
+    LocalTensor<T> gradLocal = gradQue_.template AllocTensor<T>();
+    LocalTensor<T> featureLocal = featureQue_.template AllocTensor<T>();
+    CopyGmToUb(gradLocal, gradGm_[tile * tileDataNum_], count);
+    CopyGmToUb(featureLocal, featureGm_[tile * tileDataNum_], count);
+    gradQue_.EnQue(gradLocal);
+    featureQue_.EnQue(featureLocal);
+  }
+
+  __aicore__ inline void Compute(uint32_t count) {
+    LocalTensor<T> gradLocal = gradQue_.template DeQue<T>();
+    LocalTensor<T> featureLocal = featureQue_.template DeQue<T>();
+    LocalTensor<T> outLocal = outQue_.template AllocTensor<T>();
+    select_.Compute(outLocal, gradLocal, featureLocal, count);
+    outQue_.EnQue(outLocal);
+    gradQue_.FreeTensor(gradLocal);
+    featureQue_.FreeTensor(featureLocal);
+  }
+
+  __aicore__ inline void CopyOut(uint64_t tile, uint32_t count) {
+    LocalTensor<T> outLocal = outQue_.template DeQue<T>();
+    const GlobalTensor<T> dst = outGm_[tile * tileDataNum_];
+    if (count * sizeof(T) % ONE_BLK_SIZE == 0) {
+      DataCopy(dst, outLocal, count);
+    } else {
+      DataCopyPad(dst, outLocal, DataCopyExtParams(1, static_cast<uint32_t>(count * sizeof(T)), 0, 0, 0));
+    }
+    outQue_.FreeTensor(outLocal);
+  }
+
+  __aicore__ inline void CopyGmToUb(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count) {
+    if (count * sizeof(T) % ONE_BLK_SIZE == 0) {
+      DataCopy(dst, src, count);
+    } else {
+      DataCopyPad(dst, src, DataCopyExtParams(1, static_cast<uint32_t>(count * sizeof(T)), 0, 0, 0),
+                  DataCopyPadExtParams<T>(false, 0, 0, T()));
+    }
+  }
+
+  TPipe pipe_;
+  TQue<TPosition::VECIN, BUFFER_NUM> gradQue_;
+  TQue<TPosition::VECIN, BUFFER_NUM> featureQue_;
+  TQue<TPosition::VECOUT, BUFFER_NUM> outQue_;
+  ThresholdSelect<T> select_;
+  GlobalTensor<T> gradGm_;
+  GlobalTensor<T> featureGm_;
+  GlobalTensor<T> outGm_;
+  CoreRange range_{0, 0, 0, 0};
+  uint32_t tileDataNum_ = 0;
+};
+
+// Runs one block of the kernel whose tiling data is `TilingData`.
+template <typename T, typename TilingData>
+__aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR out, GM_ADDR tiling) {
+  SelectKernel<T, TilingData> op;
+  op.Init(grad, feature, out, tiling);
+  op.Process();
+}
+
+}  // namespace kernel_common
+}  // namespace ascend_kernels
