@@ -92,17 +92,14 @@ def linen_model(features, act):
   return MLP()
 
 
-def make_linen_step(features, act, batch, seed):
-  """Returns (step, state): step(state) -> (state, loss), donating state."""
+def _adam_step(apply, params, batch):
+  """Returns (step, state): one jitted Adam step of softmax cross-entropy, donating state."""
   import jax  # pylint: disable=g-import-not-at-top
   import optax  # pylint: disable=g-import-not-at-top
-  model = linen_model(features, act)
-  params = model.init(jax.random.PRNGKey(seed), batch[0][:1])
   tx = optax.adam(1e-3)
 
   def loss_fn(params, x, y):
-    logits = model.apply(params, x)
-    return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+    return optax.softmax_cross_entropy_with_integer_labels(apply(params, x), y).mean()
 
   def train_step(params, opt_state, x, y):
     loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
@@ -122,9 +119,17 @@ def make_linen_step(features, act, batch, seed):
   return step, state
 
 
-def make_nnx_step(features, act, batch, seed):
+def make_linen_step(features, act, batch, seed):
+  """Returns (step, state): step(state) -> (state, loss), donating state."""
   import jax  # pylint: disable=g-import-not-at-top
-  import optax  # pylint: disable=g-import-not-at-top
+  model = linen_model(features, act)
+  params = model.init(jax.random.PRNGKey(seed), batch[0][:1])
+  return _adam_step(lambda params, x: model.apply(params, x), params, batch)
+
+
+def make_nnx_step(features, act, batch, seed):
+  """Returns (step, state) like make_linen_step, for the same MLP in Flax NNX."""
+  import jax  # pylint: disable=g-import-not-at-top
   from flax import nnx  # pylint: disable=g-import-not-at-top
   if act != "relu":
     from jax_threshold.nnx import Threshold  # pylint: disable=g-import-not-at-top
@@ -136,30 +141,10 @@ def make_nnx_step(features, act, batch, seed):
     layers.append(jax.nn.relu if act == "relu" else Threshold(0.0, 0.0, implementation=act))
   layers.append(nnx.Linear(features[-2], features[-1], rngs=rngs))
   model = nnx.Sequential(*layers)
-  tx = optax.adam(1e-3)
   # Functional form (split state, jax.jit) so the step is the same program as Linen's.
   graphdef, params = nnx.split(model, nnx.Param)
 
-  def loss_fn(params, x, y):
-    logits = nnx.merge(graphdef, params)(x)
-    return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
-
-  def train_step(params, opt_state, x, y):
-    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-    updates, opt_state = tx.update(grads, opt_state, params)
-    return optax.apply_updates(params, updates), opt_state, loss
-
-  jitted = jax.jit(train_step, donate_argnums=(0, 1))
-  x, y = batch
-  state = (params, tx.init(params))
-
-  def step(state):
-    p, o = state
-    p, o, loss = jitted(p, o, x, y)
-    return (p, o), loss
-
-  step.hlo = lambda: jitted.lower(*state, x, y).compile().as_text()
-  return step, state
+  return _adam_step(lambda params, x: nnx.merge(graphdef, params)(x), params, batch)
 
 
 class Trainer:
