@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import textwrap
 import sys
 
 # Fixed colours, so the same implementation looks the same in every plot.
@@ -76,8 +77,8 @@ def plot_threshold_backward(json_path: str, png_path: str) -> bool:
   if "torch" in env:
     sub += f", torch {env['torch']} ({env.get('torch_threads')} threads)"
   sub += f", threshold {env.get('threshold')}, {env.get('repeats')} reps, {env.get('time')}"
-  fig.suptitle("threshold_backward throughput (fresh outputs; probes: preallocated)\n" + sub,
-               fontsize=9)
+  fig.suptitle("threshold_backward throughput (fresh outputs; probes: preallocated)\n"
+               + textwrap.fill(sub, 60), fontsize=9)
   fig.tight_layout()
   os.makedirs(os.path.dirname(os.path.abspath(png_path)), exist_ok=True)
   fig.savefig(png_path, dpi=110)

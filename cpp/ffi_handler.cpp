@@ -8,8 +8,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
+
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include "ffi_call_plan.h"
 #include "ffi_error.h"
@@ -41,15 +46,44 @@ ffi::Future ReadyFuture(ffi::Error error) {
   return future;
 }
 
+// Threads that can run at the same time on this host (>= 1).
+int64_t HostThreads() {
+  static const int64_t threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  return threads;
+}
+
+// Asks for transparent huge pages on a large output before its first touch: a fresh buffer of
+// 64 MiB otherwise takes 16384 page faults of 4 KiB. Only the 2 MiB-aligned interior is advised;
+// failure (no THP, memory already touched) changes nothing but speed.
+void AdviseHugePages(const ffi::AnyBuffer& out) {
+#ifdef __linux__
+  if (out.size_bytes() < kHugePageMinBytes) return;
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  const uintptr_t first = reinterpret_cast<uintptr_t>(out.untyped_data());
+  const uintptr_t begin = (first + kHugePage - 1) & ~(kHugePage - 1);
+  const uintptr_t end = (first + out.size_bytes()) & ~(kHugePage - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)out;
+#endif
+}
+
 ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
                       const ThresholdValues& threshold, const ffi::AnyBuffer& out) {
   const int64_t pool_threads = pool.num_threads();
-  const bool run_inline = pool_threads <= 0 || out.size_bytes() <= kInlineMaxBytes;
+  const uint64_t out_bytes = out.size_bytes();
+  const bool run_inline = pool_threads <= 0 || out_bytes <= kInlineMaxBytes;
+  // Workers: pool threads plus this one, no more than the host runs at once. Blocks: a few per
+  // worker (each of at least kMinBlockBytes of output), claimed dynamically, so a helper that
+  // wakes late takes fewer of them instead of holding up the call.
+  const int64_t workers = std::min(pool_threads + 1, HostThreads());
+  const int64_t blocks = std::clamp<int64_t>(
+      std::min<int64_t>(workers * kBlocksPerWorker,
+                        static_cast<int64_t>(out_bytes / kMinBlockBytes)),
+      1, kMaxCores);
   aclnn::PlatformInfo platform;
   platform.soc = aclnn::SocVersion::kHost;
-  platform.core_num =
-      run_inline ? 1
-                 : static_cast<uint32_t>(std::clamp<int64_t>(pool_threads + 1, 1, kMaxCores));
+  platform.core_num = run_inline ? 1 : static_cast<uint32_t>(blocks);
 
   auto state = std::make_shared<CallState>();
   if (ffi::Error e = PlanCall(*state, grad, x, threshold, out, &platform); e.failure()) {
@@ -85,7 +119,8 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
     return ReadyFuture(ffi::Error::Success());
   }
 
-  state->stream = std::make_unique<XlaThreadPoolStream>(&pool, platform.core_num);
+  AdviseHugePages(out);
+  state->stream = std::make_unique<XlaThreadPoolStream>(&pool, static_cast<uint32_t>(workers));
   state->stream->SetOwner(state);
   const int64_t count = static_cast<int64_t>(state->slices.size());
   state->done.emplace(count);

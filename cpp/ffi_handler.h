@@ -25,9 +25,12 @@
 //
 // CPU threading (see xla_thread_pool_stream.h): outputs of at most kInlineMaxBytes run inline on
 // the calling thread with core_num 1 (one kernel block is cheaper than handing work to the pool).
-// Larger ones are tiled for core_num = intra-op pool threads + 1 (the calling thread works too),
-// clamped to [1, kMaxCores]; the handler returns an ffi::Future that the executors' on_done
-// callbacks complete. No pool thread ever waits on another task.
+// Larger ones run on min(intra-op pool threads + 1, hardware threads) workers (the calling thread
+// works too), tiled for core_num = kBlocksPerWorker blocks per worker (each >= kMinBlockBytes,
+// clamped to [1, kMaxCores]) that the workers claim dynamically; the handler returns an
+// ffi::Future that the executors' on_done callbacks complete. No pool thread ever waits on
+// another task. Outputs of kHugePageMinBytes or more are advised to use transparent huge pages
+// (Linux) before the kernel first writes them.
 // Workspace: ffi::ScratchAllocator gives nothing on CPU, so the handler allocates what phase one
 // asks for (kWorkspaceAlignment-aligned, one block for all slices) and frees it with the call's
 // state once the last block has finished.
@@ -54,8 +57,13 @@ inline constexpr char kThresholdBackwardStaticTarget[] =
 // Outputs up to this size run inline: below it one kernel block does the work in less time than
 // handing blocks to the pool costs (a {float32} tile of ThresholdGradV2D is 27 KiB).
 inline constexpr uint64_t kInlineMaxBytes = 64 * 1024;
-// Upper bound of core_num on the host: more blocks than threads only adds bookkeeping.
+// Blocks (core_num) of a pooled call: kBlocksPerWorker per worker, each writing at least
+// kMinBlockBytes, at most kMaxCores.
+inline constexpr int64_t kBlocksPerWorker = 4;
+inline constexpr int64_t kMinBlockBytes = 64 * 1024;
 inline constexpr uint32_t kMaxCores = 256;
+// Outputs from this size on get madvise(MADV_HUGEPAGE) before the kernel first touches them.
+inline constexpr uint64_t kHugePageMinBytes = 8 * 1024 * 1024;
 inline constexpr uint64_t kWorkspaceAlignment = 512;
 
 struct FfiTarget {

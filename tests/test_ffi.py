@@ -130,15 +130,14 @@ class FfiLoweringTest(parameterized.TestCase):
     self.assertEqual(_custom_call_targets(ffi_hlo), ["jax_threshold_threshold_backward_v1"])
     self.assertEqual(_custom_call_targets(ref_hlo), [])
 
-  def test_out_aliases_grad_output_only_when_shapes_match(self):
+  def test_out_does_not_alias_grad_output(self):
+    # A fresh output measured faster than one aliased to grad_output (README, "Speed").
     x = jnp.ones((4, 5), jnp.float32)
-    same = self._hlo(lambda g, x: jt.threshold_backward(g, x, 0.5, implementation="ffi"), x, x)
-    self.assertIn("output_operand_alias", same)
-    broadcast = self._hlo(lambda g, x: jt.threshold_backward(g, x, 0.5, implementation="ffi"),
-                          jnp.ones((5,), jnp.float32), x)
-    self.assertNotIn("output_operand_alias", broadcast)
+    for g in (x, jnp.ones((5,), jnp.float32)):
+      hlo = self._hlo(lambda g, x: jt.threshold_backward(g, x, 0.5, implementation="ffi"), g, x)
+      self.assertNotIn("output_operand_alias", hlo)
 
-  def test_donated_grad_output_is_computed_in_place_correctly(self):
+  def test_donated_grad_output_gives_the_same_bits(self):
     rng = np.random.default_rng(1)
     x = _random(rng, (LARGE,), np.float32, 0.25)
     g = _random(rng, (LARGE,), np.float32)
