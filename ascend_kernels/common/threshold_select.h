@@ -6,8 +6,12 @@
 //      Select then runs on the original 16-bit grad (bfloat16 viewed as half: Select moves bits),
 //      so results are grad's exact bits. This is the value the spec's "select in float32, narrow
 //      back" gives, without the two extra Casts and a float32 grad buffer.
-//  int8 / uint8: both widened to half (exact), compared and selected in half, narrowed back
-//      (exact: every value is an integer in the type's range).
+//  int8 / uint8: only x is widened to half (exact) and compared; grad is never converted. The
+//      compare's bit mask becomes a byte mask: Select(mask, -1.0h, 0) in half, Cast half -> int8
+//      (-1 -> 0xFF, 0 -> 0x00) into the output buffer, then out = And(mask bytes, grad) on the
+//      int16 view. On Atlas A2, Select and CompareScalar take only half/float and And only
+//      int16/uint16 (no 8-bit Select/Compare), hence the detour; grad's bytes pass through And
+//      untouched, so results are the original values.
 //  int32 (int64 host-only): exact, since the A2 vector unit compares int32 only for EQ and a
 //      float32 compare is wrong above 2^24:
 //        m = Adds(Mins(Maxs(x, t), t + 1), ~t)   is -1 where x <= t, 0 where x > t
@@ -17,10 +21,11 @@
 //
 // Buffers (beside the kernel's 2x2 input and 2 output queue buffers of `capacity` elements):
 // a mask of capacity/8 bytes, and for half/bfloat16 a float32 chunk of min(2048, capacity/4)
-// elements, for
-// int8/uint8 two half buffers of `capacity` elements. Counts are rounded up to whole vector
-// repeats (`kAlign` elements); the lanes past the tile's real count compute on stale UB and are
-// never copied out.
+// elements; for int8/uint8 (chunked too) a mask for one chunk and two half buffers of one chunk
+// of min(2048, capacity) elements (widened x, then the constant -1.0h that Select takes as its
+// tensor operand, written once per core as far as the tiles need it). Counts are rounded up to
+// whole vector repeats (`kAlign` elements); the lanes past the tile's real count compute on stale
+// UB and are never copied out.
 #pragma once
 
 #include "kernel_operator.h"
@@ -76,7 +81,9 @@ class ThresholdSelect {
 
   __aicore__ inline void Init(AscendC::TPipe& pipe, uint32_t capacity, const ThresholdParams& p) {
     capacity_ = capacity;
-    if constexpr (kPath != SelectPath::kExactInt) {
+    if constexpr (kPath == SelectPath::kByte) {
+      pipe.InitBuffer(maskBuf_, (capacity < kWideChunk ? capacity : kWideChunk) / 8);  // one chunk's
+    } else if constexpr (kPath != SelectPath::kExactInt) {
       pipe.InitBuffer(maskBuf_, capacity / 8);
     }
     if constexpr (kPath == SelectPath::kWide16) {
@@ -87,7 +94,11 @@ class ThresholdSelect {
       chunk_ = chunk_ > kWideChunk ? kWideChunk : (chunk_ < kChunkAlign ? kChunkAlign : chunk_);
       pipe.InitBuffer(scratchBuf_, chunk_ * sizeof(float));
     } else if constexpr (kPath == SelectPath::kByte) {
-      pipe.InitBuffer(scratchBuf_, 2 * capacity * sizeof(half));
+      // Chunks of kWideChunk elements (a multiple of 256, so each chunk's offsets stay 32-byte
+      // aligned), or one chunk for a smaller capacity: the chunk's intermediates stay small (on
+      // the CPU, in L1).
+      chunk_ = capacity < kWideChunk ? capacity : kWideChunk;
+      pipe.InitBuffer(scratchBuf_, 2 * chunk_ * sizeof(half));
     }
     if constexpr (kPath == SelectPath::kFloat) {
       if constexpr (sizeof(T) == sizeof(double)) {
@@ -131,17 +142,28 @@ class ThresholdSelect {
     } else if constexpr (kPath == SelectPath::kByte) {
       LocalTensor<uint8_t> mask = maskBuf_.template Get<uint8_t>();
       LocalTensor<half> xHalf = scratchBuf_.template Get<half>();
-      LocalTensor<half> gradHalf = xHalf[capacity_];
-      Cast(xHalf, feature, RoundMode::CAST_NONE, n);
-      Cast(gradHalf, grad, RoundMode::CAST_NONE, n);
-      if (mode_ == ThresholdMode::kCompare) {
-        CompareScalar(mask, xHalf, static_cast<half>(static_cast<float>(thrInt_)), CMPMODE::GT, n);
-      } else {
-        const uint16_t bits = mode_ == ThresholdMode::kAllPass ? 0xFFFFu : 0u;
-        Duplicate(mask.template ReinterpretCast<uint16_t>(), bits, static_cast<int32_t>(n / 16));
+      LocalTensor<half> minusOne = xHalf[chunk_];
+      const uint32_t firstChunk = n < chunk_ ? n : chunk_;
+      if (firstChunk > minusOneFilled_) {  // filled on first need: a core's slice may be small
+        Duplicate(minusOne, static_cast<half>(-1.0f), static_cast<int32_t>(firstChunk));
+        minusOneFilled_ = firstChunk;
       }
-      Select(xHalf, mask, gradHalf, static_cast<half>(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
-      Cast(out, xHalf, RoundMode::CAST_NONE, n);
+      LocalTensor<int8_t> keep = out.template ReinterpretCast<int8_t>();
+      LocalTensor<int16_t> out16 = out.template ReinterpretCast<int16_t>();
+      const LocalTensor<int16_t> grad16 = grad.template ReinterpretCast<int16_t>();
+      for (uint32_t c = 0; c < n; c += chunk_) {
+        const uint32_t m = n - c < chunk_ ? n - c : chunk_;
+        if (mode_ == ThresholdMode::kCompare) {
+          Cast(xHalf, feature[c], RoundMode::CAST_NONE, m);
+          CompareScalar(mask, xHalf, static_cast<half>(static_cast<float>(thrInt_)), CMPMODE::GT, m);
+        } else {
+          const uint16_t bits = mode_ == ThresholdMode::kAllPass ? 0xFFFFu : 0u;
+          Duplicate(mask.template ReinterpretCast<uint16_t>(), bits, static_cast<int32_t>(m / 16));
+        }
+        Select(xHalf, mask, minusOne, static_cast<half>(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, m);
+        Cast(keep[c], xHalf, RoundMode::CAST_NONE, m);
+        And(out16[c / 2], out16[c / 2], grad16[c / 2], static_cast<int32_t>(m / 2));
+      }
     } else {
       const int32_t n16 = static_cast<int32_t>(n * (sizeof(T) / sizeof(int16_t)));
       LocalTensor<int16_t> out16 = out.template ReinterpretCast<int16_t>();
@@ -164,6 +186,7 @@ class ThresholdSelect {
   AscendC::TBuf<AscendC::TPosition::VECCALC> maskBuf_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> scratchBuf_;
   uint32_t capacity_ = 0;
+  uint32_t minusOneFilled_ = 0;  // leading elements of the -1.0h constant already written
   uint32_t chunk_ = kWideChunk;
   T thrFloat_{};
   float thrF32_ = 0.0f;

@@ -264,8 +264,40 @@ inline uint16_t ByteIntToHalfBits(I v) {
   return static_cast<uint16_t>(bits | ((u >> 16) & 0x8000u));
 }
 
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+inline bool HostHasF16c() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("f16c") != 0;
+  }();
+  return has;
+}
+// Through the F16C converter: int -> float -> half is exact for |v| <= 255.
+template <typename I>
+__attribute__((target("avx2,f16c"))) void F16cByteIntToHalf(uint16_t* dst, const I* src, uint64_t n) {
+  uint64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    const __m128i b_hi = _mm_srli_si128(b, 8);
+    const __m256i lo = std::is_signed_v<I> ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+    const __m256i hi = std::is_signed_v<I> ? _mm256_cvtepi8_epi32(b_hi) : _mm256_cvtepu8_epi32(b_hi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                     _mm256_cvtps_ph(_mm256_cvtepi32_ps(lo), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i + 8),
+                     _mm256_cvtps_ph(_mm256_cvtepi32_ps(hi), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  for (; i < n; ++i) dst[i] = ByteIntToHalfBits(src[i]);
+}
+#endif
+
 template <typename I>
 inline void ByteIntToHalf(uint16_t* dst, const I* src, uint64_t n, Isa isa = BestIsa()) {
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+  if (isa == Isa::kAvx2 && HostHasF16c()) {
+    F16cByteIntToHalf(dst, src, n);
+    return;
+  }
+#endif
   MapDistinct(dst, src, n, [](I v) { return ByteIntToHalfBits(v); }, isa);
 }
 
@@ -285,8 +317,41 @@ inline I HalfBitsToByteIntRint(uint16_t h) {
   return static_cast<I>(FloatBits(f + kMagic) - 0x4b400000u);
 }
 
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+// Same steps on 16 lanes: widen exactly (F16C), NaN -> 0, clamp, round to nearest even, pack
+// (the clamped values fit, so the saturating packs never saturate).
+template <typename I>
+__attribute__((target("avx2,f16c"))) void F16cHalfToByteIntRint(I* dst, const uint16_t* src, uint64_t n) {
+  const __m256 lo = _mm256_set1_ps(static_cast<float>(std::is_signed_v<I> ? -128 : 0));
+  const __m256 hi = _mm256_set1_ps(static_cast<float>(std::is_signed_v<I> ? 127 : 255));
+  uint64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256 fa = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    __m256 fb = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 8)));
+    fa = _mm256_and_ps(fa, _mm256_cmp_ps(fa, fa, _CMP_ORD_Q));
+    fb = _mm256_and_ps(fb, _mm256_cmp_ps(fb, fb, _CMP_ORD_Q));
+    fa = _mm256_min_ps(_mm256_max_ps(fa, lo), hi);
+    fb = _mm256_min_ps(_mm256_max_ps(fb, lo), hi);
+    // Nearest even under the default MXCSR rounding (as the scalar form's float add assumes).
+    const __m256i a = _mm256_cvtps_epi32(fa);
+    const __m256i b = _mm256_cvtps_epi32(fb);
+    const __m256i w = _mm256_permute4x64_epi64(_mm256_packs_epi32(a, b), 0xd8);  // 16 x int16, in order
+    const __m128i w0 = _mm256_castsi256_si128(w), w1 = _mm256_extracti128_si256(w, 1);
+    const __m128i bytes = std::is_signed_v<I> ? _mm_packs_epi16(w0, w1) : _mm_packus_epi16(w0, w1);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), bytes);
+  }
+  for (; i < n; ++i) dst[i] = HalfBitsToByteIntRint<I>(src[i]);
+}
+#endif
+
 template <typename I>
 inline void HalfToByteIntRint(I* dst, const uint16_t* src, uint64_t n, Isa isa = BestIsa()) {
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+  if (isa == Isa::kAvx2 && HostHasF16c()) {
+    F16cHalfToByteIntRint(dst, src, n);
+    return;
+  }
+#endif
   MapDistinct(dst, src, n, [](uint16_t h) { return HalfBitsToByteIntRint<I>(h); }, isa);
 }
 
@@ -375,8 +440,59 @@ inline void SimdCompareHalf(uint8_t* __restrict dst, const uint16_t* __restrict 
 }
 #endif
 
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+// SimdCompareHalf on 16 halves (two mask bytes) per step; the last odd byte goes through SSE2.
 template <AscendC::CMPMODE kMode>
-inline void CompareHalfBits(uint8_t* __restrict dst, const uint16_t* __restrict src, float t, uint64_t n) {
+__attribute__((target("avx2"))) void Avx2CompareHalf(uint8_t* __restrict dst, const uint16_t* __restrict src,
+                                                     float t, uint64_t n) {
+  using AscendC::CMPMODE;
+  if (t != t) {
+    std::memset(dst, kMode == CMPMODE::NE ? 0xff : 0x00, n / 8);
+    return;
+  }
+  const HalfKeyBounds b = HalfThresholdKeys(t);
+  const __m256i le = _mm256_set1_epi16(static_cast<short>(b.le));
+  const __m256i ge_minus1 = _mm256_set1_epi16(static_cast<short>(b.ge - 1));
+  const __m256i inf = _mm256_set1_epi16(0x7c00);
+  const __m256i mag_mask = _mm256_set1_epi16(0x7fff);
+  const __m256i ones = _mm256_set1_epi16(-1);
+  uint64_t k = 0;
+  for (; k + 2 <= n / 8; k += 2) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 8 * k));
+    const __m256i mag = _mm256_and_si256(h, mag_mask);
+    const __m256i neg = _mm256_srai_epi16(h, 15);
+    const __m256i key = _mm256_sub_epi16(_mm256_xor_si256(mag, neg), neg);
+    const __m256i nan = _mm256_cmpgt_epi16(mag, inf);
+    const __m256i above_le = _mm256_cmpgt_epi16(key, le);
+    const __m256i at_least_ge = _mm256_cmpgt_epi16(key, ge_minus1);
+    __m256i r;
+    if constexpr (kMode == CMPMODE::GT) r = _mm256_andnot_si256(nan, above_le);
+    if constexpr (kMode == CMPMODE::LE) r = _mm256_andnot_si256(_mm256_or_si256(nan, above_le), ones);
+    if constexpr (kMode == CMPMODE::LT) r = _mm256_andnot_si256(_mm256_or_si256(nan, at_least_ge), ones);
+    if constexpr (kMode == CMPMODE::GE) r = _mm256_andnot_si256(nan, at_least_ge);
+    if constexpr (kMode == CMPMODE::EQ) r = _mm256_andnot_si256(_mm256_or_si256(nan, above_le), at_least_ge);
+    if constexpr (kMode == CMPMODE::NE) {
+      r = _mm256_or_si256(_mm256_or_si256(nan, _mm256_andnot_si256(at_least_ge, ones)), above_le);
+    }
+    const __m128i packed = _mm_packs_epi16(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+    const uint16_t bits = static_cast<uint16_t>(_mm_movemask_epi8(packed));
+    dst[k] = static_cast<uint8_t>(bits);
+    dst[k + 1] = static_cast<uint8_t>(bits >> 8);
+  }
+  if (k < n / 8) SimdCompareHalf<kMode>(dst + k, src + 8 * k, t, n - 8 * k);
+}
+#endif
+
+template <AscendC::CMPMODE kMode>
+inline void CompareHalfBits(uint8_t* __restrict dst, const uint16_t* __restrict src, float t, uint64_t n,
+                            Isa isa = BestIsa()) {
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+  if (isa == Isa::kAvx2) {
+    Avx2CompareHalf<kMode>(dst, src, t, n);
+    return;
+  }
+#endif
+  (void)isa;
 #if CPU_ASCENDC_HAVE_SSE2
   SimdCompareHalf<kMode>(dst, src, t, n);
 #else
