@@ -14,6 +14,7 @@ import numpy as np
 from jax_threshold import _dtypes
 from jax_threshold import implementation_choice as _implementation
 from jax_threshold.primitive import broadcast_shapes
+from jax_threshold.primitive import match_varying_axes
 from jax_threshold.primitive import threshold_backward_p
 from jax_threshold.reference import threshold_mask
 from jax_threshold.threshold_operand import canonicalize_threshold
@@ -40,6 +41,7 @@ def threshold_backward(grad_output, x, threshold, *, implementation=None):
   dtype = _dtypes.check_same_dtype(grad_output.dtype, x.dtype)
   broadcast_shapes(grad_output.shape, x.shape)
   threshold = canonicalize_threshold(threshold, dtype)
+  grad_output, x, threshold = match_varying_axes(grad_output, x, threshold)
   return threshold_backward_p.bind(grad_output, x, threshold, implementation=implementation)
 
 
@@ -95,6 +97,7 @@ def threshold(x, threshold, value, *, implementation=None):  # pylint: disable=r
   dtype = _dtypes.check_supported(x.dtype, "x")
   threshold = canonicalize_threshold(threshold, dtype)
   value = _scalar_value(value, dtype)
+  x, threshold, value = match_varying_axes(x, threshold, value)
   if _dtypes.is_integer(dtype):  # not differentiable: no custom rule needed
     return _select(threshold_mask(x, threshold), x, value)
   return _threshold_activation(x, threshold, value, implementation)

@@ -37,6 +37,7 @@ import functools
 
 import jax
 from jax import lax
+from jax._src import core as _jax_core  # shard_map's manual-axis typing has no public home
 from jax._src import dispatch  # apply_primitive has no public home
 import jax.extend.core
 from jax.interpreters import ad
@@ -74,6 +75,39 @@ def _output_shape(grad_output_shape, x_shape, threshold_shape):
   return tuple(np.broadcast_shapes(shape, threshold_shape))
 
 
+def _varying_axes(value) -> frozenset:
+  mat = getattr(jax.typeof(value), "mat", None)
+  return frozenset(mat.varying) if mat is not None else frozenset()
+
+
+def match_varying_axes(*operands):
+  """Makes the operands vary over the same shard_map axes (their union), as binding needs.
+
+  Inside `shard_map`, an unsharded threshold is invariant while a sharded x varies; the
+  primitive (like an XLA FFI call) takes operands with one common set, so the invariant ones
+  are cast to varying first. Outside shard_map this returns the operands unchanged.
+  """
+  axes = [_varying_axes(o) for o in operands]
+  common = frozenset().union(*axes)
+  if not common:
+    return operands
+  return tuple(o if a == common else lax.pcast(o, tuple(sorted(common - a)), to="varying")
+               for o, a in zip(operands, axes))
+
+
+def _output_aval(shape, dtype, operands):
+  """The output aval: inside shard_map it varies over the operands' (common) manual axes."""
+  mats = [getattr(o, "mat", None) for o in operands]
+  if any(m is None for m in mats) or not any(m.varying for m in mats):
+    return jax.core.ShapedArray(shape, dtype)
+  if len({frozenset(m.varying) for m in mats}) > 1:
+    raise ValueError("threshold_backward: grad_output, x and threshold must vary over the same "
+                     "shard_map axes; got " + ", ".join(sorted(str(set(m.varying)) for m in mats))
+                     + " (threshold_backward() brings them to a common set before binding)")
+  return _jax_core.ShapedArray(shape, dtype, sharding=_jax_core.get_cur_mesh_sharding(),
+                               manual_axis_type=mats[0])
+
+
 threshold_backward_p = jax.extend.core.Primitive("threshold_backward")
 threshold_backward_p.def_impl(functools.partial(dispatch.apply_primitive, threshold_backward_p))
 
@@ -88,7 +122,7 @@ def _threshold_backward_abstract_eval(grad_output, x, threshold, *, implementati
                     f"{np.dtype(threshold.dtype).name} (use "
                     "threshold_operand.canonicalize_threshold)")
   shape = _output_shape(grad_output.shape, x.shape, threshold.shape)
-  return jax.core.ShapedArray(shape, dtype)
+  return _output_aval(shape, dtype, (grad_output, x, threshold))
 
 
 threshold_backward_p.def_abstract_eval(_threshold_backward_abstract_eval)

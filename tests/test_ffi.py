@@ -451,6 +451,30 @@ _SHARD_MAP_CHILD = textwrap.dedent("""
       ref, ffi = run("reference", traced), run("ffi", traced)
       assert ref.tobytes() == ffi.tobytes(), (traced, ref, ffi)
       assert (ffi == np.where(x > np.float32(0.25), g, 0)).all()
+    # Operands are brought to a common varying set before bind, so the output varies over
+    # "d" whichever operand is sharded, and the gradient of an unsharded (invariant) input is
+    # summed over the shards by JAX's own pcast transpose.
+    for impl in ("reference", "ffi"):
+      def typed(g, x, t):
+        out = jt.threshold_backward(g, x, t, implementation=impl)
+        assert "d" in jax.typeof(out).mat.varying, jax.typeof(out)
+        return out
+      f = jax.shard_map(typed, mesh=mesh, in_specs=(P(), P("d"), P()), out_specs=P("d"))
+      out = np.asarray(jax.jit(f)(g[:4], x, np.float32(0.25)))
+      assert (out == np.where(x > np.float32(0.25), np.concatenate([g[:4], g[:4]]), 0)).all()
+      def loss(xs):
+        act = jax.shard_map(lambda x: jt.threshold(x, 0.25, -1.0, implementation=impl),
+                            mesh=mesh, in_specs=P("d"), out_specs=P("d"))
+        return jnp.sum(act(xs) * g)
+      dx = np.asarray(jax.jit(jax.grad(loss))(x))
+      assert (dx == np.where(x > np.float32(0.25), g, 0)).all(), impl
+      def loss_g(g0):
+        f = jax.shard_map(lambda g, x: jt.threshold_backward(g, x, 0.25, implementation=impl),
+                          mesh=mesh, in_specs=(P(), P("d")), out_specs=P("d"))
+        return jnp.sum(f(g0, x))
+      dg = np.asarray(jax.jit(jax.grad(loss_g))(g[:4]))
+      expected = (x[:4] > np.float32(0.25)).astype(np.float32) + (x[4:] > np.float32(0.25))
+      assert (dg == expected).all(), (impl, dg, expected)
     hlo = jax.jit(jax.shard_map(
         lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"), mesh=mesh,
         in_specs=(P("d"), P("d"), P()), out_specs=P("d"))).lower(g, x, np.float32(0)).as_text()
