@@ -83,6 +83,7 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
       1, kMaxCores);
   aclnn::PlatformInfo platform;
   platform.soc = aclnn::SocVersion::kHost;
+  platform.ub_size = kHostUbSize;
   platform.core_num = run_inline ? 1 : static_cast<uint32_t>(blocks);
 
   auto state = std::make_shared<CallState>();

@@ -10,6 +10,7 @@
 #include "global_tensor.h"
 #include "local_tensor.h"
 #include "precondition.h"
+#include "vector_loops.h"
 
 namespace AscendC {
 
@@ -49,7 +50,7 @@ template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
   constexpr const char* kApi = "DataCopy(GM->UB)";
   internal::CheckWholeBlocks<T>(count, kApi);
-  std::memcpy(dst.AlignedData(count, kApi), src.CheckedRange(count, kApi), count * sizeof(T));
+  cpu_ascendc::loops::CopyBytes(dst.AlignedData(count, kApi), src.CheckedRange(count, kApi), count * sizeof(T));
 }
 
 // UB -> GM.
@@ -57,7 +58,7 @@ template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
   constexpr const char* kApi = "DataCopy(UB->GM)";
   internal::CheckWholeBlocks<T>(count, kApi);
-  std::memcpy(dst.CheckedRange(count, kApi), src.AlignedData(count, kApi), count * sizeof(T));
+  cpu_ascendc::loops::CopyBytes(dst.CheckedRange(count, kApi), src.AlignedData(count, kApi), count * sizeof(T));
 }
 
 // UB -> UB.

@@ -34,6 +34,7 @@ struct Aligned {
 std::vector<loops::Isa> Isas() {
   std::vector<loops::Isa> isas = {loops::Isa::kBaseline};
   if (loops::HostHasAvx2()) isas.push_back(loops::Isa::kAvx2);
+  if (loops::HostHasAvx512()) isas.push_back(loops::Isa::kAvx512);
   return isas;
 }
 
@@ -75,6 +76,9 @@ void CheckFloatCompare() {
         CHECK_MSG(std::memcmp(simd.data(), scalar.data(), n / 8) == 0,
                   "mode " + std::to_string(static_cast<int>(kMode)) + " t=" + std::to_string(static_cast<double>(t)) +
                       " isa " + std::to_string(static_cast<int>(isa)));
+        // An odd number of mask bytes (the AVX-512 loop's AVX2 tail).
+        loops::CompareBits<kMode>(simd.data(), src.data(), t, n - 8, isa);
+        CHECK_MSG(std::memcmp(simd.data(), scalar.data(), n / 8 - 1) == 0, "odd tail");
       });
     }
   }
@@ -118,7 +122,7 @@ TEST(CompareHalfKeysMatchWidening) {
 template <typename B>
 void CheckSelect() {
   std::mt19937_64 rng(23);
-  for (uint64_t n : {8u, 16u, 24u, 64u, 1000u, 1003u, 4096u}) {
+  for (uint64_t n : {8u, 16u, 24u, 40u, 56u, 64u, 1000u, 1003u, 4096u}) {
     Aligned<B> src(n), fast(n), ref(n), inplace(n);
     Aligned<uint8_t> mask((n + 7) / 8);
     for (uint64_t i = 0; i < n; ++i) src.data()[i] = static_cast<B>(rng());
@@ -132,6 +136,23 @@ void CheckSelect() {
       loops::SelectBits(inplace.data(), mask.data(), inplace.data(), fill, n, isa);
       CHECK_MSG(std::memcmp(fast.data(), ref.data(), n * sizeof(B)) == 0, what);
       CHECK_MSG(std::memcmp(inplace.data(), ref.data(), n * sizeof(B)) == 0, "in place " + what);
+    }
+  }
+}
+
+// DataCopy's block copy: every length class of the vector loop and its memcpy tail.
+TEST(CopyBytesAllIsas) {
+  std::mt19937_64 rng(29);
+  for (uint64_t bytes : {0u, 32u, 224u, 256u, 288u, 1024u, 4608u, 27936u}) {
+    Aligned<uint8_t> src(bytes + 64), dst(bytes + 64);
+    for (uint64_t i = 0; i < bytes + 64; ++i) src.data()[i] = static_cast<uint8_t>(rng());
+    for (loops::Isa isa : Isas()) {
+      std::memset(dst.data(), 0xA5, bytes + 64);
+      loops::CopyBytes(dst.data(), src.data(), bytes, isa);
+      CHECK_MSG(std::memcmp(dst.data(), src.data(), bytes) == 0, "bytes=" + std::to_string(bytes));
+      bool untouched = true;  // nothing past the end
+      for (uint64_t i = bytes; i < bytes + 64; ++i) untouched = untouched && dst.data()[i] == 0xA5;
+      CHECK_MSG(untouched, "wrote past " + std::to_string(bytes) + " bytes");
     }
   }
 }
