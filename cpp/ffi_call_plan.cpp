@@ -111,12 +111,9 @@ ffi::Error CallState::RunOutcome(size_t k) const {
                         (error.empty() ? std::string() : ": " + error));
 }
 
-// Phase one for every slice; fills `state.slices` and sizes the workspace.
-//
-// A slice is one executor run. Dims along which the threshold varies (vmap batched it) are looped
-// over, one slice per index, so each run sees a single scalar threshold; so are leading dims
-// beyond the executor's rank limit of 8 (after merging, only alternating broadcast patterns of
-// rank > 8 need that). Views of the other dims go to the executor, which broadcasts them.
+// Slices as ffi_call_plan.h says (after merging, only alternating broadcast patterns of rank > 8
+// need the rank loop); views of the dims not looped over go to the executor, which broadcasts
+// them.
 ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
                     const ThresholdValues& threshold, const ffi::AnyBuffer& out,
                     const aclnn::PlatformInfo* platform) {

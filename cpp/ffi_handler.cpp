@@ -33,6 +33,21 @@ namespace {
 namespace ffi = ::xla::ffi;
 using aclnn::aclnnStatus;
 
+// The static targets' common part: encodes the attributes' threshold (its bytes live in this
+// frame until `run` returns) and runs the call with it; `fail` turns an encoding error into the
+// handler's result.
+template <typename Run, typename Fail>
+auto WithStaticThreshold(std::string_view dtype_name, double value_float, int64_t value_int,
+                         Run run, Fail fail) {
+  ThresholdValues threshold;
+  unsigned char storage[8];
+  if (ffi::Error e = EncodeStaticThreshold(dtype_name, value_float, value_int, threshold, storage);
+      e.failure()) {
+    return fail(std::move(e));
+  }
+  return run(threshold);
+}
+
 //===-- CPU --------------------------------------------------------------------------------===//
 
 ffi::Future ReadyFuture(ffi::Error error) {
@@ -151,14 +166,10 @@ ffi::Future ThresholdBackwardStaticCpu(ffi::ThreadPool pool, ffi::AnyBuffer grad
                                        ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> out,
                                        std::string_view threshold_dtype, double threshold_float,
                                        int64_t threshold_int) {
-  ThresholdValues threshold;
-  unsigned char storage[8];
-  if (ffi::Error e = EncodeStaticThreshold(threshold_dtype, threshold_float, threshold_int,
-                                           threshold, storage);
-      e.failure()) {
-    return ReadyFuture(std::move(e));
-  }
-  return RunOnHost(pool, grad, x, threshold, *out);
+  return WithStaticThreshold(
+      threshold_dtype, threshold_float, threshold_int,
+      [&](const ThresholdValues& threshold) { return RunOnHost(pool, grad, x, threshold, *out); },
+      ReadyFuture);
 }
 
 //===-- NPU (JAX Ascend PJRT plugin) -------------------------------------------------------===//
@@ -224,14 +235,10 @@ ffi::Error ThresholdBackwardStaticNpu(aclrtStream stream, ffi::AnyBuffer grad, f
                                       ffi::Result<ffi::AnyBuffer> out,
                                       std::string_view threshold_dtype, double threshold_float,
                                       int64_t threshold_int) {
-  ThresholdValues threshold;
-  unsigned char storage[8];
-  if (ffi::Error e = EncodeStaticThreshold(threshold_dtype, threshold_float, threshold_int,
-                                           threshold, storage);
-      e.failure()) {
-    return e;
-  }
-  return RunOnNpu(stream, grad, x, threshold, *out);
+  return WithStaticThreshold(
+      threshold_dtype, threshold_float, threshold_int,
+      [&](const ThresholdValues& threshold) { return RunOnNpu(stream, grad, x, threshold, *out); },
+      [](ffi::Error e) { return e; });
 }
 
 #endif  // JAX_THRESHOLD_ASCEND

@@ -13,9 +13,8 @@ uint32_t HardwareThreads() { return std::max(1u, std::thread::hardware_concurren
 }  // namespace
 
 PlatformInfo HostPlatformInfo() {
-  PlatformInfo info;
+  PlatformInfo info;  // keeps the default (910B) ub_size
   info.soc = SocVersion::kHost;
-  info.ub_size = 196608;
   info.core_num = HardwareThreads();
   return info;
 }

@@ -132,3 +132,13 @@ __aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR ou
 
 }  // namespace kernel_common
 }  // namespace ascend_kernels
+
+// Defines the kernel entry point NAME, as the host launcher and the NPU build call it: one block
+// of SelectKernel<TYPE, TILING_DATA> (the workspace is unused).
+#define ASCEND_KERNELS_SELECT_KERNEL_ENTRY(NAME, TYPE, TILING_DATA)                         \
+  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out,   \
+                                             GM_ADDR workspace, GM_ADDR tiling) {          \
+    (void)workspace;                                                                      \
+    ascend_kernels::kernel_common::RunSelectKernel<TYPE, TILING_DATA>(grad, feature, out, \
+                                                                      tiling);            \
+  }

@@ -8,13 +8,8 @@
 #include "../common/select_kernel.h"
 #include "ascend_kernels/kernel_args.h"
 
-#define RELU_GRAD_ENTRY(SUFFIX, TYPE)                                                          \
-  extern "C" __global__ __aicore__ void relu_grad_##SUFFIX(GM_ADDR grad, GM_ADDR feature, GM_ADDR out, \
-                                                        GM_ADDR workspace, GM_ADDR tiling) {  \
-    (void)workspace;                                                                        \
-    ascend_kernels::kernel_common::RunSelectKernel<TYPE, ascend_kernels::ReluGradTilingData>(          \
-        grad, feature, out, tiling);                                                        \
-  }
+#define RELU_GRAD_ENTRY(SUFFIX, TYPE) \
+  ASCEND_KERNELS_SELECT_KERNEL_ENTRY(relu_grad_##SUFFIX, TYPE, ascend_kernels::ReluGradTilingData)
 
 RELU_GRAD_ENTRY(float32, float)
 RELU_GRAD_ENTRY(float16, half)

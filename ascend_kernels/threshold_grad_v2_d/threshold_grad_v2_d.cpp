@@ -7,13 +7,9 @@
 #include "../common/select_kernel.h"
 #include "ascend_kernels/kernel_args.h"
 
-#define THRESHOLD_GRAD_V2_D_ENTRY(SUFFIX, TYPE)                                                          \
-  extern "C" __global__ __aicore__ void threshold_grad_v2_d_##SUFFIX(GM_ADDR grad, GM_ADDR feature, GM_ADDR out, \
-                                                        GM_ADDR workspace, GM_ADDR tiling) {  \
-    (void)workspace;                                                                        \
-    ascend_kernels::kernel_common::RunSelectKernel<TYPE, ascend_kernels::ThresholdGradV2DTilingData>(          \
-        grad, feature, out, tiling);                                                        \
-  }
+#define THRESHOLD_GRAD_V2_D_ENTRY(SUFFIX, TYPE) \
+  ASCEND_KERNELS_SELECT_KERNEL_ENTRY(threshold_grad_v2_d_##SUFFIX, TYPE, \
+                                     ascend_kernels::ThresholdGradV2DTilingData)
 
 THRESHOLD_GRAD_V2_D_ENTRY(float32, float)
 THRESHOLD_GRAD_V2_D_ENTRY(float16, half)

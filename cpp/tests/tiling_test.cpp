@@ -14,7 +14,12 @@ using namespace jax_threshold::aclnn;
 
 namespace {
 
-ElementwiseTiling Tile(uint64_t n, KernelDType dtype, uint64_t ub = 196608, uint64_t cores = 48) {
+// The 910B's UB size and core count, which SPEC §3's worked values assume.
+constexpr uint64_t kUb910B = 196608;
+constexpr uint64_t kCores910B = 48;
+
+ElementwiseTiling Tile(uint64_t n, KernelDType dtype, uint64_t ub = kUb910B,
+                       uint64_t cores = kCores910B) {
   ElementwiseTiling t{};
   std::string error;
   if (!ThresholdGradV2DTiling(n, dtype, ub, cores, &t, &error)) {
@@ -80,11 +85,12 @@ TEST(MultiTileCores) {
 TEST(Failures) {
   ElementwiseTiling t{};
   std::string error;
-  CHECK(!ThresholdGradV2DTiling(0, KernelDType::kFloat32, 196608, 48, &t, &error));
+  CHECK(!ThresholdGradV2DTiling(0, KernelDType::kFloat32, kUb910B, kCores910B, &t, &error));
   CHECK(!error.empty());
-  CHECK(!ThresholdGradV2DTiling(10, KernelDType::kFloat32, 1024, 48, &t, &error));  // ub too small
-  CHECK(!ThresholdGradV2DTiling(10, KernelDType::kFloat32, 196608, 0, &t, &error));
-  CHECK(!ThresholdGradV2DTiling(10, static_cast<KernelDType>(6), 196608, 48, &t, &error));
+  // ub too small
+  CHECK(!ThresholdGradV2DTiling(10, KernelDType::kFloat32, 1024, kCores910B, &t, &error));
+  CHECK(!ThresholdGradV2DTiling(10, KernelDType::kFloat32, kUb910B, 0, &t, &error));
+  CHECK(!ThresholdGradV2DTiling(10, static_cast<KernelDType>(6), kUb910B, kCores910B, &t, &error));
 }
 
 // Every core gets at least one element, the cores cover [0, n) exactly (the last clipped by
@@ -93,7 +99,7 @@ TEST(Invariants) {
   const uint64_t sizes[] = {1, 2, 3, 31, 63, 64, 65, 255, 256, 257, 1000, 4095, 6976, 6977,
                             13952, 100000, 123457, 1 << 20, 3000017};
   const uint64_t cores_list[] = {1, 2, 7, 16, 48, 64};
-  const uint64_t ubs[] = {196608, 65536, 262144};
+  const uint64_t ubs[] = {kUb910B, 65536, 262144};
   for (KernelDType dtype : kAllDtypes) {
     const uint64_t bytes = KernelDTypeSize(dtype);
     for (uint64_t n : sizes) {
