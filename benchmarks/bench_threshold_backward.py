@@ -43,7 +43,6 @@ import platform
 import statistics
 import sys
 import time
-from typing import Callable
 
 import numpy as np
 

@@ -11,7 +11,6 @@ the bandwidth probes are drawn dashed grey, the ceiling the others sit under.
 from __future__ import annotations
 
 import json
-import math
 import os
 import textwrap
 import sys

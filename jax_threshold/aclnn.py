@@ -48,6 +48,10 @@ _ACL_DTYPES = {
 }
 ACL_DT_UNDEFINED = -1
 
+# The dtypes the kernels have a tiling for (the "host" list).
+_TILING_DTYPES = frozenset(_ACL_DTYPES[name] for name in (
+    "float32", "float16", "int8", "int32", "uint8", "int64", "float64", "bfloat16"))
+
 
 def acl_dtype(dtype) -> int:
   """The aclDataType code of a NumPy dtype (ACL_DT_UNDEFINED if it has none).
@@ -55,10 +59,9 @@ def acl_dtype(dtype) -> int:
   Matched by name and item size, so ml_dtypes' bfloat16 works without NumPy knowing it.
   """
   dtype = np.dtype(dtype)
-  code = _ACL_DTYPES.get(dtype.name, ACL_DT_UNDEFINED)
   if dtype.fields is not None:  # a structured dtype
     return ACL_DT_UNDEFINED
-  return code
+  return _ACL_DTYPES.get(dtype.name, ACL_DT_UNDEFINED)
 
 
 def _tensor(array, name: str, writable: bool = False):
@@ -209,7 +212,7 @@ def _tiling(fn, num_elements, dtype, ub_size, core_num) -> dict:
   code = acl_dtype(dtype)
   if num_elements < 0:
     raise ValueError(f"num_elements must be >= 0, got {num_elements}")
-  if code in (ACL_DT_UNDEFINED,) or code not in (0, 1, 2, 3, 4, 9, 11, 27):
+  if code not in _TILING_DTYPES:
     raise ValueError(f"no tiling for dtype {np.dtype(dtype).name}")
   return fn(num_elements, code, ub_size, core_num)
 

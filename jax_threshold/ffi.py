@@ -70,9 +70,10 @@ def ffi_targets() -> tuple[str, ...]:
 def _constant_threshold(threshold: mlir.ir.Value, aval):
   """The Python value of a 0-d threshold that is a `stablehlo.constant`, else None.
 
-  Only visible when JAX lowers the equation inline (lowering.py registers the
-  rule as not cacheable); a cached lowering sees a block argument and takes
-  the operand target, which is just as exact.
+  lowering.py keeps JAX's default (cacheable) lowering, where the equation is
+  outlined and the threshold is a block argument: then this is None and the
+  operand target runs, which is just as exact. A constant shows only when the
+  equation is lowered inline.
   """
   if aval.shape != () or np.dtype(aval.dtype).name not in _STATIC_DTYPES:
     return None
@@ -102,17 +103,19 @@ def _static_attributes(value, dtype: np.dtype) -> dict:
               threshold_int=np.int64(0))
 
 
+_operand_rule = jax.ffi.ffi_lowering(TARGET)
+_static_rule = jax.ffi.ffi_lowering(STATIC_TARGET)
+
+
 def _ffi_lowering(ctx, grad_output, x, threshold, *, implementation):
   """Lowers threshold_backward to one XLA FFI custom call."""
   del implementation  # already resolved to "ffi" by lowering.py
   threshold_aval = ctx.avals_in[2]
   value = _constant_threshold(threshold, threshold_aval)
   if value is not None:
-    rule = jax.ffi.ffi_lowering(STATIC_TARGET)
-    return rule(ctx.replace(avals_in=ctx.avals_in[:2]), grad_output, x,
-                **_static_attributes(value, np.dtype(threshold_aval.dtype)))
-  rule = jax.ffi.ffi_lowering(TARGET)
-  return rule(ctx, grad_output, x, threshold)
+    return _static_rule(ctx.replace(avals_in=ctx.avals_in[:2]), grad_output, x,
+                        **_static_attributes(value, np.dtype(threshold_aval.dtype)))
+  return _operand_rule(ctx, grad_output, x, threshold)
 
 
 def _register() -> None:

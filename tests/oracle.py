@@ -37,6 +37,14 @@ def threshold_mask(x, threshold):
   return np.array(flat, dtype=bool).reshape(x.shape)
 
 
+def bits(a):
+  """Floats as their bit patterns (NaNs and -0.0 compare exactly); integers unchanged."""
+  a = np.asarray(a)
+  if a.dtype.kind == "f" or a.dtype == ml_dtypes.bfloat16:
+    return a.view(f"u{a.dtype.itemsize}")
+  return a
+
+
 def threshold_backward(grad_output, x, threshold):
   grad_output, x = np.asarray(grad_output), np.asarray(x)
   mask = threshold_mask(x, threshold)

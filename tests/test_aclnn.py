@@ -7,7 +7,6 @@ out's view left alone), concurrent use, and hypothesis properties of the tiling 
 
 import concurrent.futures
 import os
-import sys
 import unittest
 
 from absl.testing import absltest
@@ -17,8 +16,7 @@ from hypothesis import strategies as st
 import ml_dtypes
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import oracle  # noqa: E402  (tests/oracle.py)
+import oracle
 
 try:
   from jax_threshold import aclnn

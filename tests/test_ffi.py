@@ -29,6 +29,7 @@ import numpy as np
 
 import jax_threshold as jt
 from jax_threshold import threshold_operand
+import oracle
 
 HAS_FFI = "ffi" in jt.available_implementations()
 SKIP_REASON = ("the native extension with the XLA FFI handler is not built (implementations: "
@@ -46,13 +47,6 @@ NAN, INF = float("nan"), float("inf")
 LARGE = 100_003
 
 _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def _bits(a):
-  a = np.asarray(a)
-  if a.dtype.kind == "f" or a.dtype == ml_dtypes.bfloat16:
-    return a.view(f"u{a.dtype.itemsize}")
-  return a
 
 
 def _threshold_operand_dtype(dtype):
@@ -144,7 +138,7 @@ class FfiLoweringTest(parameterized.TestCase):
     expected = jt.threshold_backward(g, x, 0.25, implementation="reference")
     f = jax.jit(lambda g, x: jt.threshold_backward(g, x, 0.25, implementation="ffi"),
                 donate_argnums=0)
-    np.testing.assert_array_equal(_bits(f(jnp.asarray(g), x)), _bits(expected))
+    np.testing.assert_array_equal(oracle.bits(f(jnp.asarray(g), x)), oracle.bits(expected))
 
   def test_vmap_is_one_custom_call_for_the_whole_batch(self):
     g = x = jnp.ones((6, 7), jnp.float32)
@@ -162,7 +156,7 @@ class FfiLoweringTest(parameterized.TestCase):
     f = jax.grad(lambda x: jt.threshold(x, 0.5, -1.0, implementation="ffi").sum())
     self.assertTrue(set(_custom_call_targets(self._hlo(f, x))) & set(jt.ffi_targets()))
     ref = jax.grad(lambda x: jt.threshold(x, 0.5, -1.0, implementation="reference").sum())
-    np.testing.assert_array_equal(_bits(f(x)), _bits(ref(x)))
+    np.testing.assert_array_equal(oracle.bits(f(x)), oracle.bits(ref(x)))
 
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
@@ -171,9 +165,9 @@ class FfiStaticThresholdTest(parameterized.TestCase):
 
   def setUp(self):
     super().setUp()
-    # JAX lowers a cacheable primitive as an outlined function, where a literal threshold is a
-    # block argument; lowering it inline (as lowering.py does when it registers the rule with
-    # cacheable=False) shows the constant. Force it here so this path is always tested.
+    # JAX lowers a cacheable primitive (lowering.py keeps that default) as an outlined function,
+    # where a literal threshold is a block argument; lowering it inline shows the constant.
+    # Force that here so the static-target path is always tested.
     from jax._src.interpreters import mlir as mlir_internal  # pylint: disable=g-import-not-at-top
     uncacheable = getattr(mlir_internal, "_uncacheable_primitives", None)
     if uncacheable is None:
@@ -193,7 +187,7 @@ class FfiStaticThresholdTest(parameterized.TestCase):
         g, x, threshold, implementation=implementation))
     self.assertEqual(_custom_call_targets(ffi.lower(g, x).as_text()),
                      ["jax_threshold_threshold_backward_static_v1"])
-    np.testing.assert_array_equal(_bits(ffi(g, x)), _bits(ref(g, x)))
+    np.testing.assert_array_equal(oracle.bits(ffi(g, x)), oracle.bits(ref(g, x)))
 
   def test_static_attributes_have_the_handler_types(self):
     x = np.ones(3, np.float32)
@@ -228,12 +222,12 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
     ref, ffi = _jit_both(jt.threshold_backward)
     t_op = threshold_operand.canonicalize_threshold(threshold, np.dtype(dtype))
     expected = ref(g, x, t_op)
-    np.testing.assert_array_equal(_bits(ffi(g, x, t_op)), _bits(expected))
+    np.testing.assert_array_equal(oracle.bits(ffi(g, x, t_op)), oracle.bits(expected))
     # ... and the same value as a constant.
     ffi_const = jax.jit(lambda g, x: jt.threshold_backward(g, x, threshold, implementation="ffi"))
     ref_const = jax.jit(lambda g, x: jt.threshold_backward(g, x, threshold,
                                                            implementation="reference"))
-    np.testing.assert_array_equal(_bits(ffi_const(g, x)), _bits(ref_const(g, x)))
+    np.testing.assert_array_equal(oracle.bits(ffi_const(g, x)), oracle.bits(ref_const(g, x)))
 
   @parameterized.product(dtype=DTYPES, threshold=[0.0, 0.5, -1.0, NAN])
   def test_large_inputs_take_the_thread_pool_path(self, dtype, threshold):
@@ -244,7 +238,7 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
     g = _random(rng, (size,), dtype)
     ref, ffi = _jit_both(jt.threshold_backward)
     t = np.asarray(threshold, _threshold_operand_dtype(dtype))
-    np.testing.assert_array_equal(_bits(ffi(g, x, t)), _bits(ref(g, x, t)))
+    np.testing.assert_array_equal(oracle.bits(ffi(g, x, t)), oracle.bits(ref(g, x, t)))
 
   @parameterized.named_parameters(
       # Above the executor's rank limit of 8: merged, or (alternating broadcasts) looped over.
@@ -259,8 +253,8 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
     rng = np.random.default_rng(10)
     g, x = _random(rng, g_shape, np.float32), _random(rng, x_shape, np.float32, 0.25)
     ref, ffi = _jit_both(jt.threshold_backward)
-    np.testing.assert_array_equal(_bits(ffi(g, x, np.float32(0.25))),
-                                  _bits(ref(g, x, np.float32(0.25))))
+    np.testing.assert_array_equal(oracle.bits(ffi(g, x, np.float32(0.25))),
+                                  oracle.bits(ref(g, x, np.float32(0.25))))
 
   def test_vmap_with_an_empty_batch_or_empty_rows(self):
     for g_shape, t_shape in (((0, 5), (0,)), ((3, 0), (3,))):
@@ -274,8 +268,8 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
     x = _random(rng, (300, 1, 257), np.float32, 0.5)
     g = _random(rng, (7, 1), np.float32)
     ref, ffi = _jit_both(jt.threshold_backward)
-    np.testing.assert_array_equal(_bits(ffi(g, x, np.float32(0.5))),
-                                  _bits(ref(g, x, np.float32(0.5))))
+    np.testing.assert_array_equal(oracle.bits(ffi(g, x, np.float32(0.5))),
+                                  oracle.bits(ref(g, x, np.float32(0.5))))
 
   @parameterized.parameters(
       ((6, 50), (0, 0, 0)), ((6, 50), (None, None, 0)), ((6, 50), (0, None, 0)),
@@ -295,7 +289,7 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
       f = jax.jit(jax.vmap(lambda g, x, t, impl=impl: jt.threshold_backward(
           g, x, t, implementation=impl), in_axes=in_axes))
       outs.append(f(arg(g, in_axes[0]), arg(x, in_axes[1]), ts))
-    np.testing.assert_array_equal(_bits(outs[1]), _bits(outs[0]))
+    np.testing.assert_array_equal(oracle.bits(outs[1]), oracle.bits(outs[0]))
 
   def test_nested_vmap_with_integer_thresholds(self):
     rng = np.random.default_rng(6)
@@ -323,7 +317,7 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
       for _ in range(3):
         results = list(pool.map(lambda c: np.asarray(ffi(*c)), cases))
         for got, want in zip(results, expected):
-          np.testing.assert_array_equal(_bits(got), _bits(want))
+          np.testing.assert_array_equal(oracle.bits(got), oracle.bits(want))
 
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
@@ -429,7 +423,7 @@ class FfiExportTest(parameterized.TestCase):
              f"runpy.run_path({child!r}, run_name='__main__')"
       proc = _run_python(code)
       self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
-      np.testing.assert_array_equal(_bits(np.load(out)), _bits(expected))
+      np.testing.assert_array_equal(oracle.bits(np.load(out)), oracle.bits(expected))
 
 
 _SHARD_MAP_CHILD = textwrap.dedent("""
