@@ -19,8 +19,11 @@ if ! command -v bazel >/dev/null 2>&1; then
     echo "bazel not found: installing Debian's bazel-bootstrap"
     t0=$SECONDS
     timeout 600 apt-get update -qq || true
-    DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq bazel-bootstrap >/dev/null
-    echo "installed bazel-bootstrap in $((SECONDS - t0))s"
+    if DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq bazel-bootstrap >/dev/null; then
+      echo "installed bazel-bootstrap in $((SECONDS - t0))s"
+    else
+      echo "could not install bazel-bootstrap"
+    fi
   fi
 fi
 if ! command -v bazel >/dev/null 2>&1; then
