@@ -3,7 +3,7 @@
 Importing this module (jax_threshold's __init__ does, when the compiled
 extension exists) registers the native handlers with XLA and the MLIR lowering
 with `lowering.register_lowering_implementation`. The handlers run the aclnn
-two-phase executor on the AscendC kernels (cpp/ffi_handler.h).
+two-phase executor on the AscendC kernels (cpp/xla_ffi/ffi_handler.h).
 
 Targets (versioned; `ffi_targets()` lists them):
   jax_threshold_threshold_backward_v1: (grad_output, x, threshold) -> out, the

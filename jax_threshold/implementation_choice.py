@@ -6,6 +6,10 @@ per platform when lowering). A call's `implementation=None` means the default:
 the innermost `jax_threshold.implementation(...)` block, else the environment
 variable JAX_THRESHOLD_IMPLEMENTATION (read when tracing), else "auto".
 
+This module also keeps which implementations are available (registered by a
+lowering module, or noted missing with the reason), so that validating a name
+needs nothing from the lowering modules above it on the data path.
+
 The block's value lives in a JAX config state that is part of jit's cache key:
 a function jitted under "reference" and called again inside
 `implementation("ffi")` is traced again instead of silently reusing the
@@ -41,9 +45,38 @@ def validate_name(name) -> str:
   return name
 
 
-def _check_available(name: str) -> None:
-  from jax_threshold import lowering  # pylint: disable=g-import-not-at-top  (import cycle)
-  lowering.check_available(name)
+_registered: set[str] = set()  # implementations with a lowering on at least one platform
+_missing_reasons: dict[str, str] = {}  # implementation name -> why it is unavailable
+
+
+def mark_available(name: str) -> None:
+  """Records that `name` has a lowering (called by `lowering.register_lowering_implementation`)."""
+  _registered.add(name)
+  _missing_reasons.pop(name, None)
+
+
+def note_unavailable(name: str, reason: str) -> None:
+  """Records why implementation `name` is missing (shown in the errors that need it)."""
+  _missing_reasons[name] = reason
+
+
+def missing_reason(name: str, default: str) -> str:
+  return _missing_reasons.get(name, default)
+
+
+def available_implementations() -> tuple[str, ...]:
+  """("reference",) plus every implementation registered on at least one platform."""
+  return ("reference",) + tuple(n for n in IMPLEMENTATIONS if n in _registered)
+
+
+def check_available(name: str) -> None:
+  """Raises ValueError when `name` ("auto"/"reference" always are) is not registered."""
+  if name in ("auto", "reference") or name in _registered:
+    return
+  reason = _missing_reasons.get(
+      name, "the native extension jax_threshold._native is missing; build the package "
+            "with its C++ extension (pip install .)")
+  raise ValueError(f"threshold_backward: implementation {name!r} is not available: {reason}")
 
 
 def default_implementation() -> str:
@@ -67,7 +100,7 @@ def resolve(name) -> str:
   "auto"); the lowering picks the platform's implementation.
   """
   name = default_implementation() if name is None else validate_name(name)
-  _check_available(name)
+  check_available(name)
   return name
 
 
@@ -82,6 +115,6 @@ def implementation(name):
   extension is not available.
   """
   name = validate_name(name)
-  _check_available(name)
+  check_available(name)
   with _scoped_implementation(name):
     yield

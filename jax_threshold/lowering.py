@@ -20,11 +20,15 @@ from jax_threshold import implementation_choice as _implementation
 from jax_threshold.primitive import threshold_backward_p
 from jax_threshold.reference import reference_lowering
 
+# Re-exported: the availability registry lives below the primitive, in implementation_choice.
+available_implementations = _implementation.available_implementations
+check_available = _implementation.check_available
+note_unavailable = _implementation.note_unavailable
+
 # implementation name -> platform -> lowering rule
 _lowerings: dict[str, dict[str, object]] = {}
 _auto_choice: dict[str, str] = {}  # platform -> implementation "auto" resolves to
 _ffi_targets: list[str] = []
-_missing_reasons: dict[str, str] = {}  # implementation name -> why it is unavailable
 _platforms_with_rules = {None, "cpu"}
 
 
@@ -45,7 +49,7 @@ def _make_dispatch_rule(platform: str | None):
     if lowering is None:
       where = platform or "/".join(ctx.module_context.platforms)
       registered = sorted(_lowerings.get(chosen, {})) or "no platform"
-      hint = _missing_reasons.get(chosen, "use implementation='reference' there")
+      hint = _implementation.missing_reason(chosen, "use implementation='reference' there")
       raise NotImplementedError(
           f"threshold_backward: implementation {chosen!r} has no lowering for platform "
           f"{where!r} (registered for: {registered}; {hint})")
@@ -82,34 +86,13 @@ def register_lowering_implementation(name: str, lowering_fn, *, platform: str = 
   for target in ffi_targets:
     if target not in _ffi_targets:
       _ffi_targets.append(target)
-  _missing_reasons.pop(name, None)
+  _implementation.mark_available(name)
   if platform not in _platforms_with_rules:
     _platforms_with_rules.add(platform)
     mlir.register_lowering(threshold_backward_p, _make_dispatch_rule(platform),
                            platform=platform)
 
 
-def note_unavailable(name: str, reason: str) -> None:
-  """Records why implementation `name` is missing (shown in the errors that need it)."""
-  _missing_reasons[name] = reason
-
-
-def available_implementations() -> tuple[str, ...]:
-  """("reference",) plus every implementation registered on at least one platform."""
-  return ("reference",) + tuple(n for n in _implementation.IMPLEMENTATIONS
-                                if _lowerings.get(n))
-
-
 def ffi_targets() -> tuple[str, ...]:
   """The versioned XLA custom-call target names the registered lowerings emit."""
   return tuple(_ffi_targets)
-
-
-def check_available(name: str) -> None:
-  """Raises ValueError when `name` ("auto"/"reference" always are) is not registered."""
-  if name in ("auto", "reference") or _lowerings.get(name):
-    return
-  reason = _missing_reasons.get(
-      name, "the native extension jax_threshold._native is missing; build the package "
-            "with its C++ extension (pip install .)")
-  raise ValueError(f"threshold_backward: implementation {name!r} is not available: {reason}")

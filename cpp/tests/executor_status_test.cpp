@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "executor.h"
+#include "aclnn/executor.h"
 #include "executor_test_util.h"
 #include "test_harness.h"
 

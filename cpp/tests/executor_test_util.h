@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "jax_threshold/aclnn_threshold_backward.h"
-#include "tensor.h"
+#include "aclnn/tensor.h"
 
 namespace executor_test {
 

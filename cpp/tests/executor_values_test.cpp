@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "executor.h"
+#include "aclnn/executor.h"
 #include "executor_test_util.h"
-#include "host_stream.h"
+#include "aclnn/host_stream.h"
 #include "test_harness.h"
 
 using namespace executor_test;

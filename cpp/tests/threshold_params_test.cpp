@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "test_harness.h"
-#include "threshold_params.h"
+#include "aclnn/threshold_params.h"
 
 using ascend_kernels::KernelDType;
 using ascend_kernels::ThresholdMode;

@@ -3,10 +3,10 @@
 #include <string>
 
 #include "ascend_kernels/kernel_args.h"
-#include "elementwise_tiling.h"
-#include "relu_grad_tiling.h"
+#include "tiling/elementwise_tiling.h"
+#include "tiling/relu_grad_tiling.h"
 #include "test_harness.h"
-#include "threshold_grad_v2_d_tiling.h"
+#include "tiling/threshold_grad_v2_d_tiling.h"
 
 using ascend_kernels::ElementwiseTiling;
 using ascend_kernels::KernelDType;

@@ -1,7 +1,7 @@
-#include "relu_grad_tiling.h"
+#include "tiling/relu_grad_tiling.h"
 
-#include "elementwise_tiling.h"
-#include "threshold_grad_v2_d_tiling.h"
+#include "tiling/elementwise_tiling.h"
+#include "tiling/threshold_grad_v2_d_tiling.h"
 
 namespace jax_threshold::aclnn {
 

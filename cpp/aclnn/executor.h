@@ -9,7 +9,7 @@
 
 #include "ascend_kernels/kernel_args.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
-#include "strided_copy.h"
+#include "aclnn/strided_copy.h"
 
 namespace jax_threshold::aclnn {
 

@@ -1,13 +1,13 @@
 // The threshold of a threshold_backward custom call (see ffi_threshold.h).
-#include "ffi_threshold.h"
+#include "xla_ffi/ffi_threshold.h"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 
-#include "ffi_buffer.h"
-#include "ffi_error.h"
+#include "xla_ffi/ffi_buffer.h"
+#include "xla_ffi/ffi_error.h"
 
 namespace jax_threshold::ffi_handler {
 

@@ -1,5 +1,5 @@
 // aclTensor / aclScalar creation and the facts the executor asks of them.
-#include "tensor.h"
+#include "aclnn/tensor.h"
 
 #include <cmath>
 #include <cstring>

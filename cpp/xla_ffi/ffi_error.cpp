@@ -1,5 +1,5 @@
 // The ffi::Errors of the threshold_backward FFI handlers (see ffi_error.h).
-#include "ffi_error.h"
+#include "xla_ffi/ffi_error.h"
 
 #include <utility>
 

@@ -1,5 +1,5 @@
 // An XLA FFI buffer as the aclnn executor sees it (see ffi_buffer.h).
-#include "ffi_buffer.h"
+#include "xla_ffi/ffi_buffer.h"
 
 namespace jax_threshold::ffi_handler {
 

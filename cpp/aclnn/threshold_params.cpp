@@ -1,4 +1,4 @@
-#include "threshold_params.h"
+#include "aclnn/threshold_params.h"
 
 #include <cmath>
 #include <limits>

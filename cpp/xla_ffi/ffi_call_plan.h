@@ -14,10 +14,10 @@
 #include <optional>
 #include <vector>
 
-#include "ffi_threshold.h"
+#include "xla_ffi/ffi_threshold.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
 #include "xla/ffi/api/ffi.h"
-#include "xla_thread_pool_stream.h"  // header-only
+#include "xla_ffi/xla_thread_pool_stream.h"  // header-only
 
 namespace jax_threshold::ffi_handler {
 

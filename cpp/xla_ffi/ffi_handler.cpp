@@ -1,7 +1,7 @@
 // XLA FFI handlers of threshold_backward (see ffi_handler.h for the targets and the threading):
 // phase two of each call on its platform, and the handler symbols. Phase one (the call's plan) is
 // ffi_call_plan.h's, the threshold's decoding ffi_threshold.h's.
-#include "ffi_handler.h"
+#include "xla_ffi/ffi_handler.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,12 +16,12 @@
 #include <sys/mman.h>
 #endif
 
-#include "ffi_call_plan.h"
-#include "ffi_error.h"
-#include "ffi_threshold.h"
+#include "xla_ffi/ffi_call_plan.h"
+#include "xla_ffi/ffi_error.h"
+#include "xla_ffi/ffi_threshold.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
 #include "xla/ffi/api/ffi.h"
-#include "xla_thread_pool_stream.h"  // header-only
+#include "xla_ffi/xla_thread_pool_stream.h"  // header-only
 
 #ifdef JAX_THRESHOLD_ASCEND
 #include "acl/acl.h"

@@ -15,16 +15,16 @@
 #include <string>
 #include <vector>
 
-#include "elementwise_tiling.h"
-#include "executor.h"
-#include "host_stream.h"
+#include "tiling/elementwise_tiling.h"
+#include "aclnn/executor.h"
+#include "aclnn/host_stream.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
-#include "relu_grad_tiling.h"
-#include "tensor.h"
-#include "threshold_grad_v2_d_tiling.h"
+#include "tiling/relu_grad_tiling.h"
+#include "aclnn/tensor.h"
+#include "tiling/threshold_grad_v2_d_tiling.h"
 
 #ifdef JAX_THRESHOLD_HAS_FFI_HANDLER
-#include "ffi_handler.h"
+#include "xla_ffi/ffi_handler.h"
 #endif
 
 namespace nb = nanobind;

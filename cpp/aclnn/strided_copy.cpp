@@ -1,4 +1,4 @@
-#include "strided_copy.h"
+#include "aclnn/strided_copy.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,9 +1,9 @@
 // Per-SoC dtype lists (SPEC §2). Kept as data so the message and the check cannot disagree.
-#include "soc_dtypes.h"
+#include "aclnn/soc_dtypes.h"
 
 #include <vector>
 
-#include "tensor.h"
+#include "aclnn/tensor.h"
 
 namespace jax_threshold::aclnn {
 namespace {

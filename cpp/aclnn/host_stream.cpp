@@ -1,4 +1,4 @@
-#include "host_stream.h"
+#include "aclnn/host_stream.h"
 
 #include <algorithm>
 #include <atomic>

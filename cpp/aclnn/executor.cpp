@@ -1,7 +1,7 @@
 // aclnnThresholdBackwardGetWorkspaceSize (phase one: validate in SPEC §2 order, choose the
 // kernel, plan copies, tile, size the workspace) and aclnnThresholdBackward (phase two: run the
 // planned launches, synchronously or in order on a HostStream).
-#include "executor.h"
+#include "aclnn/executor.h"
 
 #include <algorithm>
 #include <exception>
@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "ascend_kernels/host_launch.h"
-#include "host_stream.h"
-#include "relu_grad_tiling.h"
-#include "soc_dtypes.h"
-#include "tensor.h"
-#include "threshold_grad_v2_d_tiling.h"
-#include "threshold_params.h"
+#include "aclnn/host_stream.h"
+#include "tiling/relu_grad_tiling.h"
+#include "aclnn/soc_dtypes.h"
+#include "aclnn/tensor.h"
+#include "tiling/threshold_grad_v2_d_tiling.h"
+#include "aclnn/threshold_params.h"
 
 namespace jax_threshold::aclnn {
 namespace {

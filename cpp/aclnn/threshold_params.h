@@ -2,7 +2,7 @@
 #pragma once
 
 #include "ascend_kernels/kernel_args.h"
-#include "tensor.h"
+#include "aclnn/tensor.h"
 
 namespace jax_threshold::aclnn {
 

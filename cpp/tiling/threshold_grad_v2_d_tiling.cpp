@@ -1,6 +1,6 @@
-#include "threshold_grad_v2_d_tiling.h"
+#include "tiling/threshold_grad_v2_d_tiling.h"
 
-#include "elementwise_tiling.h"
+#include "tiling/elementwise_tiling.h"
 
 namespace jax_threshold::aclnn {
 

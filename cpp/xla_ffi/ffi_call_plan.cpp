@@ -1,14 +1,14 @@
 // Phase one of a threshold_backward custom call (see ffi_call_plan.h).
-#include "ffi_call_plan.h"
+#include "xla_ffi/ffi_call_plan.h"
 
 #include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <string>
 
-#include "ffi_buffer.h"
-#include "ffi_error.h"
-#include "ffi_handler.h"  // kWorkspaceAlignment
+#include "xla_ffi/ffi_buffer.h"
+#include "xla_ffi/ffi_error.h"
+#include "xla_ffi/ffi_handler.h"  // kWorkspaceAlignment
 
 namespace jax_threshold::ffi_handler {
 
