@@ -23,18 +23,37 @@ from jax_threshold.threshold_operand import canonicalize_threshold
 def threshold_backward(grad_output, x, threshold, *, implementation=None):
   """`grad_output` where `x > threshold`, else 0 (exactly 0, even for inf/NaN grads).
 
+  The gradient of `threshold(x, threshold, value)` with respect to `x`, and of
+  `torch.nn.functional.threshold` / CANN's `aclnnThresholdBackward`
+  (docs/behaviour.md §1).
+
   Args:
-    grad_output: array, the incoming gradient; broadcasts against `x`.
+    grad_output: array, the incoming gradient; broadcasts against `x` (NumPy rules).
     x: array of the same dtype, the forward input. Supported dtypes: float32,
       float16, bfloat16, int32, int8, uint8, and int64/float64 under x64.
-    threshold: a Python/NumPy number or 0-d array, traced or not. A NaN `x`
-      never passes. float16/bfloat16/float32 compare in float32 with the
-      threshold rounded once; float64 in float64; integers exactly as reals.
+    threshold: a real scalar — a Python int (any size), float, Fraction or
+      Decimal, a NumPy scalar, or a 0-d array, traced or not. float16/bfloat16/
+      float32 `x` compare in float32 against the threshold rounded once;
+      float64 in float64; integers exactly as reals (`x > 2.5` is `x >= 3`).
+      A NaN `x` never passes; subnormals are compared as the numbers they are.
     implementation: None (the current default, see `jax_threshold.implementation`),
       "auto", "reference" or "ffi".
 
   Returns:
     An array of the broadcast shape of `grad_output` and `x`, with their dtype.
+
+  Raises:
+    TypeError: a dtype outside the supported list, `grad_output` and `x` of
+      different dtypes, or a threshold that is not a real number (a bool,
+      a complex number, a string).
+    ValueError: shapes that do not broadcast, a non-scalar threshold, an
+      unknown or unavailable implementation name.
+
+  Example:
+    >>> import jax.numpy as jnp, jax_threshold as jt
+    >>> jt.threshold_backward(jnp.array([4.5, 4.4, 4.3, 4.2]),
+    ...                       jnp.array([0.2, 1.2, 2.2, 3.2]), 1.0)
+    Array([0. , 4.4, 4.3, 4.2], dtype=float32)
   """
   implementation = _implementation.resolve(implementation)
   grad_output, x = jnp.asarray(grad_output), jnp.asarray(x)
@@ -86,11 +105,29 @@ def _threshold_activation_jvp(implementation, primals, tangents):
 def threshold(x, threshold, value, *, implementation=None):  # pylint: disable=redefined-outer-name
   """`x if x > threshold else value`, elementwise, like torch.nn.functional.threshold.
 
-  The comparison is the one of `threshold_backward` (same precision rules). The
-  gradient w.r.t. `x` is `threshold_backward(g, x, threshold)`; w.r.t. `value`
-  it is the sum of `g` where `x` does not pass; `threshold` gets none.
-  `value` (a scalar) is cast to x's dtype; a static value must fit an integer x's
-  dtype (ValueError otherwise).
+  Args:
+    x: array of a supported dtype (see `threshold_backward`).
+    threshold: a real scalar, traced or not; compared exactly as in
+      `threshold_backward` (same precision rules).
+    value: a real scalar that replaces the elements at or below `threshold`;
+      cast to x's dtype (a static value must fit an integer x's dtype).
+    implementation: which lowering the gradient uses (see `threshold_backward`).
+
+  Returns:
+    An array of x's shape and dtype. Its gradient w.r.t. `x` is
+    `threshold_backward(g, x, threshold)` (through the primitive, at every
+    order); w.r.t. `value` the sum of `g` where `x` does not pass; `threshold`
+    gets none.
+
+  Raises:
+    TypeError: an unsupported dtype, a non-real threshold or value.
+    ValueError: a non-scalar threshold or value, a static value outside an
+      integer x's range, an unknown or unavailable implementation name.
+
+  Example:
+    >>> import jax, jax.numpy as jnp, jax_threshold as jt
+    >>> jax.grad(lambda x: jt.threshold(x, 1.0, 0.0).sum())(jnp.array([0.5, 2.0]))
+    Array([0., 1.], dtype=float32)
   """
   implementation = _implementation.resolve(implementation)
   x = jnp.asarray(x)

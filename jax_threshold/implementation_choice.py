@@ -65,7 +65,16 @@ def missing_reason(name: str, default: str) -> str:
 
 
 def available_implementations() -> tuple[str, ...]:
-  """("reference",) plus every implementation registered on at least one platform."""
+  """The implementation names usable here, besides "auto".
+
+  Returns:
+    ("reference",) plus every implementation registered on at least one
+    platform: ("reference", "ffi") when the native extension is built.
+
+  Example:
+    >>> jax_threshold.available_implementations()
+    ('reference', 'ffi')
+  """
   return ("reference",) + tuple(n for n in IMPLEMENTATIONS if n in _registered)
 
 
@@ -108,11 +117,23 @@ def resolve(name) -> str:
 def implementation(name):
   """Makes `name` the default implementation inside the block.
 
-      with jax_threshold.implementation("reference"):
-        y = jax.jit(f)(x)  # every threshold_backward inside f lowers to jnp
+  Args:
+    name: "auto" (per platform: the reference lowering on CPU, the custom call
+      where it is registered for auto), "reference" (the fusable jnp lowering)
+      or "ffi" (the XLA FFI custom call running the AscendC kernels).
 
-  Raises ValueError for an unknown name, and for "ffi" when the native
-  extension is not available.
+  Returns:
+    A context manager. Calls with `implementation=None` inside the block use
+    `name`; it is part of jit's cache key, so a function jitted under another
+    implementation is traced again.
+
+  Raises:
+    ValueError: an unknown name, or "ffi" when the native extension is not
+      available (the message says why).
+
+  Example:
+    >>> with jax_threshold.implementation("reference"):
+    ...   y = jax.jit(f)(x)  # every threshold_backward inside f lowers to jnp
   """
   name = validate_name(name)
   check_available(name)

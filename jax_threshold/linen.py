@@ -24,6 +24,17 @@ class Threshold(nn.Module):
     implementation: a name from `jax_threshold.available_implementations()`
       ("auto", "reference", "ffi"), or None to follow the enclosing
       `jax_threshold.implementation(...)` context.
+
+  Call: `module.apply({}, x)` (or inside `nn.Sequential`) returns an array of
+  x's shape and dtype; errors are those of `jax_threshold.threshold`
+  (TypeError for an unsupported dtype, ValueError for a bad threshold, value
+  or implementation name).
+
+  Example:
+    >>> model = nn.Sequential([nn.Dense(4), Threshold(0.1, 0.0)])
+    >>> params = model.init(jax.random.key(0), jnp.ones((2, 3)))
+    >>> model.apply(params, jnp.ones((2, 3))).shape
+    (2, 4)
   """
 
   threshold: float

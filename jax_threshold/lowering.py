@@ -70,12 +70,22 @@ def register_lowering_implementation(name: str, lowering_fn, *, platform: str = 
                                      ffi_targets=(), use_for_auto: bool = False) -> None:
   """Makes `lowering_fn` the lowering of implementation `name` on `platform`.
 
+  For plugins that bring the custom call to another platform (the FFI module
+  registers "ffi" for "cpu" this way).
+
   Args:
     name: an implementation name other than "auto"/"reference" (today "ffi").
     lowering_fn: MLIR lowering rule `(ctx, grad_output, x, threshold, *, implementation)`.
     platform: an MLIR lowering platform ("cpu", "cuda", "rocm", "tpu").
     ffi_targets: the versioned custom-call target names it emits (`ffi_targets()`).
     use_for_auto: whether "auto" resolves to `name` on `platform`.
+
+  Raises:
+    ValueError: `name` is "auto", "reference" or unknown.
+
+  Example:
+    >>> register_lowering_implementation("ffi", my_rule, platform="cuda",
+    ...                                  ffi_targets=("my_target_v1",))
   """
   if name in ("auto", "reference") or name not in _implementation.IMPLEMENTATIONS:
     raise ValueError(f"threshold_backward: cannot register implementation {name!r}; "
@@ -94,5 +104,15 @@ def register_lowering_implementation(name: str, lowering_fn, *, platform: str = 
 
 
 def ffi_targets() -> tuple[str, ...]:
-  """The versioned XLA custom-call target names the registered lowerings emit."""
+  """The versioned XLA custom-call target names the registered lowerings emit.
+
+  Returns:
+    A tuple of target names, e.g. ("jax_threshold_threshold_backward_v1",
+    "jax_threshold_threshold_backward_static_v1"); empty without the extension.
+    `jax.export` of a function using them needs
+    `DisabledSafetyCheck.custom_call(t)` for each.
+
+  Example:
+    >>> checks = [jax.export.DisabledSafetyCheck.custom_call(t) for t in jt.ffi_targets()]
+  """
   return tuple(_ffi_targets)

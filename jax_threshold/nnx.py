@@ -25,6 +25,15 @@ class Threshold(nnx.Module):
     implementation: a name from `jax_threshold.available_implementations()`
       ("auto", "reference", "ffi"), or None to follow the enclosing
       `jax_threshold.implementation(...)` context.
+
+  Call: `module(x)` returns an array of x's shape and dtype; errors are those of
+  `jax_threshold.threshold` (TypeError for an unsupported dtype, ValueError for
+  a bad threshold, value or implementation name).
+
+  Example:
+    >>> model = nnx.Sequential(nnx.Linear(3, 4, rngs=nnx.Rngs(0)), Threshold(0.1, 0.0))
+    >>> model(jnp.ones((2, 3))).shape
+    (2, 4)
   """
 
   def __init__(self, threshold: float, value: float, *,
