@@ -15,6 +15,10 @@ Targets (versioned; `ffi_targets()` lists them):
     a 0-d constant threshold. Both keep SPEC section 1's precision: the value
     reaches the executor in the operand's own dtype.
 
+On a mesh the call is partitioned as an elementwise op (each device runs it on
+its own block): `partitioning.py` gives it a Shardy sharding rule and registers
+an XLA partitioner for these target names.
+
 `out` is a buffer of its own, not an alias of `grad_output`: measured on CPU
 (benchmarks/README.md, "Speed"), aliasing made XLA copy grad_output first in
 a stand-alone call and also in the Flax training step's backward pass (two

@@ -21,9 +21,11 @@ that traced the function, a `jax.export`ed module partitions the same way in any
 process that imports jax_threshold (which it must anyway, to run the targets).
 """
 
+import functools
 import math
 
 import jax
+from jax._src import xla_bridge as _xla_bridge  # plugin callbacks have no public API
 from jax._src.lib import xla_client as _xc  # the custom-call partitioner has no public API
 from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import func as func_dialect
@@ -221,11 +223,17 @@ def _make_partition(target):
 
 
 def register_partitioner(targets) -> None:
-  """Registers the elementwise partitioner with XLA for each custom-call target name."""
+  """Registers the elementwise partitioner with XLA for each custom-call target name.
+
+  With the in-process XLA (CPU) now, and with each PJRT C-API plugin (e.g. an Ascend
+  plugin) once JAX discovers it: a plugin compiles with its own partitioner registry.
+  """
   for target in targets:
-    _xc.register_custom_call_partitioner(
-        target, _propagate_user, _make_partition(target), _infer_from_operands,
-        can_side_effecting_have_replicated_sharding=True)
+    register = functools.partial(
+        _xc.register_custom_call_partitioner, target, _propagate_user, _make_partition(target),
+        _infer_from_operands, can_side_effecting_have_replicated_sharding=True)
+    register()
+    _xla_bridge.register_plugin_callbacks(register)
 
 
 def use_shardy() -> bool:
