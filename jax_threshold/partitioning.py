@@ -98,8 +98,8 @@ def operand_sharding(result_sharding, operand_shape, out_shape):
   folded = [i for i in range(rank) if stretched[i]]
   subgroups = list(range(rank, grid.ndim))
   grid = grid.transpose(kept + folded + subgroups)
-  # Operand dims: the output's size-1 tiles for missing leading dims are dropped,
-  # its broadcast size-1 dims keep a tile of 1; the folded devices form one replica dim.
+  # The devices along the operand's missing leading dims and broadcast dims become one
+  # replica dim; its broadcast (size-1) dims keep a tile of 1.
   lead = rank - len(operand_shape)
   operand_tiles = []
   kept_iter = iter(grid.shape[:len(kept)])

@@ -185,6 +185,16 @@ def run_mesh_checks(axis_type):
         return jnp.sum(jt.threshold_backward(g, x, 0.25, implementation=impl) ** 2)
       compare(lambda impl, g, x: jax.grad(functools.partial(loss, impl))(g, x), g, x)
 
+  if axis_type == AxisType.Auto:
+    @check(f"{kind}/shard_map-partial-manual")
+    def _():
+      # Manual over "a", XLA partitions the body over "b" (a MANUAL subgroup in the shardings).
+      g = _put(mesh2, rng, (64, 128), P("a", "b"))
+      x = _put(mesh2, rng, (64, 128), P("a", "b"))
+      compare(lambda impl, g, x: jax.shard_map(
+          lambda g, x: jt.threshold_backward(g, x, 0.25, implementation=impl), mesh=mesh2,
+          in_specs=(P("a"), P("a")), out_specs=P("a"), axis_names={"a"})(g, x), g, x)
+
   if axis_type == AxisType.Explicit:
     @check(f"{kind}/conflicting-shardings-raise-like-jnp")
     def _():
