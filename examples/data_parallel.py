@@ -188,20 +188,22 @@ def launch(args) -> int:
     procs = [subprocess.Popen(common + ["--process-id", str(i)], env=env)
              for i in range(args.processes)]
     deadline = time.monotonic() + args.timeout
-    codes = []
     try:
-      for proc in procs:
-        codes.append(proc.wait(timeout=max(1.0, deadline - time.monotonic())))
-    except subprocess.TimeoutExpired:
-      print(f"FAILED: the workers did not finish within {args.timeout} s", file=sys.stderr)
-      return 1
+      # Poll, so that one failed worker stops the run at once instead of leaving the
+      # others waiting for it in a collective until their own timeouts.
+      while any(p.poll() is None for p in procs):
+        if any(p.poll() for p in procs) or time.monotonic() > deadline:
+          break
+        time.sleep(0.2)
     finally:
       for proc in procs:
         if proc.poll() is None:
           proc.kill()
-          proc.wait(timeout=30)
+        proc.wait(timeout=30)
+    codes = [p.returncode for p in procs]
     if any(codes):
-      print(f"FAILED: worker exit codes {codes}", file=sys.stderr)
+      print(f"FAILED: worker exit codes {codes} (negative: killed; the run is bounded by "
+            f"--timeout {args.timeout} s)", file=sys.stderr)
       return 1
 
     with np.load(params_path) as f:
