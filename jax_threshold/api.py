@@ -14,6 +14,7 @@ import numpy as np
 from jax_threshold import _dtypes
 from jax_threshold import implementation_choice as _implementation
 from jax_threshold.primitive import broadcast_shapes
+from jax_threshold.primitive import explicit_output_sharding
 from jax_threshold.primitive import match_varying_axes
 from jax_threshold.primitive import threshold_backward_p
 from jax_threshold.reference import threshold_mask
@@ -81,7 +82,10 @@ def _scalar_value(value, dtype):
 
 
 def _select(mask, x, value):
-  return lax.select(mask, jnp.broadcast_to(x, mask.shape), jnp.broadcast_to(value, mask.shape))
+  # On a mesh with Explicit axes the cases take the mask's sharding (None elsewhere).
+  sharding = explicit_output_sharding([jax.typeof(mask)])
+  return lax.select(mask, jnp.broadcast_to(x, mask.shape, out_sharding=sharding),
+                    jnp.broadcast_to(value, mask.shape, out_sharding=sharding))
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(3,))

@@ -15,6 +15,10 @@ Targets (versioned; `ffi_targets()` lists them):
     a 0-d constant threshold. Both keep SPEC section 1's precision: the value
     reaches the executor in the operand's own dtype.
 
+On a mesh the call is partitioned as an elementwise op (each device runs it on
+its own block): `partitioning.py` gives it a Shardy sharding rule and registers
+an XLA partitioner for these target names.
+
 `out` is a buffer of its own, not an alias of `grad_output`: measured on CPU
 (benchmarks/README.md, "Speed"), aliasing made XLA copy grad_output first in
 a stand-alone call and also in the Flax training step's backward pass (two
@@ -33,6 +37,7 @@ import jax
 from jax.interpreters import mlir
 
 from jax_threshold import lowering as _lowering
+from jax_threshold import partitioning as _partitioning
 
 try:
   from jax_threshold import _native
@@ -103,19 +108,25 @@ def _static_attributes(value, dtype: np.dtype) -> dict:
               threshold_int=np.int64(0))
 
 
-_operand_rule = jax.ffi.ffi_lowering(TARGET)
-_static_rule = jax.ffi.ffi_lowering(STATIC_TARGET)
+def _ffi_rule(target, ctx):
+  """jax.ffi's lowering of `target`, with the elementwise Shardy rule when Shardy partitions."""
+  rule = None
+  if _partitioning.use_shardy():
+    rule = _partitioning.sharding_rule([a.shape for a in ctx.avals_in], ctx.avals_out[0].shape)
+  extra = None if rule is None else {"sdy.sharding_rule": rule}
+  return jax.ffi.ffi_lowering(target, extra_attributes=extra)
 
 
 def _ffi_lowering(ctx, grad_output, x, threshold, *, implementation):
-  """Lowers threshold_backward to one XLA FFI custom call."""
+  """Lowers threshold_backward to one XLA FFI custom call (partitioned elementwise on a mesh)."""
   del implementation  # already resolved to "ffi" by lowering.py
   threshold_aval = ctx.avals_in[2]
   value = _constant_threshold(threshold, threshold_aval)
   if value is not None:
-    return _static_rule(ctx.replace(avals_in=ctx.avals_in[:2]), grad_output, x,
-                        **_static_attributes(value, np.dtype(threshold_aval.dtype)))
-  return _operand_rule(ctx, grad_output, x, threshold)
+    ctx = ctx.replace(avals_in=ctx.avals_in[:2])
+    return _ffi_rule(STATIC_TARGET, ctx)(
+        ctx, grad_output, x, **_static_attributes(value, np.dtype(threshold_aval.dtype)))
+  return _ffi_rule(TARGET, ctx)(ctx, grad_output, x, threshold)
 
 
 def _register() -> None:
@@ -123,6 +134,7 @@ def _register() -> None:
   for name, platform, capsule in _native.ffi_handlers():
     jax.ffi.register_ffi_target(name, capsule, platform=platform)
     platforms.add(platform)
+  _partitioning.register_partitioner(ffi_targets())
   for platform in sorted(platforms):
     lowering_platform = _LOWERING_PLATFORM.get(platform)
     if lowering_platform is None:

@@ -39,9 +39,12 @@ import jax
 from jax import lax
 from jax._src import core as _jax_core  # shard_map's manual-axis typing has no public home
 from jax._src import dispatch  # apply_primitive has no public home
+from jax._src.lax import lax as _lax_internal  # JAX's broadcasting sharding rule
 import jax.extend.core
 from jax.interpreters import ad
 from jax.interpreters import batching
+from jax.sharding import AxisType
+from jax.sharding import PartitionSpec
 import numpy as np
 
 from jax_threshold import _dtypes
@@ -95,11 +98,41 @@ def match_varying_axes(*operands):
                for o, a in zip(operands, axes))
 
 
+def explicit_output_sharding(operands):
+  """The sharding JAX's elementwise ops give a broadcast result, where the type carries one.
+
+  On a mesh with Explicit axes (jax/_src/lax/lax.py's broadcasting rule): every operand is
+  rank-promoted, then each output dim takes the mesh axis its non-broadcast operands agree
+  on; a disagreement is JAX's own ShardingTypeError. None on Auto/Manual meshes and without
+  a mesh, where the type carries no sharding (XLA's partitioner decides).
+  """
+  shardings = [getattr(o, "sharding", None) for o in operands]
+  if any(s is None for s in shardings):
+    return None
+  meshes = [s.mesh for s in shardings if not s.mesh.empty]
+  if not any(_has_explicit_axes(m) for m in meshes + [jax.sharding.get_abstract_mesh()]):
+    return None
+  rank = max(len(o.shape) for o in operands)
+  padded = [o.update(shape=(1,) * (rank - len(o.shape)) + tuple(o.shape),
+                     sharding=o.sharding.update(
+                         spec=PartitionSpec(*(None,) * (rank - len(o.shape)), *o.sharding.spec)))
+            for o in operands]
+  return _lax_internal.broadcasting_sharding_rule("threshold_backward", *padded)
+
+
+def _has_explicit_axes(mesh) -> bool:
+  return not mesh.empty and any(t == AxisType.Explicit for t in mesh.axis_types)
+
+
 def _output_aval(shape, dtype, operands):
-  """The output aval: inside shard_map it varies over the operands' (common) manual axes."""
+  """The output aval: the broadcast sharding on a mesh with Explicit axes; inside shard_map
+  it varies over the operands' (common) manual axes."""
   mats = [getattr(o, "mat", None) for o in operands]
   if any(m is None for m in mats) or not any(m.varying for m in mats):
-    return jax.core.ShapedArray(shape, dtype)
+    sharding = explicit_output_sharding(operands)
+    if sharding is None:
+      return jax.core.ShapedArray(shape, dtype)
+    return _jax_core.ShapedArray(shape, dtype, sharding=sharding)
   if len({frozenset(m.varying) for m in mats}) > 1:
     raise ValueError("threshold_backward: grad_output, x and threshold must vary over the same "
                      "shard_map axes; got " + ", ".join(sorted(str(set(m.varying)) for m in mats))
@@ -176,12 +209,14 @@ ad.defjvp(threshold_backward_p, _threshold_backward_jvp, None, None)
 def _unbroadcast(aval, ct):
   """Sums `ct` over the dims along which an operand of `aval`'s shape was broadcast."""
   shape = tuple(aval.shape)
-  if tuple(ct.shape) == shape:
+  # On a mesh with Explicit axes the cotangent must also carry the operand's sharding.
+  sharding = aval.sharding if _has_explicit_axes(aval.sharding.mesh) else None
+  if tuple(ct.shape) == shape and (sharding is None or jax.typeof(ct).sharding == sharding):
     return ct
   leading = ct.ndim - len(shape)
   stretched = tuple(leading + i for i, d in enumerate(shape) if d == 1 and ct.shape[leading + i] != 1)
   summed = lax.reduce_sum(ct, tuple(range(leading)) + stretched) if leading or stretched else ct
-  return lax.reshape(summed, shape)
+  return lax.reshape(summed, shape, out_sharding=sharding)
 
 
 def _threshold_backward_transpose(ct, grad_output, x, threshold, *, implementation):

@@ -5,12 +5,14 @@ It is the executable form of SPEC section 1 and of the threshold operand
 convention documented in `primitive.py`.
 """
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.interpreters import mlir
 import numpy as np
 
 from jax_threshold import _dtypes
+from jax_threshold.primitive import explicit_output_sharding
 
 
 def _integer_mask_for_real_threshold(x, threshold):
@@ -46,8 +48,12 @@ def threshold_backward_reference(grad_output, x, threshold, **params):
   del params  # the implementation name matters only to the lowering dispatch
   mask = threshold_mask(x, threshold)
   shape = jnp.broadcast_shapes(grad_output.shape, mask.shape)
-  grad_output = jnp.broadcast_to(grad_output, shape)
-  return lax.select(jnp.broadcast_to(mask, shape), grad_output, jnp.zeros_like(grad_output))
+  # On a mesh with Explicit axes the select's operands must agree on a sharding: both
+  # get the output's (the primitive's abstract eval computes the same one).
+  sharding = explicit_output_sharding([jax.typeof(grad_output), jax.typeof(mask)])
+  grad_output = jnp.broadcast_to(grad_output, shape, out_sharding=sharding)
+  mask = jnp.broadcast_to(mask, shape, out_sharding=sharding)
+  return lax.select(mask, grad_output, jnp.zeros_like(grad_output))
 
 
 reference_lowering = mlir.lower_fun(threshold_backward_reference, multiple_results=False)

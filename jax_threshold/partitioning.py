@@ -1,0 +1,240 @@
+"""How XLA partitions the threshold_backward custom call: as the elementwise op it is.
+
+Without help XLA treats a custom call as opaque: on a mesh it all-gathers the
+operands, runs the call on the whole array on every device and slices the
+result. Two pieces make each device run the executor on its own block instead:
+
+- Propagation. Shardy (JAX's default partitioner) reads the
+  `sdy.sharding_rule` attribute `sharding_rule()` builds for the op: one factor
+  per output dim, shared by every operand dim of the same size; a dim an operand
+  is broadcast along (size 1, or missing) gets a size-1 factor of its own, so it
+  is never sharded. GSPMD (`jax_use_shardy_partitioner=False`) asks the
+  partitioner registered below (`_infer_from_operands`, `_propagate_user`).
+- Partitioning. Under both, XLA's SPMD partitioner calls `_partition`, registered
+  with XLA for the custom-call *target names* when `jax_threshold.ffi` is
+  imported. It keeps the result's sharding, gives each operand that sharding on
+  the dims it shares with the output (replicated along its broadcast dims) and
+  returns the per-device program: the same custom call on the local blocks.
+
+Because the partitioner is keyed by target name, not by an object of the process
+that traced the function, a `jax.export`ed module partitions the same way in any
+process that imports jax_threshold (which it must anyway, to run the targets).
+"""
+
+import functools
+import math
+
+import jax
+from jax._src import xla_bridge as _xla_bridge  # plugin callbacks have no public API
+from jax._src.lib import xla_client as _xc  # the custom-call partitioner has no public API
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import func as func_dialect
+from jax.extend.mlir.dialects import sdy
+from jax.extend.mlir.dialects import stablehlo
+from jax.interpreters import mlir
+import numpy as np
+
+_REPLICATED = _xc.OpSharding.Type.REPLICATED
+_TYPED_FFI_API_VERSION = 4
+
+
+def _broadcast_dims(operand_shape, out_shape) -> list[bool]:
+  """Per output dim: True where the operand is broadcast along it (missing, or 1 vs >1)."""
+  lead = len(out_shape) - len(operand_shape)
+  return [i < lead or (operand_shape[i - lead] == 1 and out_shape[i] != 1)
+          for i in range(len(out_shape))]
+
+
+def sharding_rule(operand_shapes, out_shape):
+  """The Shardy rule of an elementwise op with NumPy broadcasting, or None for symbolic shapes.
+
+  Factors 0..rank-1 are the output dims; each broadcast operand dim adds a size-1 factor.
+  """
+  shapes = [tuple(s) for s in operand_shapes] + [tuple(out_shape)]
+  if not all(isinstance(d, int) for s in shapes for d in s):
+    return None  # shape polymorphism: factor sizes must be known; XLA gathers instead
+  out_shape = tuple(out_shape)
+  factor_sizes = list(out_shape)
+  operand_mappings = []
+  for shape in operand_shapes:
+    lead = len(out_shape) - len(shape)
+    dims = []
+    for j, stretched in enumerate(_broadcast_dims(shape, out_shape)[lead:]):
+      if stretched:
+        factor_sizes.append(1)
+        dims.append(sdy.DimMappingAttr.get(factor_indices=[len(factor_sizes) - 1]))
+      else:
+        dims.append(sdy.DimMappingAttr.get(factor_indices=[lead + j]))
+    operand_mappings.append(sdy.TensorMappingAttr.get(dim_mappings=dims))
+  result = sdy.TensorMappingAttr.get(
+      dim_mappings=[sdy.DimMappingAttr.get(factor_indices=[i]) for i in range(len(out_shape))])
+  return sdy.OpShardingRuleAttr.get(factor_sizes=factor_sizes,
+                                    operand_mappings=operand_mappings,
+                                    result_mappings=[result], is_custom=True)
+
+
+def _device_grid(sharding):
+  """(device array of the tile assignment, its subgroup types) of a tiled HloSharding."""
+  dims = list(sharding.tile_assignment_dimensions())
+  grid = np.asarray(sharding.tile_assignment_devices(), np.int64).reshape(dims)
+  if sharding.replicate_on_last_tile_dim():
+    return grid, [_REPLICATED]
+  return grid, list(sharding.subgroup_types())
+
+
+def operand_sharding(result_sharding, operand_shape, out_shape):
+  """The sharding an operand needs so that each device holds the block its output tile reads.
+
+  The result's tiling on the dims the operand shares with the output; its devices along
+  the operand's broadcast dims become replicas (the operand is read whole there).
+  """
+  if (result_sharding.is_replicated() or result_sharding.is_manual()
+      or result_sharding.is_maximal()):
+    return result_sharding
+  grid, subgroup_types = _device_grid(result_sharding)
+  rank = len(out_shape)
+  stretched = _broadcast_dims(operand_shape, out_shape)
+  kept = [i for i in range(rank) if not stretched[i]]
+  folded = [i for i in range(rank) if stretched[i]]
+  subgroups = list(range(rank, grid.ndim))
+  grid = grid.transpose(kept + folded + subgroups)
+  # The devices along the operand's missing leading dims and broadcast dims become one
+  # replica dim; its broadcast (size-1) dims keep a tile of 1.
+  lead = rank - len(operand_shape)
+  operand_tiles = []
+  kept_iter = iter(grid.shape[:len(kept)])
+  for i in range(lead, rank):
+    operand_tiles.append(1 if stretched[i] else next(kept_iter))
+  replicas = math.prod(grid.shape[len(kept):len(kept) + len(folded)])
+  grid = grid.reshape(operand_tiles + [replicas] + list(grid.shape[len(kept) + len(folded):]))
+  types = [_REPLICATED] + subgroup_types
+  return _xc.HloSharding.subgroup_with_device_ordering(grid, types)
+
+
+def _output_grid(sharding, operand_shape, out_shape):
+  """An operand's device grid on the output's dims (size-1 tiles for its missing leading
+  dims), or None when it says nothing about the output (replicated, manual, or a sharded
+  dim the operand is broadcast along)."""
+  if (sharding is None or sharding.is_replicated() or sharding.is_manual()
+      or sharding.is_maximal()):
+    return None
+  grid, subgroup_types = _device_grid(sharding)
+  if any(t != _REPLICATED for t in subgroup_types):
+    return None
+  lead = len(out_shape) - len(operand_shape)
+  stretched = _broadcast_dims(operand_shape, out_shape)
+  if any(grid.shape[i - lead] != 1 for i in range(lead, len(out_shape)) if stretched[i]):
+    return None
+  return grid.reshape((1,) * lead + grid.shape)
+
+
+def _infer_from_operands(arg_shapes, arg_shardings, result_shape, backend_config):
+  """GSPMD forward propagation: each output dim tiled as the first operand that tiles it.
+
+  Operands may tile different dims (a vmapped threshold shards the batch dim, x a data
+  dim): every device's tile index is read per dim from the operand owning that dim, and
+  devices with the same indices become replicas. None when that gives no valid tiling.
+  """
+  del backend_config
+  out_shape = tuple(result_shape.dimensions())
+  rank = len(out_shape)
+  grids = [g for g in (_output_grid(sh, tuple(s.dimensions()), out_shape)
+                       for s, sh in zip(arg_shapes, arg_shardings)) if g is not None]
+  owner = {}
+  for grid in grids:
+    for dim in range(rank):
+      if grid.shape[dim] > 1 and dim not in owner:
+        owner[dim] = grid
+  if not owner:
+    return None
+  coords = {}
+  for dim, grid in owner.items():
+    for index in np.ndindex(*grid.shape):
+      coords.setdefault(int(grid[index]), [0] * rank)[dim] = index[dim]
+  groups = {}
+  for device in sorted(coords):
+    groups.setdefault(tuple(coords[device]), []).append(device)
+  tiles = [owner[d].shape[d] if d in owner else 1 for d in range(rank)]
+  replicas = {len(g) for g in groups.values()}
+  if len(groups) != math.prod(tiles) or len(replicas) != 1:
+    return None
+  merged = np.empty(tiles + [replicas.pop()], np.int64)
+  for index, devices in groups.items():
+    merged[index] = devices
+  return _xc.HloSharding.subgroup_with_device_ordering(merged, [_REPLICATED])
+
+
+def _propagate_user(user_sharding, shape, backend_config):
+  """GSPMD backward propagation: the output takes the sharding its user wants."""
+  del shape, backend_config
+  return user_sharding
+
+
+def _ir_type(shape):
+  return ir.RankedTensorType.get(list(shape.dimensions()),
+                                 mlir.dtype_to_ir_type(np.dtype(shape.numpy_dtype())))
+
+
+def _per_device_module(target, backend_config: bytes, arg_shapes, result_shape) -> bytes:
+  """A module whose main runs `target` on one device's blocks (the same attributes)."""
+  with mlir.make_ir_context(), ir.Location.unknown():
+    module = ir.Module.create()
+    in_types = [_ir_type(s) for s in arg_shapes]
+    out_type = _ir_type(result_shape)
+    with ir.InsertionPoint(module.body):
+      main = func_dialect.FuncOp("main", ir.FunctionType.get(in_types, [out_type]))
+      main.attributes["sym_visibility"] = ir.StringAttr.get("public")
+      block = main.add_entry_block()
+      with ir.InsertionPoint(block):
+        text = backend_config.decode() if backend_config else "{}"
+        attributes = ir.Attribute.parse(text or "{}")
+        call = stablehlo.CustomCallOp(
+            [out_type], list(block.arguments),
+            call_target_name=ir.StringAttr.get(target),
+            has_side_effect=ir.BoolAttr.get(False),
+            backend_config=attributes,
+            api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32),
+                                           _TYPED_FFI_API_VERSION),
+            operand_layouts=ir.ArrayAttr.get([_row_major(s) for s in arg_shapes]),
+            result_layouts=ir.ArrayAttr.get([_row_major(result_shape)]))
+        func_dialect.ReturnOp(call.results)
+    return mlir.module_to_bytecode(module)
+
+
+def _row_major(shape):
+  rank = len(shape.dimensions())
+  return ir.DenseIntElementsAttr.get(np.arange(rank - 1, -1, -1, dtype=np.int64),
+                                     type=ir.IndexType.get())
+
+
+def _make_partition(target):
+  def partition(arg_shapes, arg_shardings, result_shape, result_sharding, backend_config):
+    del arg_shardings  # XLA reshards each operand to what is returned here
+    out_shape = tuple(result_shape.dimensions())
+    if result_sharding is None:
+      result_sharding = _xc.HloSharding.replicate()
+    shardings = [operand_sharding(result_sharding, tuple(s.dimensions()), out_shape)
+                 for s in arg_shapes]
+    local_args = [sh.tile(s) for sh, s in zip(shardings, arg_shapes)]
+    local_result = result_sharding.tile(result_shape)
+    module = _per_device_module(target, backend_config, local_args, local_result)
+    return module, shardings, result_sharding
+  return partition
+
+
+def register_partitioner(targets) -> None:
+  """Registers the elementwise partitioner with XLA for each custom-call target name.
+
+  With the in-process XLA (CPU) now, and with each PJRT C-API plugin (e.g. an Ascend
+  plugin) once JAX discovers it: a plugin compiles with its own partitioner registry.
+  """
+  for target in targets:
+    register = functools.partial(
+        _xc.register_custom_call_partitioner, target, _propagate_user, _make_partition(target),
+        _infer_from_operands, can_side_effecting_have_replicated_sharding=True)
+    register()
+    _xla_bridge.register_plugin_callbacks(register)
+
+
+def use_shardy() -> bool:
+  return bool(jax.config.jax_use_shardy_partitioner)
