@@ -32,7 +32,7 @@ __aicore__ inline ThresholdParams ThresholdOf(const ReluGradTilingData&) {
   p.reserved = 0;
   p.threshold_f32 = 0.0f;
   p.reserved_f32 = 0.0f;
-  p.threshold_f64 = 0.0;
+  p.threshold_f64_bits = 0;
   p.threshold_int = 0;
   return p;
 }

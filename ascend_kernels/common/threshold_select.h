@@ -30,6 +30,9 @@
 
 #include "kernel_operator.h"
 #include "ascend_kernels/kernel_args.h"
+#if defined(ASCEND_KERNELS_CPU_ASCENDC)
+#include "ascend_kernels/float64_bits.h"
+#endif
 
 namespace ascend_kernels {
 namespace kernel_common {
@@ -102,7 +105,9 @@ class ThresholdSelect {
     }
     if constexpr (kPath == SelectPath::kFloat) {
       if constexpr (sizeof(T) == sizeof(double)) {
-        thrFloat_ = static_cast<T>(p.threshold_f64);
+#if defined(ASCEND_KERNELS_CPU_ASCENDC)
+        thrFloat_ = ascend_kernels::Float64FromBits(p.threshold_f64_bits);  // host SoC only
+#endif
       } else {
         thrFloat_ = static_cast<T>(p.threshold_f32);
       }
