@@ -30,6 +30,7 @@
 
 #include "kernel_operator.h"
 #include "ascend_kernels/kernel_args.h"
+#include "soc_features.h"
 #if defined(ASCEND_KERNELS_CPU_ASCENDC)
 #include "ascend_kernels/float64_bits.h"
 #endif
@@ -50,9 +51,11 @@ template <> struct SelectPathOf<int8_t> { static constexpr SelectPath kPath = Se
 template <> struct SelectPathOf<uint8_t> { static constexpr SelectPath kPath = SelectPath::kByte; };
 template <> struct SelectPathOf<int32_t> { static constexpr SelectPath kPath = SelectPath::kExactInt; };
 #if defined(ASCEND_KERNELS_CPU_ASCENDC)
-// float64 has no vector unit support on any Ascend SoC, int64 only on the regbase Ascend950:
-// host-only paths.
+// float64: no device-side float64 on any Ascend SoC; a host-only path.
 template <> struct SelectPathOf<double> { static constexpr SelectPath kPath = SelectPath::kFloat; };
+#endif
+#if ASCEND_KERNELS_HAS_INT64
+// int64: the host, and the regbase Ascend950 (soc_features.h).
 template <> struct SelectPathOf<int64_t> { static constexpr SelectPath kPath = SelectPath::kExactInt; };
 #endif
 
