@@ -47,6 +47,9 @@ const char* SocRefusalReason(SocVersion soc) {
            "that are not whole 32-byte blocks cannot be copied without touching memory outside them, "
            "and no CompareScalar or tensor-scalar Select for the kernels' compare and select";
   }
+  if (static_cast<int32_t>(soc) < 0 || static_cast<int32_t>(soc) > static_cast<int32_t>(SocVersion::kHost)) {
+    return "unknown soc (expected Ascend910B, Ascend950 or host)";
+  }
   return nullptr;
 }
 

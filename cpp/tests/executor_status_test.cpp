@@ -259,6 +259,11 @@ TEST(Ascend910Refused) {
     CHECK(Contains(r.message, "DataCopyPad"));
     CHECK(Contains(r.message, DataTypeName(d)));
   }
+  // An out-of-range SocVersion is refused the same way, never run under unknown rules.
+  HostTensor b = MakeTensor(ACL_FLOAT, {40});
+  Result u = Plan(b.tensor.get(), b.tensor.get(), thr.get(), b.tensor.get(), static_cast<SocVersion>(7));
+  CHECK_EQ(u.status, ACLNN_ERR_PARAM_INVALID);
+  CHECK(Contains(u.message, "unknown soc"));
   // Its twin on the 910B runs.
   HostTensor a = MakeTensor(ACL_FLOAT, {40});
   CHECK_EQ(Plan(a.tensor.get(), a.tensor.get(), thr.get(), a.tensor.get(), SocVersion::kAscend910B).status,
