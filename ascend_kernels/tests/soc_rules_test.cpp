@@ -18,7 +18,7 @@ using namespace AscendC;
 
 const char* SocName(KernelSoc soc) { return cpu_ascendc::RulesFor(static_cast<cpu_ascendc::Soc>(soc)).name; }
 
-// The dtype lists of SPEC §2 (Ascend910 refused by phase one: see TEST(Ascend910...) below).
+// The dtype lists of docs/behaviour.md §2 (Ascend910 refused by phase one: see TEST(Ascend910...) below).
 template <typename T>
 std::vector<KernelSoc> SocsListing(bool relu) {
   if constexpr (std::is_same_v<T, double>) {
@@ -97,7 +97,7 @@ TEST(UsableUbPerSoc) {
   CHECK(cpu_ascendc::UsableUb(Soc::kHost, 1 << 20) == (1u << 20));
 }
 
-// SPEC §3's plan at ub_size 196608 fits the 910B's 184 KiB for every dtype, with the widest
+// docs/behaviour.md §3's plan at ub_size 196608 fits the 910B's 184 KiB for every dtype, with the widest
 // tile (a one-core launch of a whole tile) and every smaller platform UB down to 8 KiB.
 template <typename T>
 void FitsUsableUb() {

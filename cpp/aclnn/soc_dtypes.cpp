@@ -41,7 +41,7 @@ std::string SocDtypeList(SocVersion soc, bool threshold_is_zero) {
 const char* SocRefusalReason(SocVersion soc) {
   // asc-devkit impl/basic_api/dav_c100 (the Ascend910's arch): DataCopyPad and CompareScalar
   // report "not supported" and Select has mode 0 only. Without DataCopyPad a tensor whose size is
-  // not a whole 32-byte block cannot be copied without touching bytes outside it (SPEC §3).
+  // not a whole 32-byte block cannot be copied without touching bytes outside it (docs/behaviour.md §3).
   if (soc == SocVersion::kAscend910) {
     return "soc Ascend910 is not supported: its AscendC API (dav_c100) has no DataCopyPad, so tensors "
            "that are not whole 32-byte blocks cannot be copied without touching memory outside them, "
