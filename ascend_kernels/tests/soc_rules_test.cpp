@@ -51,7 +51,8 @@ bool SameBits(const T& a, const T& b) {
 template <typename T>
 std::vector<uint64_t> TailSizes() {
   const uint64_t per_block = 32 / sizeof(T);
-  return {1, per_block - 1 + (per_block == 1), per_block + 1, 255, 257, 48 * 256 + 3, 3 * 48 * 6976 / sizeof(T) + 5};
+  const uint64_t tile = SpecTiling(1 << 24, sizeof(T), Traits<T>::kUbdn, kUb910B, kCores910B).tile_data_num;
+  return {1, per_block - 1 + (per_block == 1), per_block + 1, 255, 257, 48 * 256 + 3, 2 * 48 * tile + 5};
 }
 
 template <typename T>
@@ -62,6 +63,7 @@ void SweepSocs() {
     const std::vector<T> g = RandomValues<T>(n, rng, Specials<T>());
     const std::vector<T> x = RandomValues<T>(n, rng, Specials<T>());
     const ElementwiseTiling tiling = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, kUb910B, kCores910B);
+    if (n > 2 * 48 * 256) CHECK(tiling.final_small_tile_num >= 2);  // several tiles per core
     for (bool relu : {false, true}) {
       const ThresholdParams ref = relu ? ZeroParams() : p;
       for (KernelSoc soc : SocsListing<T>(relu)) {
