@@ -5,11 +5,18 @@
 #include <vector>
 
 #include "cpu_ascendc/core_state.h"
+#include "cpu_ascendc/soc_rules.h"
 #include "relu_grad/relu_grad.h"
 #include "threshold_grad_v2_d/threshold_grad_v2_d.h"
 
 namespace ascend_kernels {
 namespace {
+
+static_assert(static_cast<int>(KernelSoc::kAscend910) == static_cast<int>(cpu_ascendc::Soc::kAscend910) &&
+                  static_cast<int>(KernelSoc::kAscend910B) == static_cast<int>(cpu_ascendc::Soc::kAscend910B) &&
+                  static_cast<int>(KernelSoc::kAscend950) == static_cast<int>(cpu_ascendc::Soc::kAscend950) &&
+                  static_cast<int>(KernelSoc::kHost) == static_cast<int>(cpu_ascendc::Soc::kHost),
+              "KernelSoc and cpu_ascendc::Soc agree");
 
 using KernelEntry = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
 
@@ -50,7 +57,7 @@ EntryInfo ReluGradEntry(KernelDType dtype) {
 // An unknown dtype gives an empty launch (block_dim 0, no run_block): the caller validates.
 template <typename TilingData>
 HostLaunch MakeLaunch(const EntryInfo& info, const void* grad, const void* feature, void* out, void* workspace,
-                      const TilingData* tiling, uint64_t ub_size) {
+                      const TilingData* tiling, uint64_t ub_size, KernelSoc soc) {
   HostLaunch launch;
   if (info.entry == nullptr || tiling == nullptr) {
     return launch;
@@ -66,8 +73,9 @@ HostLaunch MakeLaunch(const EntryInfo& info, const void* grad, const void* featu
   };
   const uint32_t block_dim = launch.block_dim;
   KernelEntry entry = info.entry;
+  const auto rules_soc = static_cast<cpu_ascendc::Soc>(soc);  // same values
   launch.run_block = [=](uint32_t block_idx) {
-    cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions);
+    cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions, rules_soc);
     entry(const_cast<uint8_t*>(static_cast<const uint8_t*>(grad)), const_cast<uint8_t*>(static_cast<const uint8_t*>(feature)),
           static_cast<uint8_t*>(out), static_cast<uint8_t*>(workspace),
           const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(tiling)));
@@ -78,13 +86,14 @@ HostLaunch MakeLaunch(const EntryInfo& info, const void* grad, const void* featu
 }  // namespace
 
 HostLaunch MakeThresholdGradV2DLaunch(KernelDType dtype, const void* grad, const void* feature, void* out,
-                                      void* workspace, const ThresholdGradV2DTilingData* tiling, uint64_t ub_size) {
-  return MakeLaunch(ThresholdGradV2DEntry(dtype), grad, feature, out, workspace, tiling, ub_size);
+                                      void* workspace, const ThresholdGradV2DTilingData* tiling, uint64_t ub_size,
+                                      KernelSoc soc) {
+  return MakeLaunch(ThresholdGradV2DEntry(dtype), grad, feature, out, workspace, tiling, ub_size, soc);
 }
 
 HostLaunch MakeReluGradLaunch(KernelDType dtype, const void* grad, const void* feature, void* out, void* workspace,
-                              const ReluGradTilingData* tiling, uint64_t ub_size) {
-  return MakeLaunch(ReluGradEntry(dtype), grad, feature, out, workspace, tiling, ub_size);
+                              const ReluGradTilingData* tiling, uint64_t ub_size, KernelSoc soc) {
+  return MakeLaunch(ReluGradEntry(dtype), grad, feature, out, workspace, tiling, ub_size, soc);
 }
 
 }  // namespace ascend_kernels

@@ -32,7 +32,7 @@ HOST_DTYPES = [np.dtype(d) for d in (np.float32, np.float16, BF16, np.int32, np.
                                      np.int64, np.float64)]
 BASE_910 = ["float32", "int32", "float16", "int8", "uint8"]
 SOC_DTYPES = {
-    "Ascend910": BASE_910,
+    "Ascend910": [],  # refused: its AscendC API cannot run the kernels (README, kernels section)
     "Ascend910B": BASE_910 + ["bfloat16"],
     "Ascend950": BASE_910 + ["bfloat16"],  # + int64 at threshold 0
     "host": BASE_910 + ["bfloat16", "int64", "float64"],
@@ -108,6 +108,27 @@ class StatusCodeTest(parameterized.TestCase):
     self.assertIn("grad_output", aclnn.recent_error_message())
     self.assertEqual(_plan(bad, None, 1.0, out)[0], aclnn.ACLNN_ERR_PARAM_NULLPTR)
     self.assertIn("x is null", aclnn.recent_error_message())
+
+  def test_ascend910_refused_with_reason(self):
+    for dtype in BASE_910:
+      a = np.zeros(40, _dtype(dtype))
+      status, _, executor = _plan(a, a, 0.5, a.copy(), soc="Ascend910")
+      self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_INVALID)
+      self.assertIsNone(executor)
+      message = aclnn.recent_error_message()
+      self.assertIn("Ascend910 is not supported", message)
+      self.assertIn("DataCopyPad", message)
+      self.assertIn(dtype, message)
+    self.assertEqual(_plan(a, a, 0.5, a.copy(), soc="Ascend910B")[0], aclnn.ACLNN_SUCCESS)
+
+  def test_ub_size_beyond_the_soc_is_invalid(self):
+    a = np.zeros(40, np.float32)
+    self.assertEqual(_plan(a, a, 0.5, a.copy(), ub_size=196608)[0], aclnn.ACLNN_SUCCESS)
+    self.assertEqual(_plan(a, a, 0.5, a.copy(), ub_size=196608 + 256)[0],
+                     aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertIn("unified buffer of Ascend910B", aclnn.recent_error_message())
+    self.assertEqual(_plan(a, a, 0.5, a.copy(), soc="host", ub_size=1 << 22)[0],
+                     aclnn.ACLNN_SUCCESS)
 
   def test_step3_dtype_before_rank_broadcast_shape(self):
     g = np.zeros((2,) * 9, np.int16)
@@ -376,7 +397,7 @@ class ValuesTest(parameterized.TestCase):
     self.assertEqual(_run(g, x, 0.5, g)[0], aclnn.ACLNN_SUCCESS)
     np.testing.assert_array_equal(_bits(g), _bits(expected))
 
-  @parameterized.parameters("Ascend910", "Ascend910B", "Ascend950")
+  @parameterized.parameters("Ascend910B", "Ascend950")
   def test_socs_and_core_counts(self, soc):
     rng = np.random.default_rng(6)
     for core_num in (1, 3, 48, None):
@@ -384,6 +405,18 @@ class ValuesTest(parameterized.TestCase):
       out = np.zeros(50001, np.float16)
       executor = self._check(g, x, 0.25, out, soc=soc, core_num=core_num)
       self.assertLessEqual(executor.tiling["block_dim"], core_num or 48)
+
+  # The kernels run under the AscendC rules of the executor's SoC (UB budget, Casts, compares,
+  # DataCopyPad): every dtype a SoC lists, with tails that are not whole 32-byte blocks.
+  @parameterized.parameters("Ascend910B", "Ascend950")
+  def test_every_listed_dtype_runs_under_its_soc(self, soc):
+    rng = np.random.default_rng(14)
+    for dtype in SOC_DTYPES[soc] + (["int64"] if soc == "Ascend950" else []):
+      for n in (5, 33, 20011):
+        g, x = _random(n, _dtype(dtype), rng), _random(n, _dtype(dtype), rng)
+        thresholds = (0.0,) if dtype == "int64" else (0.0, 0.5, -2)
+        for threshold in thresholds:
+          self._check(g, x, threshold, np.zeros(n, _dtype(dtype)), soc=soc)
 
   def test_many_threads(self):
     def work(seed):

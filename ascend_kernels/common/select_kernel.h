@@ -13,6 +13,7 @@
 
 #include "ascend_kernels/kernel_args.h"
 #include "elementwise_core_range.h"
+#include "soc_features.h"
 #include "threshold_select.h"
 
 namespace ascend_kernels {
@@ -32,7 +33,7 @@ __aicore__ inline ThresholdParams ThresholdOf(const ReluGradTilingData&) {
   p.reserved = 0;
   p.threshold_f32 = 0.0f;
   p.reserved_f32 = 0.0f;
-  p.threshold_f64 = 0.0;
+  p.threshold_f64_bits = 0;
   p.threshold_int = 0;
   return p;
 }
@@ -135,10 +136,30 @@ __aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR ou
 
 // Defines the kernel entry point NAME, as the host launcher and the NPU build call it: one block
 // of SelectKernel<TYPE, TILING_DATA> (the workspace is unused).
+//
+// Synchronisation: the kernel has no explicit PipeBarrier/SetFlag. Between stages it relies on
+// its TQue EnQue/DeQue (which carry the MTE2 -> V -> MTE3 events); inside Compute, on the
+// compiler's auto-sync (asc-devkit cmake/asc/legacy_modules/bisheng_intf.cmake passes
+// --cce-auto-sync for every arch) for the V -> V dependencies between consecutive vector ops
+// on the same buffers (Cast -> CompareScalar -> Select, Maxs -> Mins -> Adds -> Not -> And).
+// The count-form (level 2) APIs it calls set and reset the vector mask themselves
+// (SetMaskCount ... ResetMask in dav_c220/kernel_operator_vec_cmpsel_impl.h), so no mask state
+// crosses calls and the CPU implementation models none.
 #define ASCEND_KERNELS_SELECT_KERNEL_ENTRY(NAME, TYPE, TILING_DATA)                         \
   extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out,   \
                                              GM_ADDR workspace, GM_ADDR tiling) {          \
     (void)workspace;                                                                      \
     ascend_kernels::kernel_common::RunSelectKernel<TYPE, TILING_DATA>(grad, feature, out, \
                                                                       tiling);            \
+  }
+
+// An entry the target SoC cannot run (soc_features.h): same signature, empty body.
+#define ASCEND_KERNELS_ABSENT_KERNEL_ENTRY(NAME)                                          \
+  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out, \
+                                             GM_ADDR workspace, GM_ADDR tiling) {        \
+    (void)grad;                                                                           \
+    (void)feature;                                                                        \
+    (void)out;                                                                            \
+    (void)workspace;                                                                      \
+    (void)tiling;                                                                         \
   }

@@ -30,6 +30,10 @@
 
 #include "kernel_operator.h"
 #include "ascend_kernels/kernel_args.h"
+#include "soc_features.h"
+#if defined(ASCEND_KERNELS_CPU_ASCENDC)
+#include "ascend_kernels/float64_bits.h"
+#endif
 
 namespace ascend_kernels {
 namespace kernel_common {
@@ -47,9 +51,11 @@ template <> struct SelectPathOf<int8_t> { static constexpr SelectPath kPath = Se
 template <> struct SelectPathOf<uint8_t> { static constexpr SelectPath kPath = SelectPath::kByte; };
 template <> struct SelectPathOf<int32_t> { static constexpr SelectPath kPath = SelectPath::kExactInt; };
 #if defined(ASCEND_KERNELS_CPU_ASCENDC)
-// float64 has no vector unit support on any Ascend SoC, int64 only on the regbase Ascend950:
-// host-only paths.
+// float64: no device-side float64 on any Ascend SoC; a host-only path.
 template <> struct SelectPathOf<double> { static constexpr SelectPath kPath = SelectPath::kFloat; };
+#endif
+#if ASCEND_KERNELS_HAS_INT64
+// int64: the host, and the regbase Ascend950 (soc_features.h).
 template <> struct SelectPathOf<int64_t> { static constexpr SelectPath kPath = SelectPath::kExactInt; };
 #endif
 
@@ -102,7 +108,9 @@ class ThresholdSelect {
     }
     if constexpr (kPath == SelectPath::kFloat) {
       if constexpr (sizeof(T) == sizeof(double)) {
-        thrFloat_ = static_cast<T>(p.threshold_f64);
+#if defined(ASCEND_KERNELS_CPU_ASCENDC)
+        thrFloat_ = ascend_kernels::Float64FromBits(p.threshold_f64_bits);  // host SoC only
+#endif
       } else {
         thrFloat_ = static_cast<T>(p.threshold_f32);
       }

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "soc_rules.h"
+
 namespace cpu_ascendc {
 
 struct GmRegion {
@@ -21,20 +23,23 @@ struct CoreState {
   int64_t block_idx = 0;
   int64_t block_num = 0;
   uint8_t* ub = nullptr;  // ub_size bytes, 32-byte aligned
-  uint64_t ub_size = 0;
+  uint64_t ub_size = 0;   // the usable UB: the launch's, capped by the SoC's rules (soc_rules.h)
   uint64_t ub_used = 0;   // bytes handed out by the live TPipe
   bool pipe_live = false;
   std::vector<GmRegion> gm_regions;  // empty: SetGlobalBuffer is not range-checked
+  const SocRules* rules = nullptr;   // the SoC the launch runs for
 };
 
 // The calling thread's core; aborts when the thread is not running a block.
 CoreState& CurrentCore();
 
-// Makes the calling thread core `block_idx` of `block_num` until destruction. Not nestable.
+// Makes the calling thread core `block_idx` of `block_num` of a launch for `soc` until
+// destruction. Not nestable. `ub_size` is the platform's UB (the tiling input); the block gets
+// UsableUb(soc, ub_size) bytes, so a plan that needs the SoC's reserved scratch aborts.
 class CoreScope {
  public:
   CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t ub_size,
-            std::vector<GmRegion> gm_regions = {});
+            std::vector<GmRegion> gm_regions = {}, Soc soc = Soc::kHost);
   ~CoreScope();
   CoreScope(const CoreScope&) = delete;
   CoreScope& operator=(const CoreScope&) = delete;

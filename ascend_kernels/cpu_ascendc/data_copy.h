@@ -10,6 +10,7 @@
 #include "global_tensor.h"
 #include "local_tensor.h"
 #include "precondition.h"
+#include "soc_rules.h"
 #include "vector_loops.h"
 
 namespace AscendC {
@@ -75,6 +76,7 @@ template <typename T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& params,
                         const DataCopyPadExtParams<T>& pad) {
   constexpr const char* kApi = "DataCopyPad(GM->UB)";
+  cpu_ascendc::CheckDataCopyPadRule(kApi);
   CPU_ASCENDC_CHECK(params.blockLen % sizeof(T) == 0, kApi, "blockLen %u is not a whole number of elements",
                     params.blockLen);
   CPU_ASCENDC_CHECK(params.srcStride % sizeof(T) == 0, kApi, "srcStride %u bytes is not element aligned",
@@ -105,6 +107,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
 template <typename T>
 inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& params) {
   constexpr const char* kApi = "DataCopyPad(UB->GM)";
+  cpu_ascendc::CheckDataCopyPadRule(kApi);
   CPU_ASCENDC_CHECK(params.blockLen % sizeof(T) == 0, kApi, "blockLen %u is not a whole number of elements",
                     params.blockLen);
   CPU_ASCENDC_CHECK(params.dstStride % sizeof(T) == 0, kApi, "dstStride %u bytes is not element aligned",

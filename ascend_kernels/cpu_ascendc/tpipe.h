@@ -172,9 +172,9 @@ class TPipe {
   static uint8_t* Carve(uint64_t bytes) {
     auto& core = cpu_ascendc::CurrentCore();
     CPU_ASCENDC_CHECK(bytes <= core.ub_size - core.ub_used, "TPipe::InitBuffer",
-                      "UB overflow: %llu more bytes requested, %llu of ub_size %llu already used",
+                      "UB overflow: %llu more bytes requested, %llu of the %llu usable on %s already used",
                       static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(core.ub_used),
-                      static_cast<unsigned long long>(core.ub_size));
+                      static_cast<unsigned long long>(core.ub_size), core.rules->name);
     uint8_t* p = core.ub + core.ub_used;
     core.ub_used += bytes;
     return p;

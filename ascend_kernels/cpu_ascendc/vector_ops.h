@@ -17,6 +17,7 @@
 #include "ascendc_types.h"
 #include "local_tensor.h"
 #include "precondition.h"
+#include "soc_rules.h"
 #include "vector_loops.h"
 
 namespace AscendC {
@@ -116,6 +117,7 @@ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, 
   constexpr const char* kApi = "CompareScalar";
   static_assert(internal::kOneOf<T, half, float, double>, "CompareScalar: src must be half or float (double: host only)");
   static_assert(std::is_same_v<U, uint8_t>, "CompareScalar: dst must be uint8_t");
+  cpu_ascendc::CheckCompareScalarRule(cpu_ascendc::VTypeOf<T>());
   // The count form works in whole 256-byte repeats of src.
   CPU_ASCENDC_CHECK(static_cast<uint64_t>(count) * sizeof(T) % ONE_REPEAT_BYTE_SIZE == 0, kApi,
                     "count %u * %zu bytes is not a multiple of 256 bytes", count, sizeof(T));
@@ -151,6 +153,7 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask, const 
   static_assert(internal::kOneOf<U, uint8_t, uint16_t, uint32_t, uint64_t>, "Select: mask must be unsigned");
   CPU_ASCENDC_CHECK(mode == SELMODE::VSEL_TENSOR_SCALAR_MODE, kApi,
                     "only VSEL_TENSOR_SCALAR_MODE takes a scalar src1");
+  cpu_ascendc::CheckSelectScalarRule(cpu_ascendc::VTypeOf<T>());
   using B = internal::BitsOf<T>;
   B* d = reinterpret_cast<B*>(dst.AlignedData(count, kApi));
   const B* s = reinterpret_cast<const B*>(src0.AlignedData(count, kApi));
@@ -164,10 +167,12 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask, const 
   cpu_ascendc::loops::SelectBits(d, m, s, fill, count);
 }
 
-// Element-type conversion. Supported pairs are the Atlas A2 ones the kernels need.
+// Element-type conversion. Supported pairs are the Atlas A2 ones the kernels need; which exist
+// with which RoundMode on the launch's SoC is soc_rules.cpp's table.
 template <typename T, typename U>
 inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& round_mode, uint32_t count) {
   constexpr const char* kApi = "Cast";
+  cpu_ascendc::CheckCastRule(cpu_ascendc::VTypeOf<T>(), cpu_ascendc::VTypeOf<U>(), round_mode);
   T* d = dst.AlignedData(count, kApi);
   const U* s = src.AlignedData(count, kApi);
   internal::CheckOverlap(d, static_cast<uint64_t>(count) * sizeof(T), s, static_cast<uint64_t>(count) * sizeof(U), kApi);

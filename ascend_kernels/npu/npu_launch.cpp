@@ -13,6 +13,9 @@
 #include "aclrtlaunch_threshold_grad_v2_d_int32.h"
 #include "aclrtlaunch_threshold_grad_v2_d_int8.h"
 #include "aclrtlaunch_threshold_grad_v2_d_uint8.h"
+#if defined(ASCEND_KERNELS_NPU_INT64)
+#include "aclrtlaunch_relu_grad_int64.h"  // Ascend950 builds only (common/soc_features.h)
+#endif
 
 namespace ascend_kernels {
 
@@ -41,6 +44,9 @@ aclError LaunchReluGradOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream 
     case KernelDType::kInt32: JT_LAUNCH(relu_grad_int32);
     case KernelDType::kInt8: JT_LAUNCH(relu_grad_int8);
     case KernelDType::kUInt8: JT_LAUNCH(relu_grad_uint8);
+#if defined(ASCEND_KERNELS_NPU_INT64)
+    case KernelDType::kInt64: JT_LAUNCH(relu_grad_int64);
+#endif
     default: return ACL_ERROR_INVALID_PARAM;
   }
 }

@@ -1,8 +1,10 @@
 // Launches ThresholdGradV2D / ReluGrad on an Ascend NPU stream (NPU build only).
 //
 // Pointers are device memory; `tiling_device` holds the kernel's tiling struct (kernel_args.h),
-// copied to the device by the caller. int64 ReluGrad needs the Ascend950 regbase build and
-// float64 has no NPU kernel: both return ACL_ERROR_INVALID_PARAM here.
+// copied to the device by the caller. int64 ReluGrad exists in Ascend950 builds only and
+// float64 has no NPU kernel: otherwise both return ACL_ERROR_INVALID_PARAM here. The bfloat16
+// entries of a build without a bfloat16 Cast are empty (common/soc_features.h); phase one never
+// plans bfloat16 for such a SoC.
 #pragma once
 
 #include <cstdint>

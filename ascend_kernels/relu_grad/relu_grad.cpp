@@ -13,11 +13,17 @@
 
 RELU_GRAD_ENTRY(float32, float)
 RELU_GRAD_ENTRY(float16, half)
+#if ASCEND_KERNELS_HAS_BF16
 RELU_GRAD_ENTRY(bfloat16, bfloat16_t)
+#else
+ASCEND_KERNELS_ABSENT_KERNEL_ENTRY(relu_grad_bfloat16)  // no bfloat16 Cast on this arch
+#endif
 RELU_GRAD_ENTRY(int32, int32_t)
 RELU_GRAD_ENTRY(int8, int8_t)
 RELU_GRAD_ENTRY(uint8, uint8_t)
+#if ASCEND_KERNELS_HAS_INT64
+RELU_GRAD_ENTRY(int64, int64_t)  // host SoC and the Ascend950 (soc_features.h)
+#endif
 #if defined(ASCEND_KERNELS_CPU_ASCENDC)
-RELU_GRAD_ENTRY(int64, int64_t)  // host SoC (and the Ascend950 regbase NPU, not built here)
 RELU_GRAD_ENTRY(float64, double)  // host SoC only
 #endif

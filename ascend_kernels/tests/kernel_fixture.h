@@ -9,9 +9,11 @@
 #include <memory>
 #include <random>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "ascend_kernels/host_launch.h"
+#include "ascend_kernels/float64_bits.h"
 #include "ascend_kernels/kernel_args.h"
 #include "ascendc_types.h"
 
@@ -85,7 +87,7 @@ inline bool Passes(T x, const ThresholdParams& p) {
       default: return static_cast<int64_t>(x) > p.threshold_int;
     }
   } else if constexpr (std::is_same_v<T, double>) {
-    return x > p.threshold_f64;
+    return x > ascend_kernels::Float64FromBits(p.threshold_f64_bits);
   } else {
     return static_cast<float>(x) > p.threshold_f32;  // widened to float32
   }
@@ -95,7 +97,7 @@ inline ThresholdParams FloatParams(float t, double t64) {
   ThresholdParams p{};
   p.mode = static_cast<int32_t>(ThresholdMode::kCompare);
   p.threshold_f32 = t;
-  p.threshold_f64 = t64;
+  p.threshold_f64_bits = ascend_kernels::Float64ToBits(t64);
   return p;
 }
 inline ThresholdParams IntParams(ThresholdMode mode, int64_t t) {
@@ -165,9 +167,18 @@ struct LaunchResult {
   bool guards_intact = true;
 };
 
+// The SoC a kernel test runs under unless it names one: the Ascend910B (the executor's default,
+// so a test's UB is the 184 KiB the 910B lets a kernel use), the host for its own dtypes.
+template <typename T>
+constexpr ascend_kernels::KernelSoc DefaultSoc() {
+  return std::is_same_v<T, int64_t> || std::is_same_v<T, double> ? ascend_kernels::KernelSoc::kHost
+                                                                 : ascend_kernels::KernelSoc::kAscend910B;
+}
+
 template <typename T>
 inline LaunchResult<T> Run(bool relu, const std::vector<T>& grad, const std::vector<T>& x, const ThresholdParams& p,
-                           const ElementwiseTiling& tiling, uint64_t ub_size, unsigned threads, bool guarded) {
+                           const ElementwiseTiling& tiling, uint64_t ub_size, unsigned threads, bool guarded,
+                           ascend_kernels::KernelSoc soc = DefaultSoc<T>()) {
   const uint64_t n = grad.size();
   std::unique_ptr<T[]> g(new T[n]), f(new T[n]);
   std::memcpy(g.get(), grad.data(), n * sizeof(T));
@@ -184,8 +195,9 @@ inline LaunchResult<T> Run(bool relu, const std::vector<T>& grad, const std::vec
   td.threshold = p;
   rd.tiling = tiling;
   ascend_kernels::HostLaunch launch =
-      relu ? ascend_kernels::MakeReluGradLaunch(Traits<T>::kD, g.get(), f.get(), out, nullptr, &rd, ub_size)
-           : ascend_kernels::MakeThresholdGradV2DLaunch(Traits<T>::kD, g.get(), f.get(), out, nullptr, &td, ub_size);
+      relu ? ascend_kernels::MakeReluGradLaunch(Traits<T>::kD, g.get(), f.get(), out, nullptr, &rd, ub_size, soc)
+           : ascend_kernels::MakeThresholdGradV2DLaunch(Traits<T>::kD, g.get(), f.get(), out, nullptr, &td, ub_size,
+                                                        soc);
   if (threads <= 1) {
     for (uint32_t i = 0; i < launch.block_dim; ++i) launch.run_block(i);
   } else {

@@ -13,7 +13,11 @@
 
 THRESHOLD_GRAD_V2_D_ENTRY(float32, float)
 THRESHOLD_GRAD_V2_D_ENTRY(float16, half)
+#if ASCEND_KERNELS_HAS_BF16
 THRESHOLD_GRAD_V2_D_ENTRY(bfloat16, bfloat16_t)
+#else
+ASCEND_KERNELS_ABSENT_KERNEL_ENTRY(threshold_grad_v2_d_bfloat16)  // no bfloat16 Cast on this arch
+#endif
 THRESHOLD_GRAD_V2_D_ENTRY(int32, int32_t)
 THRESHOLD_GRAD_V2_D_ENTRY(int8, int8_t)
 THRESHOLD_GRAD_V2_D_ENTRY(uint8, uint8_t)

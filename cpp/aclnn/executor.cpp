@@ -78,6 +78,16 @@ struct Step {
   std::function<void(uint32_t)> run_block;
 };
 
+// The kernels run under the AscendC rules of the executor's SoC (cpu_ascendc/soc_rules.h).
+ascend_kernels::KernelSoc KernelSocOf(SocVersion soc) {
+  static_assert(static_cast<int>(ascend_kernels::KernelSoc::kAscend910) == static_cast<int>(SocVersion::kAscend910) &&
+                    static_cast<int>(ascend_kernels::KernelSoc::kAscend910B) == static_cast<int>(SocVersion::kAscend910B) &&
+                    static_cast<int>(ascend_kernels::KernelSoc::kAscend950) == static_cast<int>(SocVersion::kAscend950) &&
+                    static_cast<int>(ascend_kernels::KernelSoc::kHost) == static_cast<int>(SocVersion::kHost),
+                "KernelSoc values are SocVersion's");
+  return static_cast<ascend_kernels::KernelSoc>(soc);
+}
+
 std::vector<Step> BuildSteps(const std::shared_ptr<ExecutorPlan>& plan, char* workspace) {
   ExecutorPlan* p = plan.get();
   std::vector<Step> steps;
@@ -104,9 +114,10 @@ std::vector<Step> BuildSteps(const std::shared_ptr<ExecutorPlan>& plan, char* wo
   ascend_kernels::HostLaunch launch =
       p->kernel == KernelKind::kReluGrad
           ? ascend_kernels::MakeReluGradLaunch(p->dtype, grad, x, kernel_out, library_ws,
-                                               &p->relu_grad_tiling, p->ub_size)
+                                               &p->relu_grad_tiling, p->ub_size, KernelSocOf(p->soc))
           : ascend_kernels::MakeThresholdGradV2DLaunch(p->dtype, grad, x, kernel_out, library_ws,
-                                                       &p->threshold_grad_tiling, p->ub_size);
+                                                       &p->threshold_grad_tiling, p->ub_size,
+                                                       KernelSocOf(p->soc));
   steps.push_back({KernelKindName(p->kernel), launch.block_dim, std::move(launch.run_block)});
   if (p->out_copy) {
     steps.push_back({"CopyToOut", p->out_copy->block_dim,
@@ -195,7 +206,9 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
                       (info.soc == SocVersion::kAscend950 && !zero
                            ? " with a nonzero threshold"
                            : "") +
-                      " (supported: " + SocDtypeList(info.soc, zero) + ")");
+                      (SocRefusalReason(info.soc) != nullptr
+                           ? std::string(": ") + SocRefusalReason(info.soc)
+                           : " (supported: " + SocDtypeList(info.soc, zero) + ")"));
     }
   }
   if (grad_output->dtype != x->dtype) {
@@ -253,7 +266,13 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   // 8. kernel.
   plan->kernel = zero ? KernelKind::kReluGrad : KernelKind::kThresholdGradV2D;
   plan->dtype = static_cast<KernelDType>(x->dtype);  // KernelDType values are aclDataType's
+  plan->soc = info.soc;
   plan->ub_size = info.ub_size;
+  if (SocUbBytes(info.soc) != 0 && info.ub_size > SocUbBytes(info.soc)) {
+    return cleanup(ACLNN_ERR_PARAM_INVALID, "ub_size " + std::to_string(info.ub_size) +
+                                                " exceeds the " + std::to_string(SocUbBytes(info.soc)) +
+                                                "-byte unified buffer of " + SocName(info.soc));
+  }
   uint64_t n = 1;
   for (int64_t d : shape) n *= static_cast<uint64_t>(d);
   plan->num_elements = n;

@@ -22,6 +22,7 @@ const char* KernelKindName(KernelKind kind);
 struct ExecutorPlan {
   KernelKind kernel = KernelKind::kNone;  // kNone: empty tensors, nothing runs
   ascend_kernels::KernelDType dtype = ascend_kernels::KernelDType::kFloat32;
+  SocVersion soc = SocVersion::kAscend910B;  // whose AscendC rules the kernel runs under
   uint64_t ub_size = 0;
   uint64_t num_elements = 0;
   ascend_kernels::ThresholdGradV2DTilingData threshold_grad_tiling{};

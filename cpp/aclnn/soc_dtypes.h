@@ -1,6 +1,7 @@
 // Which dtypes each SoC's kernels accept (SPEC §2, step 3).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "jax_threshold/aclnn_threshold_backward.h"
@@ -15,5 +16,13 @@ bool SocSupportsDtype(SocVersion soc, aclDataType dtype, bool threshold_is_zero)
 std::string SocDtypeList(SocVersion soc, bool threshold_is_zero);
 
 const char* SocName(SocVersion soc);
+
+// Why phase one refuses `soc` outright (docs/behaviour.md §2 allows refusing a SoC whose AscendC API cannot
+// run the kernels correctly), or null when it does not.
+const char* SocRefusalReason(SocVersion soc);
+
+// Bytes of unified buffer `soc` has per core (asc-devkit kernel_utils_constants.h
+// TOTAL_UB_SIZE); 0 for the host, whose UB is whatever the caller tiles for.
+uint64_t SocUbBytes(SocVersion soc);
 
 }  // namespace jax_threshold::aclnn

@@ -1,5 +1,7 @@
 #include "aclnn/threshold_params.h"
 
+#include "ascend_kernels/float64_bits.h"
+
 #include <cmath>
 #include <limits>
 
@@ -69,7 +71,7 @@ ThresholdParams MakeThresholdParams(const aclScalar& threshold, KernelDType dtyp
   ThresholdParams p{};
   p.mode = static_cast<int32_t>(ThresholdMode::kCompare);
   p.threshold_f32 = ToFloat(threshold);
-  p.threshold_f64 = ToDouble(threshold);
+  p.threshold_f64_bits = ascend_kernels::Float64ToBits(ToDouble(threshold));
   int64_t lo = 0, hi = 0;
   if (IntegerRange(dtype, &lo, &hi)) SetIntegerMode(threshold, lo, hi, &p);
   return p;

@@ -21,6 +21,7 @@
 #include "jax_threshold/aclnn_threshold_backward.h"
 #include "tiling/relu_grad_tiling.h"
 #include "aclnn/tensor.h"
+#include "ascend_kernels/float64_bits.h"
 #include "tiling/threshold_grad_v2_d_tiling.h"
 
 #ifdef JAX_THRESHOLD_HAS_FFI_HANDLER
@@ -139,7 +140,7 @@ NB_MODULE(_native, m) {
                      static const char* kModes[] = {"compare", "all_pass", "none_pass"};
                      d["mode"] = kModes[t.mode];
                      d["threshold_f32"] = t.threshold_f32;
-                     d["threshold_f64"] = t.threshold_f64;
+                     d["threshold_f64"] = ascend_kernels::Float64FromBits(t.threshold_f64_bits);
                      d["threshold_int"] = t.threshold_int;
                      return d;
                    })

@@ -201,7 +201,7 @@ TEST(SocDtypeLists) {
   auto expected = [](SocVersion soc, aclDataType d, bool zero) {
     const bool base = d == ACL_FLOAT || d == ACL_INT32 || d == ACL_FLOAT16 || d == ACL_INT8 ||
                       d == ACL_UINT8;
-    if (soc == SocVersion::kAscend910) return base;
+    if (soc == SocVersion::kAscend910) return false;  // refused: Ascend910Refused below
     if (base || d == ACL_BF16) return true;
     if (soc == SocVersion::kAscend950) return d == ACL_INT64 && zero;
     if (soc == SocVersion::kHost) return d == ACL_INT64 || d == ACL_DOUBLE;
@@ -244,6 +244,60 @@ TEST(RunErrors) {
   CHECK(Contains(aclGetRecentErrMsg(), "already run"));
   CHECK_EQ(aclnnThresholdBackwardRunStatus(r.executor.get()), ACLNN_SUCCESS);
   CHECK_EQ(aclnnThresholdBackwardRunStatus(nullptr), ACLNN_ERR_PARAM_NULLPTR);
+}
+
+// The Ascend910's AscendC API (dav_c100) cannot run the kernels (no DataCopyPad, CompareScalar
+// or tensor-scalar Select): every dtype is PARAM_INVALID, with the reason, before rank checks.
+TEST(Ascend910Refused) {
+  auto thr = Double(0.5);
+  for (aclDataType d : {ACL_FLOAT, ACL_FLOAT16, ACL_INT32, ACL_INT8, ACL_UINT8}) {
+    HostTensor a = MakeTensor(d, {40});
+    Result r = Plan(a.tensor.get(), a.tensor.get(), thr.get(), a.tensor.get(), SocVersion::kAscend910);
+    CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+    CHECK(r.executor == nullptr);
+    CHECK(Contains(r.message, "Ascend910 is not supported"));
+    CHECK(Contains(r.message, "DataCopyPad"));
+    CHECK(Contains(r.message, DataTypeName(d)));
+  }
+  // An out-of-range SocVersion is refused the same way, never run under unknown rules.
+  HostTensor b = MakeTensor(ACL_FLOAT, {40});
+  Result u = Plan(b.tensor.get(), b.tensor.get(), thr.get(), b.tensor.get(), static_cast<SocVersion>(7));
+  CHECK_EQ(u.status, ACLNN_ERR_PARAM_INVALID);
+  CHECK(Contains(u.message, "unknown soc"));
+  // Its twin on the 910B runs.
+  HostTensor a = MakeTensor(ACL_FLOAT, {40});
+  CHECK_EQ(Plan(a.tensor.get(), a.tensor.get(), thr.get(), a.tensor.get(), SocVersion::kAscend910B).status,
+           ACLNN_SUCCESS);
+}
+
+// A platform claiming more UB than the SoC has (kernel_utils_constants.h TOTAL_UB_SIZE) is
+// refused before tiling; the host's UB is whatever the caller tiles for.
+TEST(UbSizeBeyondTheSocIsInvalid) {
+  HostTensor g = MakeTensor(ACL_FLOAT, {4});
+  auto thr = Double(0.5);
+  const struct {
+    SocVersion soc;
+    uint64_t ub;
+    aclnnStatus status;
+  } cases[] = {
+      {SocVersion::kAscend910B, 196608, ACLNN_SUCCESS},
+      {SocVersion::kAscend910B, 196608 + 256, ACLNN_ERR_PARAM_INVALID},
+      {SocVersion::kAscend950, 248 * 1024, ACLNN_SUCCESS},
+      {SocVersion::kAscend950, 248 * 1024 + 32, ACLNN_ERR_PARAM_INVALID},
+      {SocVersion::kHost, 1 << 22, ACLNN_SUCCESS},
+  };
+  for (const auto& c : cases) {
+    PlatformInfo info;
+    info.soc = c.soc;
+    info.ub_size = c.ub;
+    uint64_t ws = 0;
+    aclOpExecutor* e = nullptr;
+    CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), g.tensor.get(), thr.get(),
+                                                    g.tensor.get(), &ws, &e, &info),
+             c.status);
+    ExecutorPtr owned(e);
+    if (c.status != ACLNN_SUCCESS) CHECK(Contains(aclGetRecentErrMsg(), "unified buffer"));
+  }
 }
 
 TEST(TilingFailureIsAStatus) {

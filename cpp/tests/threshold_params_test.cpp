@@ -5,6 +5,7 @@
 
 #include "test_harness.h"
 #include "aclnn/threshold_params.h"
+#include "ascend_kernels/float64_bits.h"
 
 using ascend_kernels::KernelDType;
 using ascend_kernels::ThresholdMode;
@@ -76,10 +77,11 @@ TEST(FloatsRoundOnce) {
     CHECK_EQ(p.threshold_f32, 1.0f + std::ldexp(1.0f, -23));
     CHECK_EQ(p.mode, 0);
   }
-  CHECK_EQ(Params(t, ACL_DOUBLE, KernelDType::kFloat64).threshold_f64, t);
+  CHECK_EQ(ascend_kernels::Float64FromBits(Params(t, ACL_DOUBLE, KernelDType::kFloat64).threshold_f64_bits), t);
   // int64 2^53 + 1 rounds once to double (2^53) and once to float32.
   const int64_t big = (int64_t{1} << 53) + 1;
-  CHECK_EQ(Params(big, ACL_INT64, KernelDType::kFloat64).threshold_f64, 9007199254740992.0);
+  CHECK_EQ(ascend_kernels::Float64FromBits(Params(big, ACL_INT64, KernelDType::kFloat64).threshold_f64_bits),
+           9007199254740992.0);
   CHECK_EQ(Params(int64_t{16777217}, ACL_INT64, KernelDType::kFloat32).threshold_f32,
            16777216.0f);
   CHECK_EQ(Params(int64_t{16777219}, ACL_INT64, KernelDType::kFloat32).threshold_f32,

@@ -24,7 +24,12 @@
 #include "xla_ffi/xla_thread_pool_stream.h"  // header-only
 
 #ifdef JAX_THRESHOLD_ASCEND
+#include <cstring>
+
 #include "acl/acl.h"
+#include "aclnn/executor.h"
+#include "aclnn/soc_dtypes.h"
+#include "npu_launch.h"
 #endif
 
 namespace jax_threshold::ffi_handler {
@@ -181,34 +186,109 @@ ffi::Error AclError(const char* function, aclError code) {
                                                    std::to_string(code));
 }
 
-// Synchronous on the host side: after enqueuing every slice it synchronises the stream, because
-// the executors (and an aclrtMalloc'd workspace) must outlive the kernels they launched.
+// The platform phase one plans for: the device's SoC, which must be the one the kernels were
+// compiled for (JAX_THRESHOLD_NPU_SOC, from SOC_VERSION in ascend_kernels/npu/CMakeLists.txt),
+// its UB, and its vector core count.
+ffi::Error NpuPlatform(aclnn::PlatformInfo* info) {
+  const char* name = aclrtGetSocName();
+  if (name == nullptr) {
+    return ffi::Error(ffi::ErrorCode::kInternal, "jax_threshold: aclrtGetSocName returned null");
+  }
+  const std::string soc(name);
+  auto starts = [&soc](const char* prefix) { return soc.rfind(prefix, 0) == 0; };
+  if ((starts("Ascend910B") && soc.size() > 10 && soc[10] >= '1' && soc[10] <= '4') ||
+      starts("Ascend910_93")) {
+    info->soc = aclnn::SocVersion::kAscend910B;
+  } else if (starts("Ascend950")) {
+    info->soc = aclnn::SocVersion::kAscend950;
+  } else {
+    return ffi::Error(ffi::ErrorCode::kUnimplemented,
+                      "jax_threshold: device SoC " + soc +
+                          " cannot run the kernels (built for Ascend910B1..B4, Ascend910_93xx, "
+                          "Ascend950 only; see README, NPU build)");
+  }
+  if (static_cast<int>(info->soc) != JAX_THRESHOLD_NPU_SOC) {
+    return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
+                      "jax_threshold: the kernels were built for another SOC_VERSION than device " +
+                          soc);
+  }
+  info->ub_size = aclnn::SocUbBytes(info->soc);
+  int32_t device = 0;
+  int64_t cores = 0;
+  if (aclrtGetDevice(&device) == ACL_SUCCESS &&
+      aclGetDeviceCapability(static_cast<uint32_t>(device), ACL_DEVICE_INFO_VECTOR_CORE_NUM,
+                             &cores) == ACL_SUCCESS &&
+      cores > 0) {
+    info->core_num = static_cast<uint32_t>(cores);
+  }  // else the PlatformInfo default (48, the 910B's AIV count)
+  return ffi::Error::Success();
+}
+
+// Phase two on the NPU. The executor's own phase two runs its kernel blocks on the host, so here
+// each slice's kernel is launched on the stream with the tiling phase one computed (copied to the
+// device once for all slices). Synchronous on the host side: the stream is synchronised before
+// the tiling buffer and the executors are freed.
 ffi::Error RunOnNpu(aclrtStream stream, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
                     const ThresholdValues& threshold, const ffi::AnyBuffer& out) {
+  aclnn::PlatformInfo platform;
+  if (ffi::Error e = NpuPlatform(&platform); e.failure()) return e;
   CallState state;
-  if (ffi::Error e = PlanCall(state, grad, x, threshold, out, /*platform=*/nullptr); e.failure()) {
+  if (ffi::Error e = PlanCall(state, grad, x, threshold, out, &platform); e.failure()) {
     return e;
   }
-  void* workspace = nullptr;
-  if (state.workspace_bytes > 0) {
-    if (aclError rc = aclrtMalloc(&workspace, state.workspace_bytes, ACL_MEM_MALLOC_HUGE_FIRST);
-        rc != ACL_SUCCESS || workspace == nullptr) {
+  constexpr uint64_t kTilingStride = 128;  // bytes per slice's tiling struct, aligned
+  static_assert(sizeof(ascend_kernels::ThresholdGradV2DTilingData) <= kTilingStride &&
+                    sizeof(ascend_kernels::ReluGradTilingData) <= kTilingStride,
+                "tiling structs fit their slot");
+  std::vector<char> host_tiling(state.slices.size() * kTilingStride, 0);
+  for (size_t k = 0; k < state.slices.size(); ++k) {
+    const aclnn::ExecutorPlan* p = aclnn::GetExecutorPlan(state.slices[k].executor);
+    if (p->grad_copy || p->x_copy || p->out_copy) {
+      // The strided/broadcast copies are host code (aclnn/strided_copy.cpp); no NPU kernel yet.
+      return ffi::Error(ffi::ErrorCode::kUnimplemented,
+                        "jax_threshold: on the NPU, grad_output and x must have out's shape "
+                        "(broadcast them in JAX first): device-side broadcast copies are not built");
+    }
+    char* slot = host_tiling.data() + k * kTilingStride;
+    if (p->kernel == aclnn::KernelKind::kReluGrad) {
+      std::memcpy(slot, &p->relu_grad_tiling, sizeof(p->relu_grad_tiling));
+    } else {
+      std::memcpy(slot, &p->threshold_grad_tiling, sizeof(p->threshold_grad_tiling));
+    }
+  }
+  void* tiling = nullptr;
+  if (!host_tiling.empty()) {
+    if (aclError rc = aclrtMalloc(&tiling, host_tiling.size(), ACL_MEM_MALLOC_HUGE_FIRST);
+        rc != ACL_SUCCESS || tiling == nullptr) {
       return AclError("aclrtMalloc", rc);
+    }
+    if (aclError rc = aclrtMemcpy(tiling, host_tiling.size(), host_tiling.data(),
+                                  host_tiling.size(), ACL_MEMCPY_HOST_TO_DEVICE);
+        rc != ACL_SUCCESS) {
+      aclrtFree(tiling);
+      return AclError("aclrtMemcpy", rc);
     }
   }
   ffi::Error result = ffi::Error::Success();
-  for (Slice& s : state.slices) {
-    void* ws = s.workspace_size == 0 ? nullptr : static_cast<char*>(workspace) + s.workspace_offset;
-    if (aclnnStatus st = aclnn::aclnnThresholdBackward(ws, s.workspace_size, s.executor, stream);
-        st != aclnn::ACLNN_SUCCESS) {
-      result = AclnnError("aclnnThresholdBackward", st);
-      break;
-    }
+  for (size_t k = 0; k < state.slices.size() && result.success(); ++k) {
+    const aclnn::ExecutorPlan* p = aclnn::GetExecutorPlan(state.slices[k].executor);
+    if (p->kernel == aclnn::KernelKind::kNone) continue;
+    void* g = const_cast<char*>(p->grad);
+    void* xd = const_cast<char*>(p->x);
+    void* slot = static_cast<char*>(tiling) + k * kTilingStride;
+    const uint32_t block_dim = static_cast<uint32_t>(p->tiling().block_dim);
+    const aclError rc =
+        p->kernel == aclnn::KernelKind::kReluGrad
+            ? ascend_kernels::LaunchReluGradOnNpu(p->dtype, block_dim, stream, g, xd, p->out,
+                                                  /*workspace=*/nullptr, slot)
+            : ascend_kernels::LaunchThresholdGradV2DOnNpu(p->dtype, block_dim, stream, g, xd,
+                                                          p->out, /*workspace=*/nullptr, slot);
+    if (rc != ACL_SUCCESS) result = AclError(aclnn::KernelKindName(p->kernel), rc);
   }
   if (aclError rc = aclrtSynchronizeStream(stream); rc != ACL_SUCCESS && result.success()) {
     result = AclError("aclrtSynchronizeStream", rc);
   }
-  if (workspace != nullptr) aclrtFree(workspace);
+  if (tiling != nullptr) aclrtFree(tiling);
   return result;
 }
 

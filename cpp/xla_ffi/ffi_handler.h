@@ -38,10 +38,12 @@
 //
 // NPU (built with JAX_THRESHOLD_ASCEND; not buildable here): the same two targets are also
 // provided for the "ASCEND" custom-call platform of the JAX Ascend PJRT plugin (JAX platform
-// "ascend"). They take the aclrtStream from ffi::PlatformStream, aclrtMalloc the workspace phase
-// one asks for (never null then), enqueue every slice and synchronise the stream before freeing
-// workspace and executors. The operand target copies the threshold to the host after a stream
-// synchronisation; constant thresholds take the static target and avoid that.
+// "ascend"). They plan for the device's SoC (aclrtGetSocName, which must be the build's
+// SOC_VERSION), take the aclrtStream from ffi::PlatformStream, copy each slice's tiling to the
+// device, launch the kernels on the stream (ascend_kernels/npu) and synchronise it before freeing
+// the tiling and executors. Operands needing the executor's broadcast copies are refused there.
+// The operand target copies the threshold to the host after a stream synchronisation; constant
+// thresholds take the static target and avoid that.
 #pragma once
 
 #include <cstdint>

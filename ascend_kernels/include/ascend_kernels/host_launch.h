@@ -14,6 +14,10 @@
 
 namespace ascend_kernels {
 
+// The SoC whose AscendC rules a launch runs under (cpu_ascendc/soc_rules.h): usable UB, the
+// Casts, compares and selects that exist, DataCopyPad. Values are the executor's SocVersion's.
+enum class KernelSoc : int32_t { kAscend910 = 0, kAscend910B = 1, kAscend950 = 2, kHost = 3 };
+
 struct HostLaunch {
   const char* kernel_name = "";
   uint32_t block_dim = 0;
@@ -21,12 +25,15 @@ struct HostLaunch {
 };
 
 // Pointers are the kernel's GM arguments: contiguous tensors of tiling->tiling.total_num
-// elements of `dtype`. `tiling` must outlive the launch.
+// elements of `dtype`. `tiling` must outlive the launch. `ub_size` is the platform's UB (the
+// tiling input); each block gets the part of it `soc` lets a kernel use.
 HostLaunch MakeThresholdGradV2DLaunch(KernelDType dtype, const void* grad, const void* feature,
                                       void* out, void* workspace,
-                                      const ThresholdGradV2DTilingData* tiling, uint64_t ub_size);
+                                      const ThresholdGradV2DTilingData* tiling, uint64_t ub_size,
+                                      KernelSoc soc = KernelSoc::kHost);
 
 HostLaunch MakeReluGradLaunch(KernelDType dtype, const void* grad, const void* feature, void* out,
-                              void* workspace, const ReluGradTilingData* tiling, uint64_t ub_size);
+                              void* workspace, const ReluGradTilingData* tiling, uint64_t ub_size,
+                              KernelSoc soc = KernelSoc::kHost);
 
 }  // namespace ascend_kernels

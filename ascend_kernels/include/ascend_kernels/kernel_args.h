@@ -43,7 +43,9 @@ struct ElementwiseTiling {
 // How an element of x is classified against the threshold, precomputed on the host so the kernel
 // does exactly one kind of comparison per dtype (SPEC §1):
 //  - float16 / bfloat16 / float32: x (widened to float32) > threshold_f32.
-//  - float64: x > threshold_f64.
+//  - float64 (host SoC only): x > the double whose IEEE bits are threshold_f64_bits. Carried as
+//    bits because the device compiler has no float64 (the NPU kernels never read the field;
+//    float64_bits.h converts on the host).
 //  - integers: mode kCompare: x > threshold_int (threshold_int lies in the dtype's range);
 //              kAllPass / kNonePass when the real threshold lies below / at or above the range.
 enum class ThresholdMode : int32_t { kCompare = 0, kAllPass = 1, kNonePass = 2 };
@@ -53,7 +55,7 @@ struct ThresholdParams {
   int32_t reserved;
   float threshold_f32;
   float reserved_f32;
-  double threshold_f64;
+  uint64_t threshold_f64_bits;
   int64_t threshold_int;
 };
 

@@ -1,0 +1,37 @@
+// What the target SoC's AscendC API offers the kernels, decided at compile time on the NPU.
+//
+// The CPU build compiles every path; there the launch's SoC rules (cpu_ascendc/soc_rules.h)
+// decide at run time. On the NPU, __NPU_ARCH__ names the arch (asc-devkit
+// tests/api/basic_api/CMakeLists.txt: 1001 dav_c100 = Ascend910, 2002 dav_m200 = Ascend310P,
+// 2201 dav_c220 = Ascend910B, 3510 dav_3510 = Ascend950).
+#pragma once
+
+#if !defined(ASCEND_KERNELS_CPU_ASCENDC) && defined(__NPU_ARCH__) && (__NPU_ARCH__ == 1001 || __NPU_ARCH__ == 2002)
+// dav_c100 / dav_m200: DataCopyPad and (dav_c100) CompareScalar are "not supported" stubs that
+// emit nothing in a release build (asc-devkit impl/basic_api/kernel_log.h,
+// ASCENDC_REPORT_NOT_SUPPORT), so the kernels would build and silently leave tails uncopied.
+// Phase one refuses soc Ascend910 for the same reason (cpp/aclnn/soc_dtypes.cpp).
+#error "ThresholdGradV2D/ReluGrad need DataCopyPad, CompareScalar and tensor-scalar Select: not on dav_c100/dav_m200"
+#endif
+
+// bfloat16 entries: no float <- bfloat16 Cast before dav_c220 (asc-devkit
+// impl/basic_api/dav_c100/kernel_operator_vec_vconv_impl.h and dav_m200/ have none). Where it is
+// absent the entry symbol stays (host and device passes see the same entries) with an empty body;
+// phase one never launches it (no bfloat16 in those SoCs' lists). While the #error above stands
+// this only matters for an arch below 2201 not named there; it keeps bfloat16 out of any
+// future dav_c100 path that lifts the #error.
+#if !defined(ASCEND_KERNELS_CPU_ASCENDC) && defined(__NPU_ARCH__) && (__NPU_ARCH__ < 2201)
+#define ASCEND_KERNELS_HAS_BF16 0
+#else
+#define ASCEND_KERNELS_HAS_BF16 1
+#endif
+
+// int64 ReluGrad: the host, and the Ascend950, whose dav_3510 API has the count-form Maxs/Mins/
+// Adds on int64_t (impl/basic_api/dav_3510/kernel_operator_vec_binary_scalar_impl.h) that the
+// exact-integer path uses. The NPU build defines ASCEND_KERNELS_NPU_INT64 for Ascend950 targets
+// (ascend_kernels/npu/CMakeLists.txt), so host and device passes see the same entries.
+#if defined(ASCEND_KERNELS_CPU_ASCENDC) || defined(ASCEND_KERNELS_NPU_INT64)
+#define ASCEND_KERNELS_HAS_INT64 1
+#else
+#define ASCEND_KERNELS_HAS_INT64 0
+#endif

@@ -1,0 +1,86 @@
+// Per-SoC rules of the AscendC API, enforced by the CPU implementation of the primitives.
+//
+// The emulation otherwise models one generic vector unit. A launch names the SoC it runs for
+// (host_launch.h); every block's CoreState then points at that SoC's rule set, and each
+// primitive checks its rule once at entry: a kernel that breaks its SoC's rule aborts with a
+// message naming the rule, the SoC and the asc-devkit source the rule comes from.
+//
+// Facts (asc-devkit, github.com/mirror-cann/asc-devkit; arch per SoC from
+// tests/api/basic_api/CMakeLists.txt: ascend910 -> __NPU_ARCH__ 1001 / dav_c100, ascend910B1 ->
+// 2201 / dav_c220, ascend950 -> 3510 / dav_3510) are cited beside each table in soc_rules.cpp.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "ascendc_types.h"
+
+namespace cpu_ascendc {
+
+// The SoCs a launch can run for. kHost is the CPU itself (FFI handler, executor soc "host").
+enum class Soc : uint8_t { kAscend910 = 0, kAscend910B = 1, kAscend950 = 2, kHost = 3 };
+
+// Element types the rules talk about (a bit index in the rule masks).
+enum class VType : uint8_t { kHalf, kBf16, kFloat, kDouble, kInt8, kUInt8, kInt16, kUInt16, kInt32, kUInt32, kInt64, kUInt64 };
+
+template <typename T>
+constexpr VType VTypeOf() {
+  if constexpr (std::is_same_v<T, half>) return VType::kHalf;
+  else if constexpr (std::is_same_v<T, bfloat16_t>) return VType::kBf16;
+  else if constexpr (std::is_same_v<T, float>) return VType::kFloat;
+  else if constexpr (std::is_same_v<T, double>) return VType::kDouble;
+  else if constexpr (std::is_same_v<T, int8_t>) return VType::kInt8;
+  else if constexpr (std::is_same_v<T, uint8_t>) return VType::kUInt8;
+  else if constexpr (std::is_same_v<T, int16_t>) return VType::kInt16;
+  else if constexpr (std::is_same_v<T, uint16_t>) return VType::kUInt16;
+  else if constexpr (std::is_same_v<T, int32_t>) return VType::kInt32;
+  else if constexpr (std::is_same_v<T, uint32_t>) return VType::kUInt32;
+  else if constexpr (std::is_same_v<T, int64_t>) return VType::kInt64;
+  else {
+    static_assert(std::is_same_v<T, uint64_t>, "VTypeOf: not a vector element type");
+    return VType::kUInt64;
+  }
+}
+
+const char* VTypeName(VType t);
+const char* RoundModeName(AscendC::RoundMode m);
+
+constexpr uint32_t Bit(VType t) { return 1u << static_cast<uint32_t>(t); }
+constexpr uint32_t Bit(AscendC::RoundMode m) { return 1u << static_cast<uint32_t>(m); }
+
+// One Cast (dst <- src) that exists on a SoC, with the round modes that emit an instruction.
+struct CastRule {
+  VType dst;
+  VType src;
+  uint32_t round_modes;  // Bit(RoundMode) mask
+};
+
+struct SocRules {
+  Soc soc;
+  const char* name;        // "Ascend910B"
+  const char* arch;        // "dav_c220"
+  uint64_t ub_usable;      // bytes a kernel's TPipe may hand out (0: the launch's ub_size, host)
+  uint64_t ub_scratch;     // bytes above ub_usable the API itself uses (Select's scalar scratch)
+  bool has_data_copy_pad;  // DataCopyPad moves bytes (false: an unsupported-API stub)
+  uint32_t compare_scalar_types;  // CompareScalar (count form, GT) source types
+  uint32_t select_scalar_types;   // Select VSEL_TENSOR_SCALAR_MODE operand types (0: mode absent)
+  const CastRule* casts;
+  uint32_t num_casts;
+};
+
+const SocRules& RulesFor(Soc soc);
+
+// The rules of the SoC the calling thread's block runs for.
+const SocRules& CurrentRules();
+
+// The bytes a kernel may allocate in UB on `soc` for a launch given `ub_size` (the platform's
+// UB, the tiling input): min(ub_size, the SoC's usable UB).
+uint64_t UsableUb(Soc soc, uint64_t ub_size);
+
+// Entry checks: abort naming the rule when the current SoC does not have the operation.
+void CheckCastRule(VType dst, VType src, AscendC::RoundMode mode);
+void CheckCompareScalarRule(VType src);
+void CheckSelectScalarRule(VType src);
+void CheckDataCopyPadRule(const char* api);
+
+}  // namespace cpu_ascendc

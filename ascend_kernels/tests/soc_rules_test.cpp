@@ -1,0 +1,207 @@
+// The kernels under the AscendC rules of each SoC (cpu_ascendc/soc_rules.h): every kernel x dtype
+// x tail shape, bit for bit against the contract, under every SoC whose dtype list has the dtype;
+// and each rule aborting with its name when broken (every death test has a passing twin).
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernel_fixture.h"
+#include "kernel_operator.h"
+#include "test_harness.h"
+
+namespace {
+
+using namespace kt;
+using ascend_kernels::KernelSoc;
+using namespace AscendC;
+
+const char* SocName(KernelSoc soc) { return cpu_ascendc::RulesFor(static_cast<cpu_ascendc::Soc>(soc)).name; }
+
+// The dtype lists of docs/behaviour.md §2 (Ascend910 refused by phase one: see TEST(Ascend910...) below).
+template <typename T>
+std::vector<KernelSoc> SocsListing(bool relu) {
+  if constexpr (std::is_same_v<T, double>) {
+    return {KernelSoc::kHost};
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    if (relu) return {KernelSoc::kAscend950, KernelSoc::kHost};  // int64 only at threshold 0
+    return {KernelSoc::kHost};
+  } else {
+    return {KernelSoc::kAscend910B, KernelSoc::kAscend950, KernelSoc::kHost};
+  }
+}
+
+// A threshold inside every dtype's range: 1 for integers, 0.5 for floats.
+template <typename T>
+ThresholdParams MidParams() {
+  if constexpr (kIsInt<T>) {
+    return IntParams(ThresholdMode::kCompare, 1);
+  } else {
+    return FloatParams(0.5f, 0.5);
+  }
+}
+
+template <typename T>
+bool SameBits(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+// Sizes whose per-core tails end at every kind of boundary: below one 32-byte block, one element
+// past a block / repeat, several tiles per core with a ragged last tile.
+template <typename T>
+std::vector<uint64_t> TailSizes() {
+  const uint64_t per_block = 32 / sizeof(T);
+  const uint64_t tile = SpecTiling(1 << 24, sizeof(T), Traits<T>::kUbdn, kUb910B, kCores910B).tile_data_num;
+  return {1, per_block - 1 + (per_block == 1), per_block + 1, 255, 257, 48 * 256 + 3, 2 * 48 * tile + 5};
+}
+
+template <typename T>
+void SweepSocs() {
+  std::mt19937_64 rng(0x50c + static_cast<int>(Traits<T>::kD));
+  const ThresholdParams p = MidParams<T>();
+  for (uint64_t n : TailSizes<T>()) {
+    const std::vector<T> g = RandomValues<T>(n, rng, Specials<T>());
+    const std::vector<T> x = RandomValues<T>(n, rng, Specials<T>());
+    const ElementwiseTiling tiling = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, kUb910B, kCores910B);
+    if (n > 2 * 48 * 256) CHECK(tiling.final_small_tile_num >= 2);  // several tiles per core
+    for (bool relu : {false, true}) {
+      const ThresholdParams ref = relu ? ZeroParams() : p;
+      for (KernelSoc soc : SocsListing<T>(relu)) {
+        const auto r = Run<T>(relu, g, x, p, tiling, kUb910B, 2, true, soc);
+        uint64_t bad = 0;
+        for (uint64_t i = 0; i < n; ++i) {
+          if (!SameBits(r.out[i], Passes(x[i], ref) ? g[i] : T{})) ++bad;
+        }
+        const std::string what = std::string(Traits<T>::kName) + (relu ? " ReluGrad" : " ThresholdGradV2D") +
+                                 " n=" + std::to_string(n) + " on " + SocName(soc);
+        CHECK_MSG(bad == 0 && r.guards_intact, what + ": " + std::to_string(bad) + " wrong elements");
+      }
+    }
+  }
+}
+
+TEST(SocRules_Float32) { SweepSocs<float>(); }
+TEST(SocRules_Float16) { SweepSocs<half>(); }
+TEST(SocRules_BFloat16) { SweepSocs<bfloat16_t>(); }
+TEST(SocRules_Int32) { SweepSocs<int32_t>(); }
+TEST(SocRules_Int8) { SweepSocs<int8_t>(); }
+TEST(SocRules_UInt8) { SweepSocs<uint8_t>(); }
+TEST(SocRules_Int64) { SweepSocs<int64_t>(); }
+TEST(SocRules_Float64) { SweepSocs<double>(); }
+
+TEST(UsableUbPerSoc) {
+  using cpu_ascendc::Soc;
+  CHECK(cpu_ascendc::UsableUb(Soc::kAscend910B, 196608) == 184 * 1024);  // TMP_UB_OFFSET, dav_c220
+  CHECK(cpu_ascendc::UsableUb(Soc::kAscend910B, 65536) == 65536);
+  CHECK(cpu_ascendc::UsableUb(Soc::kAscend950, 196608) == 196608);      // 248 KiB, nothing reserved
+  CHECK(cpu_ascendc::UsableUb(Soc::kAscend910, 262144) == 248 * 1024);
+  CHECK(cpu_ascendc::UsableUb(Soc::kHost, 32768) == 32768);
+  CHECK(cpu_ascendc::UsableUb(Soc::kHost, 1 << 20) == (1u << 20));
+}
+
+// docs/behaviour.md §3's plan at ub_size 196608 fits the 910B's 184 KiB for every dtype, with the widest
+// tile (a one-core launch of a whole tile) and every smaller platform UB down to 8 KiB.
+template <typename T>
+void FitsUsableUb() {
+  for (uint64_t ub = 196608; ub >= 8192; ub -= ub > 65536 ? 2560 : 8192) {
+    const ElementwiseTiling probe = SpecTiling(1 << 22, sizeof(T), Traits<T>::kUbdn, ub, 1);
+    const uint64_t n = probe.tile_data_num + 1;  // one full tile and a 1-element tail
+    std::mt19937_64 rng(ub);
+    const auto g = RandomValues<T>(n, rng, {}), x = RandomValues<T>(n, rng, {});
+    const auto t = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, ub, 1);
+    const auto r = Run<T>(false, g, x, MidParams<T>(), t, ub, 1, false, KernelSoc::kAscend910B);
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      if (!SameBits(r.out[i], Passes(x[i], MidParams<T>()) ? g[i] : T{})) ++bad;
+    }
+    CHECK_MSG(bad == 0, std::string(Traits<T>::kName) + " ub " + std::to_string(ub));
+  }
+}
+TEST(PlanFits910BUsableUb) {
+  FitsUsableUb<float>();
+  FitsUsableUb<half>();
+  FitsUsableUb<bfloat16_t>();
+  FitsUsableUb<int32_t>();
+  FitsUsableUb<int8_t>();
+  FitsUsableUb<uint8_t>();
+}
+
+// A plan that needs the 910B's reserved scratch (between 184 and 192 KiB) aborts there, and runs
+// on the host, whose UB has no reserved part.
+TEST(PlanIntoReservedScratchAborts) {
+  ElementwiseTiling t{};
+  t.total_num = 7872;  // float32: 6 queue buffers of 31488 bytes = 188928 > 188416
+  t.block_dim = 1;
+  t.tile_data_num = 7872;
+  t.small_core_data_num = t.big_core_data_num = 7872;
+  t.final_small_tile_num = t.final_big_tile_num = 1;
+  t.small_tail_data_num = t.big_tail_data_num = 7872;
+  std::mt19937_64 rng(5);
+  const auto g = RandomValues<float>(7872, rng, {}), x = RandomValues<float>(7872, rng, {});
+  EXPECT_ABORT(Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kAscend910B),
+               "usable on Ascend910B");
+  const auto r = Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kHost);
+  CHECK(r.out.size() == 7872);
+}
+
+// The Ascend910 (dav_c100): each kernel path stops at the first operation the SoC lacks.
+TEST(Ascend910RulesStopTheKernels) {
+  std::mt19937_64 rng(9);
+  const auto g7 = RandomValues<float>(7, rng, {}), x7 = RandomValues<float>(7, rng, {});
+  const auto t7 = SpecTiling(7, 4, 7, kUb910B, kCores910B);
+  EXPECT_ABORT(Run<float>(false, g7, x7, FloatParams(0.f, 0.), t7, kUb910B, 1, false, KernelSoc::kAscend910),
+               "Ascend910 (dav_c100) has no DataCopyPad");
+  const auto g = RandomValues<float>(256, rng, {}), x = RandomValues<float>(256, rng, {});
+  const auto t = SpecTiling(256, 4, 7, kUb910B, kCores910B);
+  EXPECT_ABORT(Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kAscend910),
+               "has no CompareScalar on float");
+  const auto gb = RandomValues<bfloat16_t>(256, rng, {}), xb = RandomValues<bfloat16_t>(256, rng, {});
+  const auto tb = SpecTiling(256, 2, 10, kUb910B, kCores910B);
+  EXPECT_ABORT(Run<bfloat16_t>(true, gb, xb, ZeroParams(), tb, kUb910B, 1, false, KernelSoc::kAscend910),
+               "has no Cast bfloat16_t -> float");
+  // Twins: the same launches run under the 910B's rules.
+  CHECK(Run<float>(false, g7, x7, FloatParams(0.f, 0.), t7, kUb910B, 1, false, KernelSoc::kAscend910B).out.size() == 7);
+  CHECK(Run<bfloat16_t>(true, gb, xb, ZeroParams(), tb, kUb910B, 1, false, KernelSoc::kAscend910B).out.size() == 256);
+}
+
+// float64 exists on the host only: a real SoC's CompareScalar has no double.
+TEST(Float64OnlyOnHost) {
+  std::mt19937_64 rng(10);
+  const auto g = RandomValues<double>(64, rng, {}), x = RandomValues<double>(64, rng, {});
+  const auto t = SpecTiling(64, 8, 7, kUb910B, kCores910B);
+  EXPECT_ABORT(Run<double>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kAscend910B),
+               "has no CompareScalar on double");
+  CHECK(Run<double>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kHost).out.size() == 64);
+}
+
+// Round modes: the widening Casts emit an instruction only for CAST_NONE on dav_c220.
+template <typename D, typename S>
+void CastOnce(KernelSoc soc, RoundMode mode) {
+  cpu_ascendc::CoreScope core(0, 1, 8192, {}, static_cast<cpu_ascendc::Soc>(soc));
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> a, b;
+  pipe.InitBuffer(a, 256 * sizeof(D));
+  pipe.InitBuffer(b, 256 * sizeof(S));
+  LocalTensor<S> src = b.Get<S>();
+  Duplicate(src.template ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0), static_cast<int32_t>(256 * sizeof(S) / 2));
+  Cast(a.Get<D>(), src, mode, 256);
+}
+TEST(CastRoundModeRules) {
+  EXPECT_ABORT((CastOnce<float, half>(KernelSoc::kAscend910B, RoundMode::CAST_RINT)),
+               "has no Cast half -> float with CAST_RINT");
+  CastOnce<float, half>(KernelSoc::kAscend910B, RoundMode::CAST_NONE);
+  EXPECT_ABORT((CastOnce<float, bfloat16_t>(KernelSoc::kAscend910B, RoundMode::CAST_RINT)),
+               "has no Cast bfloat16_t -> float with CAST_RINT");
+  CastOnce<float, bfloat16_t>(KernelSoc::kAscend910B, RoundMode::CAST_NONE);
+  EXPECT_ABORT((CastOnce<half, int8_t>(KernelSoc::kAscend950, RoundMode::CAST_FLOOR)),
+               "has no Cast int8_t -> half with CAST_FLOOR");
+  CastOnce<half, int8_t>(KernelSoc::kAscend950, RoundMode::CAST_NONE);
+  EXPECT_ABORT((CastOnce<bfloat16_t, float>(KernelSoc::kAscend910B, RoundMode::CAST_NONE)),
+               "has no Cast float -> bfloat16_t with CAST_NONE");
+  CastOnce<bfloat16_t, float>(KernelSoc::kAscend910B, RoundMode::CAST_RINT);
+  EXPECT_ABORT((CastOnce<int8_t, half>(KernelSoc::kAscend910, RoundMode::CAST_RINT)),
+               "has no Cast half -> int8_t with CAST_RINT");
+  CastOnce<int8_t, half>(KernelSoc::kAscend910, RoundMode::CAST_TRUNC);
+}
+
+}  // namespace
