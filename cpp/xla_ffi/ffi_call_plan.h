@@ -5,7 +5,8 @@
 // both. Dims along which the threshold varies (vmap batched it) are looped over, one slice per
 // index, so each executor run sees a single scalar threshold; so are leading dims beyond the
 // executor's rank limit of 8. Each slice's phase one runs here and the workspace is sized for
-// all of them; phase two (running the slices) is the handler's, on its platform.
+// all of them (or, for many small slices on the host, one plan per kernel is shared by all:
+// ffi_shared_plan.h); phase two (running the slices) is the handler's, on its platform.
 #pragma once
 
 #include <cstddef>
