@@ -26,6 +26,7 @@ import numpy as np
 
 import jax_threshold as jt
 from jax_threshold import aclnn
+from jax_threshold import flush_proof
 import implementations
 import oracle
 
@@ -131,6 +132,32 @@ class SubnormalTest(parameterized.TestCase):
     workspace = np.zeros(size, np.uint8) if size else None
     self.assertEqual(aclnn.threshold_backward(workspace, size, executor), aclnn.ACLNN_SUCCESS)
     np.testing.assert_array_equal(out, [1, 0, 0])
+
+
+class FlushProofConversionTest(parameterized.TestCase):
+  """jax_threshold.flush_proof's conversions keep subnormals under jit on XLA's CPU threads."""
+
+  def test_float64_to_float32_rounds_once(self):
+    tiny = F32_MIN_SUBNORMAL
+    values = np.array([1.5e-40, -1.5e-40, tiny, tiny / 2, tiny * 0.75, tiny * 2.5, tiny * 3.5,
+                       2.0 ** -126 - 2.0 ** -160, 2.0 ** -126, -0.0, 0.0, F64_MIN_SUBNORMAL,
+                       1.0, -3.5e38, 1e39, np.inf, -np.inf, np.nan], np.float64)
+    with jax.enable_x64(True):
+      out = jax.jit(flush_proof.to_float32)(values)
+    with np.errstate(over="ignore"):  # 1e39 rounds to inf
+      _assert_bits_equal(out, values.astype(np.float32))
+
+  @parameterized.parameters(np.float32, np.float16, ml_dtypes.bfloat16)
+  def test_widening_to_float64_is_exact(self, dtype):
+    info = ml_dtypes.finfo(dtype)
+    tiny = float(info.smallest_subnormal)
+    values = np.array([tiny, -tiny, 3 * tiny, float(info.smallest_normal) - tiny, -0.0, 0.0,
+                       1.0, np.inf, np.nan], dtype)
+    with jax.enable_x64(True):
+      out = jax.jit(flush_proof.to_float64)(values)
+      out32 = jax.jit(flush_proof.to_float32)(values)
+    _assert_bits_equal(out, values.astype(np.float64))
+    _assert_bits_equal(out32, values.astype(np.float32))
 
 
 class SymbolicShapeExportTest(parameterized.TestCase):
