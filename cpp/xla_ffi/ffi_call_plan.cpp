@@ -241,7 +241,7 @@ ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::Any
 
   // A batched threshold over small slices: one phase-one plan per kernel, shared by every slice.
   const uint64_t out_bytes_per_slice =
-      static_cast<uint64_t>(out.size_bytes()) / static_cast<uint64_t>(std::max<int64_t>(slice_count, 1));
+      out.size_bytes() / static_cast<uint64_t>(std::max<int64_t>(slice_count, 1));
   if (platform != nullptr && platform->soc == aclnn::SocVersion::kHost && threshold_count > 1 &&
       slice_count > 1 && out_bytes_per_slice <= kInlineMaxBytes &&
       SharedPlanSlices::SupportsThresholdDtype(threshold.dtype)) {
