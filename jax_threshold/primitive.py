@@ -51,13 +51,32 @@ from jax_threshold import _dtypes
 from jax_threshold import implementation_choice as _implementation
 
 
+def _check_size(shape, grad_output_shape, x_shape):
+  """ValueError if a concrete shape has more elements than int64 can count (symbolic: unknown)."""
+  if not all(_jax_core.is_constant_dim(d) for d in shape):
+    return
+  size = 1
+  for d in shape:
+    size *= int(d)
+  if size > np.iinfo(np.int64).max:
+    raise ValueError(f"threshold_backward: the broadcast shape {tuple(shape)} of grad_output "
+                     f"{tuple(grad_output_shape)} and x {tuple(x_shape)} has {size} elements, "
+                     "which overflows int64")
+
+
 def broadcast_shapes(grad_output_shape, x_shape):
-  """The output shape of grad_output and x, or ValueError naming both shapes."""
+  """The output shape of grad_output and x, or ValueError naming both shapes.
+
+  JAX's own shape broadcasting, not NumPy's: it takes symbolic dims
+  (jax.export.symbolic_shape) and any rank (NumPy stops at 32).
+  """
   try:
-    return tuple(np.broadcast_shapes(tuple(grad_output_shape), tuple(x_shape)))
+    shape = tuple(lax.broadcast_shapes(tuple(grad_output_shape), tuple(x_shape)))
   except ValueError:
     raise ValueError("threshold_backward: grad_output and x shapes do not broadcast: "
                      f"grad_output {tuple(grad_output_shape)}, x {tuple(x_shape)}") from None
+  _check_size(shape, grad_output_shape, x_shape)
+  return shape
 
 
 def _output_shape(grad_output_shape, x_shape, threshold_shape):
@@ -69,13 +88,15 @@ def _output_shape(grad_output_shape, x_shape, threshold_shape):
   ok = len(threshold_shape) == rank
   if ok:
     padded = (1,) * (rank - len(shape)) + shape
-    ok = all(t == 1 or s == 1 or t == s for t, s in zip(threshold_shape, padded))
+    one = lambda d: _jax_core.definitely_equal(d, 1)
+    ok = all(one(t) or one(s) or _jax_core.definitely_equal(t, s)
+             for t, s in zip(threshold_shape, padded))
   if not ok:
     raise ValueError("threshold_backward: the threshold operand must be 0-d or have the "
                      "output's rank with broadcast-compatible dims; got threshold "
                      f"{threshold_shape} for grad_output {tuple(grad_output_shape)} and "
                      f"x {tuple(x_shape)}")
-  return tuple(np.broadcast_shapes(shape, threshold_shape))
+  return tuple(lax.broadcast_shapes(shape, threshold_shape))
 
 
 def _varying_axes(value) -> frozenset:

@@ -12,6 +12,7 @@ from jax.interpreters import mlir
 import numpy as np
 
 from jax_threshold import _dtypes
+from jax_threshold import flush_proof
 from jax_threshold.primitive import explicit_output_sharding
 
 
@@ -20,10 +21,12 @@ def _integer_mask_for_real_threshold(x, threshold):
 
   With k = floor(t): k < min(D) -> all pass; k >= max(D) + 1 (or NaN) -> none;
   otherwise k is an integer inside D's range, so D(k) is exact and x > t <=> x > D(k).
-  min(D) and max(D) + 1 are powers of two (or 0), exact in float32 and float64.
+  min(D) and max(D) + 1 are powers of two (or 0), exact in float32 and float64; k is an
+  integer or ±inf (never subnormal), so the comparisons with them are flush-proof (and so is
+  `flush_proof.floor`).
   """
   info = np.iinfo(x.dtype)
-  k = jnp.floor(threshold)
+  k = flush_proof.floor(threshold)
   lo = np.asarray(info.min, threshold.dtype)
   hi = np.asarray(int(info.max) + 1, threshold.dtype)
   all_pass = k < lo
@@ -33,12 +36,15 @@ def _integer_mask_for_real_threshold(x, threshold):
 
 
 def threshold_mask(x, threshold):
-  """The boolean `x > threshold` of SPEC section 1, for a canonical threshold operand."""
+  """The boolean `x > threshold` of docs/behaviour.md §1, for a canonical threshold operand."""
   x_dtype = np.dtype(x.dtype)
   if x_dtype in _dtypes.NARROW_FLOAT_DTYPES:
     # float16 and bfloat16 widen to float32 exactly; the threshold is already float32.
-    return lax.convert_element_type(x, np.float32) > threshold
-  if _dtypes.is_floating(x_dtype) or np.dtype(threshold.dtype) == x_dtype:
+    # Compared as integer keys of the bits: subnormals are numbers in any flush mode.
+    return flush_proof.greater(flush_proof.to_float32(x), threshold)
+  if _dtypes.is_floating(x_dtype):
+    return flush_proof.greater(x, threshold)
+  if np.dtype(threshold.dtype) == x_dtype:
     return x > threshold
   return _integer_mask_for_real_threshold(x, threshold)
 

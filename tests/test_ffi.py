@@ -339,7 +339,7 @@ class FfiErrorTest(parameterized.TestCase):
                  jnp.ones((4,), jnp.int32), jnp.float32(0))
 
   def test_out_shape_is_not_the_broadcast_shape(self):
-    with self.assertRaisesRegex(Exception, "161002"):
+    with self.assertRaisesRegex(Exception, r"result's shape \[5\] is not the broadcast shape \[4\]"):
       self._call(jt_ffi.TARGET, (5,), jnp.float32, jnp.ones((4,), jnp.float32),
                  jnp.ones((4,), jnp.float32), jnp.float32(0))
 
@@ -380,8 +380,12 @@ _EXPORT_CHILD = textwrap.dedent("""
     with open(sys.argv[1], "rb") as f:
       exported = export.deserialize(bytearray(f.read()))
     data = np.load(sys.argv[2])
-    out = exported.call(data["g"], data["x"], data["t"])
-    np.save(sys.argv[3], np.asarray(out))
+    outs, i = [], 0
+    while f"call{i}_0" in data:  # call i's arguments: call{i}_0, call{i}_1, ...
+      n = sum(1 for k in data.files if k.startswith(f"call{i}_"))
+      outs.append(np.asarray(exported.call(*(data[f"call{i}_{j}"] for j in range(n)))))
+      i += 1
+    np.savez(sys.argv[3], *outs)
 """)
 
 
@@ -396,11 +400,30 @@ class FfiExportTest(parameterized.TestCase):
     with self.assertRaisesRegex(Exception, "custom call"):
       export.export(self._f())(*args)
 
-  def test_round_trip_in_a_new_process(self):
+  def _round_trip_in_a_new_process(self, exported, calls):
+    """Runs `exported` in a new interpreter on each argument tuple of `calls`; the outputs."""
     try:
       import flatbuffers  # pylint: disable=g-import-not-at-top,unused-import
     except ImportError:
       self.skipTest("jax.export serialization needs the 'flatbuffers' package")
+    self.assertIn("jax_threshold_threshold_backward_v1", exported.mlir_module())
+    with tempfile.TemporaryDirectory() as tmp:
+      module, data, out = (os.path.join(tmp, n) for n in ("f.bin", "in.npz", "out.npz"))
+      with open(module, "wb") as f:
+        f.write(exported.serialize())
+      np.savez(data, **{f"call{i}_{j}": a for i, args in enumerate(calls)
+                        for j, a in enumerate(args)})
+      child = os.path.join(tmp, "child.py")
+      with open(child, "w") as f:
+        f.write(_EXPORT_CHILD)
+      code = f"import runpy, sys; sys.argv = {[child, module, data, out]!r}; " \
+             f"runpy.run_path({child!r}, run_name='__main__')"
+      proc = _run_python(code)
+      self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+      with np.load(out) as outs:
+        return [outs[f"arr_{i}"] for i in range(len(calls))]
+
+  def test_round_trip_in_a_new_process(self):
     rng = np.random.default_rng(9)
     g = _random(rng, (2, LARGE // 2), np.float32)
     x = _random(rng, (2, LARGE // 2), np.float32, 0.5)
@@ -409,21 +432,33 @@ class FfiExportTest(parameterized.TestCase):
         self._f(),
         disabled_checks=[export.DisabledSafetyCheck.custom_call(n) for n in jt.ffi_targets()],
     )(g, x, t)
-    self.assertIn("jax_threshold_threshold_backward_v1", exported.mlir_module())
     expected = np.asarray(jt.threshold_backward(g, x, t, implementation="reference"))
-    with tempfile.TemporaryDirectory() as tmp:
-      module, data, out = (os.path.join(tmp, n) for n in ("f.bin", "in.npz", "out.npy"))
-      with open(module, "wb") as f:
-        f.write(exported.serialize())
-      np.savez(data, g=g, x=x, t=t)
-      child = os.path.join(tmp, "child.py")
-      with open(child, "w") as f:
-        f.write(_EXPORT_CHILD)
-      code = f"import runpy, sys; sys.argv = {[child, module, data, out]!r}; " \
-             f"runpy.run_path({child!r}, run_name='__main__')"
-      proc = _run_python(code)
-      self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
-      np.testing.assert_array_equal(oracle.bits(np.load(out)), oracle.bits(expected))
+    out, = self._round_trip_in_a_new_process(exported, [(g, x, t)])
+    np.testing.assert_array_equal(oracle.bits(out), oracle.bits(expected))
+
+  def test_symbolic_batch_round_trip_in_a_new_process(self):
+    # One module for every batch size: the symbolic dim reaches the custom call's result type,
+    # and the handler reads the real dims from its buffers at run time.
+    b, = export.symbolic_shape("b")
+    def fn(g, x, t):  # threshold_backward, and the gradient of threshold (its transpose too)
+      act_grad = jax.grad(lambda x: jnp.sum(jt.threshold(x, t, -1.0, implementation="ffi") * g))
+      return jt.threshold_backward(g, x, t, implementation="ffi"), act_grad(x)
+    exported = export.export(
+        jax.jit(fn),
+        disabled_checks=[export.DisabledSafetyCheck.custom_call(n) for n in jt.ffi_targets()],
+    )(jax.ShapeDtypeStruct((b, 5), jnp.float32), jax.ShapeDtypeStruct((b, 5), jnp.float32),
+      jax.ShapeDtypeStruct((), jnp.float32))
+    rng = np.random.default_rng(10)
+    calls = []
+    for batch in (3, LARGE // 5 + 1):  # inline, and the thread-pool path
+      calls.append((_random(rng, (batch, 5), np.float32), _random(rng, (batch, 5), np.float32, 0.5),
+                    np.float32(0.5)))
+    outs = self._round_trip_in_a_new_process(exported, calls)
+    for (g, x, t), out in zip(calls, outs):
+      self.assertEqual(out.shape, (2,) + g.shape)
+      expected = oracle.threshold_backward(g, x, t)
+      np.testing.assert_array_equal(oracle.bits(out[0]), oracle.bits(expected))
+      np.testing.assert_array_equal(oracle.bits(out[1]), oracle.bits(expected))
 
 
 _SHARD_MAP_CHILD = textwrap.dedent("""

@@ -5,7 +5,9 @@
 #include <array>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
+#include "aclnn/tensor.h"  // DataTypeSize
 #include "xla_ffi/ffi_buffer.h"
 #include "xla_ffi/ffi_error.h"
 #include "xla_ffi/ffi_handler.h"  // kWorkspaceAlignment
@@ -88,6 +90,24 @@ std::optional<Layout> MakeLayout(const std::vector<int64_t>& out,
   return layout;
 }
 
+// NumPy broadcasting of `shapes`; false if they do not broadcast.
+bool BroadcastDims(const std::array<const std::vector<int64_t>*, 3>& shapes,
+                   std::vector<int64_t>& out) {
+  size_t rank = 0;
+  for (const auto* s : shapes) rank = std::max(rank, s->size());
+  out.assign(rank, 1);
+  for (const auto* s : shapes) {
+    for (size_t i = 0; i < s->size(); ++i) {
+      int64_t& o = out[rank - s->size() + i];
+      const int64_t d = (*s)[i];
+      if (d == o || d == 1) continue;
+      if (o != 1) return false;
+      o = d;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 CallState::~CallState() {
@@ -132,8 +152,8 @@ ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::Any
   auto data_of = [](const ffi::AnyBuffer& b) -> void* {
     return b.untyped_data() != nullptr ? b.untyped_data() : empty_storage;
   };
-  auto add_slice = [&](const View& g, const View& xv, const View& o,
-                       int64_t threshold_index) -> ffi::Error {
+  auto add_slice = [&](const View& g, const View& xv, const View& o, int64_t threshold_index,
+                       const aclnn::PlatformInfo* slice_platform = nullptr) -> ffi::Error {
     Slice& s = state.slices.emplace_back();
     s.grad = CreateTensor(g, grad_dtype, data_of(grad));
     s.x = CreateTensor(xv, x_dtype, data_of(x));
@@ -142,7 +162,8 @@ ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::Any
         threshold.data + threshold_index * static_cast<int64_t>(threshold.element_bytes),
         threshold.dtype);
     const aclnnStatus status = aclnn::aclnnThresholdBackwardGetWorkspaceSize(
-        s.grad, s.x, s.threshold, s.out, &s.workspace_size, &s.executor, platform);
+        s.grad, s.x, s.threshold, s.out, &s.workspace_size, &s.executor,
+        slice_platform != nullptr ? slice_platform : platform);
     if (status != aclnn::ACLNN_SUCCESS) {
       return AclnnError("aclnnThresholdBackwardGetWorkspaceSize", status);
     }
@@ -156,6 +177,16 @@ ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::Any
         (s.workspace_size + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
     return ffi::Error::Success();
   };
+
+  // A direct custom call may declare any result; XLA hands it over as declared.
+  if (std::vector<int64_t> expected; BroadcastDims({&grad_dims, &x_dims, &thr_dims}, expected) &&
+                                     expected != out_dims) {
+    return InvalidArgument("the result's shape " + ShapeString(out_dims) +
+                           " is not the broadcast shape " + ShapeString(expected) +
+                           " of grad_output " + ShapeString(grad_dims) + ", x " +
+                           ShapeString(x_dims) + " and threshold " +
+                           ShapeString(threshold.dims));
+  }
 
   std::optional<Layout> layout = MakeLayout(out_dims, {&grad_dims, &x_dims, &thr_dims});
   if (!layout) {
@@ -205,6 +236,52 @@ ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::Any
       const int64_t stride = layout->strides[d][operand_of_view[v]];
       views[v].shape.push_back(stride == 0 ? 1 : layout->sizes[d]);
       views[v].strides.push_back(stride);
+    }
+  }
+
+  // A batched threshold over small slices: one phase-one plan per kernel, shared by every slice.
+  const uint64_t out_bytes_per_slice =
+      out.size_bytes() / static_cast<uint64_t>(std::max<int64_t>(slice_count, 1));
+  if (platform != nullptr && platform->soc == aclnn::SocVersion::kHost && threshold_count > 1 &&
+      slice_count > 1 && out_bytes_per_slice <= kInlineMaxBytes &&
+      SharedPlanSlices::SupportsThresholdDtype(threshold.dtype)) {
+    auto shared = std::make_unique<SharedPlanSlices>();
+    for (size_t d = 0; d < rank; ++d) {
+      if (!looped[d]) continue;
+      shared->sizes.push_back(layout->sizes[d]);
+      shared->strides.push_back(layout->strides[d]);
+    }
+    shared->count = slice_count;
+    shared->element_bytes = aclnn::DataTypeSize(out_dtype);
+    shared->threshold_dtype = threshold.dtype;
+    shared->threshold_data = threshold.data;
+    shared->threshold_bytes = threshold.element_bytes;
+    aclnn::PlatformInfo one_block = *platform;
+    one_block.core_num = 1;
+    bool shareable = true;
+    for (int which = 0; which < 2 && shareable; ++which) {
+      int64_t k = 0;  // the first slice that needs this plan
+      while (k < slice_count && shared->ThresholdIsZero(k) != (which == 1)) ++k;
+      if (k == slice_count) continue;
+      const std::array<int64_t, 4> offset = shared->Offsets(k);
+      for (int v = 0; v < 3; ++v) views[v].offset = offset[operand_of_view[v]];
+      if (ffi::Error e = add_slice(views[0], views[1], views[2], offset[Layout::kThreshold],
+                                   &one_block);
+          e.failure()) {
+        return e;
+      }
+      Slice& s = state.slices.back();
+      shareable = SharedPlanSlices::IsShareable(s.executor);
+      if (shareable) {
+        shared->executors[which] = std::exchange(s.executor, nullptr);
+        shared->base[which] = offset;
+      }
+    }
+    state.slices.clear();  // destroys the representatives' descriptors (executors moved out)
+    state.workspace_bytes = 0;
+    if (shareable) {
+      state.shared = std::move(shared);
+      return ffi::Error::Success();
     }
   }
 

@@ -5,7 +5,8 @@
 // both. Dims along which the threshold varies (vmap batched it) are looped over, one slice per
 // index, so each executor run sees a single scalar threshold; so are leading dims beyond the
 // executor's rank limit of 8. Each slice's phase one runs here and the workspace is sized for
-// all of them; phase two (running the slices) is the handler's, on its platform.
+// all of them (or, for many small slices on the host, one plan per kernel is shared by all:
+// ffi_shared_plan.h); phase two (running the slices) is the handler's, on its platform.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "xla_ffi/ffi_shared_plan.h"
 #include "xla_ffi/ffi_threshold.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
 #include "xla/ffi/api/ffi.h"
@@ -38,6 +40,10 @@ struct CallState {
   uint64_t workspace_bytes = 0;
   void* host_workspace = nullptr;  // CPU: freed here
   std::unique_ptr<XlaThreadPoolStream> stream;
+  // What the executors launch on: `stream` with subnormals as numbers (denormal_mode.h).
+  std::unique_ptr<aclnn::HostStream> kernel_stream;
+  // Set instead of `slices` for a batched threshold over small slices (ffi_shared_plan.h).
+  std::unique_ptr<SharedPlanSlices> shared;
   std::optional<xla::ffi::CountDownPromise> done;  // asynchronous CPU runs
 
   CallState() = default;
@@ -50,9 +56,11 @@ struct CallState {
 };
 
 // Phase one for every slice; fills `state.slices` and sizes the workspace (slice offsets
-// kWorkspaceAlignment-aligned). No slice when there is nothing to run (a batch of no
-// thresholds). Shapes that do not broadcast to out: kInvalidArgument for a batched threshold,
-// else one slice of the buffers as they are, for phase one to report.
+// kWorkspaceAlignment-aligned), or, on the host (platform->soc kHost) for a batched threshold
+// over slices of at most kInlineMaxBytes, `state.shared`. No slice when there is nothing to run
+// (a batch of no thresholds). out's shape must be the broadcast shape of grad_output, x and the
+// threshold (kInvalidArgument otherwise: XLA hands the handler whatever result a direct custom
+// call declares).
 xla::ffi::Error PlanCall(CallState& state, const xla::ffi::AnyBuffer& grad,
                          const xla::ffi::AnyBuffer& x, const ThresholdValues& threshold,
                          const xla::ffi::AnyBuffer& out, const aclnn::PlatformInfo* platform);

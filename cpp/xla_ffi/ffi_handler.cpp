@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "xla_ffi/denormal_mode.h"
 #include "xla_ffi/ffi_call_plan.h"
 #include "xla_ffi/ffi_error.h"
 #include "xla_ffi/ffi_threshold.h"
@@ -88,6 +89,37 @@ void AdviseHugePages(const ffi::AnyBuffer& out) {
 #endif
 }
 
+// A batched threshold over small slices (ffi_shared_plan.h): inline, or in `blocks` contiguous
+// ranges of slices claimed by the pool's workers like kernel blocks.
+ffi::Future RunSharedPlan(ffi::ThreadPool& pool, std::shared_ptr<CallState> state, bool run_inline,
+                          int64_t workers, int64_t blocks) {
+  SharedPlanSlices& shared = *state->shared;
+  auto outcome = [&shared]() {
+    const std::string error = shared.FirstError();
+    return error.empty() ? ffi::Error::Success()
+                         : ffi::Error(ffi::ErrorCode::kInternal, "jax_threshold: " + error);
+  };
+  const int64_t ranges = run_inline ? 1 : std::min<int64_t>(blocks, shared.count);
+  if (ranges <= 1) {
+    shared.Run(0, shared.count);
+    return ReadyFuture(outcome());
+  }
+  state->stream = std::make_unique<XlaThreadPoolStream>(&pool, static_cast<uint32_t>(workers));
+  state->stream->SetOwner(state);
+  state->done.emplace(1);
+  ffi::Future future(*state->done);
+  CallState* raw = state.get();  // the launch keeps the state alive until `done` has returned
+  const int64_t count = shared.count;
+  state->stream->Launch(
+      static_cast<uint32_t>(ranges),
+      [raw, count, ranges](uint32_t r) {
+        raw->shared->Run(count * r / ranges, count * (r + 1) / ranges);
+      },
+      [raw, outcome] { raw->done->CountDown(outcome()); });
+  state->stream->Close();
+  return future;
+}
+
 ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
                       const ThresholdValues& threshold, const ffi::AnyBuffer& out) {
   const int64_t pool_threads = pool.num_threads();
@@ -110,6 +142,7 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
   if (ffi::Error e = PlanCall(*state, grad, x, threshold, out, &platform); e.failure()) {
     return ReadyFuture(std::move(e));
   }
+  if (state->shared) return RunSharedPlan(pool, std::move(state), run_inline, workers, blocks);
   if (state->slices.empty()) return ReadyFuture(ffi::Error::Success());
   if (state->workspace_bytes > 0) {
     state->host_workspace = std::aligned_alloc(kWorkspaceAlignment, state->workspace_bytes);
@@ -127,9 +160,10 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
 
   if (run_inline) {  // the stream runs every block before Launch returns
     state->stream = std::make_unique<XlaThreadPoolStream>(nullptr, 1);
+    state->kernel_stream = std::make_unique<DenormalsAsNumbersStream>(state->stream.get());
     for (Slice& s : state->slices) {
       const aclnnStatus status = aclnn::aclnnThresholdBackward(
-          workspace_of(s), s.workspace_size, s.executor, state->stream.get());
+          workspace_of(s), s.workspace_size, s.executor, state->kernel_stream.get());
       if (status != aclnn::ACLNN_SUCCESS) {
         return ReadyFuture(AclnnError("aclnnThresholdBackward", status));
       }
@@ -143,6 +177,7 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
   AdviseHugePages(out);
   state->stream = std::make_unique<XlaThreadPoolStream>(&pool, static_cast<uint32_t>(workers));
   state->stream->SetOwner(state);
+  state->kernel_stream = std::make_unique<DenormalsAsNumbersStream>(state->stream.get());
   const int64_t count = static_cast<int64_t>(state->slices.size());
   state->done.emplace(count);
   ffi::Future future(*state->done);
@@ -150,7 +185,7 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
   for (int64_t k = 0; k < count; ++k) {
     Slice& s = state->slices[k];
     const aclnnStatus status = aclnn::aclnnThresholdBackward(
-        workspace_of(s), s.workspace_size, s.executor, state->stream.get(),
+        workspace_of(s), s.workspace_size, s.executor, state->kernel_stream.get(),
         [raw, k] { raw->done->CountDown(raw->RunOutcome(static_cast<size_t>(k))); });
     if (status != aclnn::ACLNN_SUCCESS) {  // slices before k still run and count down
       state->done->CountDown(static_cast<size_t>(count - k),
@@ -164,6 +199,8 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
 
 ffi::Future ThresholdBackwardCpu(ffi::ThreadPool pool, ffi::AnyBuffer grad, ffi::AnyBuffer x,
                                  ffi::AnyBuffer threshold, ffi::Result<ffi::AnyBuffer> out) {
+  // Phase one narrows thresholds to float32 on this thread too (pool threads: kernel_stream).
+  ScopedDenormalsAsNumbers guard;
   return RunOnHost(pool, grad, x, OperandThreshold(threshold), *out);
 }
 
@@ -171,6 +208,7 @@ ffi::Future ThresholdBackwardStaticCpu(ffi::ThreadPool pool, ffi::AnyBuffer grad
                                        ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> out,
                                        std::string_view threshold_dtype, double threshold_float,
                                        int64_t threshold_int) {
+  ScopedDenormalsAsNumbers guard;  // the attribute's double narrows to float32 here
   return WithStaticThreshold(
       threshold_dtype, threshold_float, threshold_int,
       [&](const ThresholdValues& threshold) { return RunOnHost(pool, grad, x, threshold, *out); },

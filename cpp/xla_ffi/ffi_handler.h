@@ -7,7 +7,8 @@
 //       operands (grad_output, x, threshold), result out. The threshold is a CPU buffer read on
 //       the host: 0-d, or batched by vmap (a shape that broadcasts to out's): one custom call
 //       for the whole batch, the handler running the executor once per threshold element on
-//       the strided views of grad_output / x / out that element covers.
+//       the strided views of grad_output / x / out that element covers (on the CPU, slices of at
+//       most kInlineMaxBytes share one phase-one plan per kernel: ffi_shared_plan.h).
 //   jax_threshold_threshold_backward_static_v1
 //       operands (grad_output, x), result out; the threshold is a compile-time constant carried
 //       in attributes: threshold_dtype (string: "float32", "float64", "int8", "uint8", "int32",
@@ -23,6 +24,10 @@
 // and aclGetRecentErrMsg()'s reason; a failed run likewise (status from
 // aclnnThresholdBackwardRunStatus).
 //
+// out's shape must be the broadcast shape of the operands (a direct custom call may declare any
+// result): kInvalidArgument naming both otherwise.
+// Subnormals (CPU): XLA's threads run with flush-to-zero / denormals-are-zero; the handler clears
+// them on the calling thread and around every kernel block on the pool (denormal_mode.h).
 // CPU tiling: phase one tiles for kHostUbSize bytes of UB per block (see below), not the 910B's.
 // CPU threading (see xla_thread_pool_stream.h): outputs of at most kInlineMaxBytes run inline on
 // the calling thread with core_num 1 (one kernel block is cheaper than handing work to the pool).

@@ -1,0 +1,82 @@
+// Subnormal floats as numbers while kernel blocks run (docs/behaviour.md §1: "subnormals are
+// numbers"; no path may depend on the thread's flush mode).
+//
+// XLA's CPU threads (its intra-op pool and the thread that runs the executable) set
+// flush-to-zero and denormals-are-zero, so a float comparison there sees 1e-40f as 0. The kernel
+// blocks compare with the host FPU, so the handler clears those bits around every block it runs,
+// on whichever thread runs it, and puts the thread's mode back afterwards.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <utility>
+
+#include "jax_threshold/aclnn_threshold_backward.h"
+
+#if defined(__SSE__) || defined(__x86_64__) || defined(_M_X64)
+#include <xmmintrin.h>
+#define JAX_THRESHOLD_MXCSR 1
+#endif
+
+namespace jax_threshold::ffi_handler {
+
+// Clears FTZ/DAZ (x86 MXCSR bits 15 and 6; AArch64 FPCR.FZ, bit 24) for its lifetime.
+class ScopedDenormalsAsNumbers {
+ public:
+  ScopedDenormalsAsNumbers() {
+#if defined(JAX_THRESHOLD_MXCSR)
+    saved_ = _mm_getcsr();
+    constexpr unsigned kFlushToZero = 1u << 15, kDenormalsAreZero = 1u << 6;
+    if (saved_ & (kFlushToZero | kDenormalsAreZero)) {
+      _mm_setcsr(saved_ & ~(kFlushToZero | kDenormalsAreZero));
+      restore_ = true;
+    }
+#elif defined(__aarch64__)
+    uint64_t fpcr;
+    __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
+    saved_ = fpcr;
+    constexpr uint64_t kFlushToZero = uint64_t{1} << 24;
+    if (fpcr & kFlushToZero) {
+      __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr & ~kFlushToZero));
+      restore_ = true;
+    }
+#endif
+  }
+  ~ScopedDenormalsAsNumbers() {
+    if (!restore_) return;
+#if defined(JAX_THRESHOLD_MXCSR)
+    _mm_setcsr(static_cast<unsigned>(saved_));
+#elif defined(__aarch64__)
+    __asm__ __volatile__("msr fpcr, %0" : : "r"(saved_));
+#endif
+  }
+  ScopedDenormalsAsNumbers(const ScopedDenormalsAsNumbers&) = delete;
+  ScopedDenormalsAsNumbers& operator=(const ScopedDenormalsAsNumbers&) = delete;
+
+ private:
+  uint64_t saved_ = 0;
+  bool restore_ = false;
+};
+
+// A HostStream that runs another stream's blocks under ScopedDenormalsAsNumbers, so the guard
+// holds on every thread the inner stream uses (pool threads, the caller, inline runs).
+class DenormalsAsNumbersStream final : public aclnn::HostStream {
+ public:
+  explicit DenormalsAsNumbersStream(aclnn::HostStream* inner) : inner_(inner) {}
+  uint32_t NumWorkers() const override { return inner_->NumWorkers(); }
+  void Launch(uint32_t n, std::function<void(uint32_t)> block,
+              std::function<void()> done) override {
+    inner_->Launch(
+        n,
+        [block = std::move(block)](uint32_t i) {
+          ScopedDenormalsAsNumbers guard;
+          block(i);
+        },
+        std::move(done));
+  }
+
+ private:
+  aclnn::HostStream* inner_;
+};
+
+}  // namespace jax_threshold::ffi_handler

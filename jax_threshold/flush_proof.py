@@ -1,0 +1,91 @@
+"""Float operations whose result no flush-to-zero / denormals-are-zero mode can change.
+
+XLA's CPU threads run with both modes set, so there a float comparison sees 1e-40f as 0, and a
+conversion that produces a subnormal float32 (1.5e-40 from float64) gives 0. docs/behaviour.md
+§1 says subnormals are numbers on every path. These helpers work on the bits as integers (integer
+ops ignore the modes), or do float arithmetic only on normal values, and fuse like any
+elementwise op.
+"""
+
+import jax.numpy as jnp
+from jax import lax
+import numpy as np
+
+# float dtype -> (same-width signed int, magnitude mask, +inf bits, smallest normal bits)
+_INT_OF_FLOAT = {np.dtype(np.float32): (np.int32, 0x7FFFFFFF, 0x7F800000, 0x00800000),
+                 np.dtype(np.float64): (np.int64, 0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000,
+                                        0x0010000000000000)}
+
+
+def _float_bits(value):
+  """(signed integer view of the bits, magnitude bits, +inf bits, smallest normal bits)."""
+  int_dtype, magnitude_mask, inf_bits, min_normal_bits = _INT_OF_FLOAT[np.dtype(value.dtype)]
+  bits = lax.bitcast_convert_type(value, int_dtype)
+  magnitude = bits & np.asarray(magnitude_mask, int_dtype)
+  return bits, magnitude, np.asarray(inf_bits, int_dtype), np.asarray(min_normal_bits, int_dtype)
+
+
+def _ordered_key(value):
+  """An integer that orders like the float (±0 equal), and whether the float is NaN.
+
+  Non-negative floats order like their bits; a negative one maps to minus its magnitude bits,
+  so -0.0 and +0.0 both map to 0 and larger magnitudes go lower.
+  """
+  bits, magnitude, inf_bits, _ = _float_bits(value)
+  key = lax.select(bits < 0, -magnitude, bits)
+  return key, magnitude > inf_bits
+
+
+def greater(x, threshold):
+  """x > threshold for float32 or float64 operands of one dtype, by value (NaN: False)."""
+  x_key, x_nan = _ordered_key(x)
+  t_key, t_nan = _ordered_key(threshold)
+  return (x_key > t_key) & ~x_nan & ~t_nan
+
+
+def floor(t):
+  """floor(t) for float32 / float64: a negative subnormal gives -1 (the modes would give -0)."""
+  bits, magnitude, _, min_normal_bits = _float_bits(t)
+  negative_subnormal = (bits < 0) & (magnitude != 0) & (magnitude < min_normal_bits)
+  return lax.select(negative_subnormal, jnp.full_like(t, -1), jnp.floor(t))
+
+
+def to_float32(value):
+  """float16 / bfloat16 / float32 / float64 -> float32, rounded once, subnormals kept.
+
+  bfloat16 is the top half of a float32, so its bits shift into place. Every float16 subnormal
+  is a normal float32 (and the conversion instruction ignores the modes). A float64 whose
+  float32 rounding is subnormal is scaled by 2^149 (exact, and normal), rounded to an integer
+  (half to even, exact in float64): that integer is the float32's bits.
+  """
+  dtype = np.dtype(value.dtype)
+  if dtype == np.dtype(jnp.bfloat16):
+    bits = lax.convert_element_type(lax.bitcast_convert_type(value, np.uint16), np.uint32)
+    return lax.bitcast_convert_type(lax.shift_left(bits, np.uint32(16)), np.float32)
+  if dtype != np.dtype(np.float64):
+    return lax.convert_element_type(value, np.float32)
+  magnitude = jnp.abs(value)
+  small = magnitude < np.float64(2.0 ** -126)  # False for NaN
+  scaled = lax.round(magnitude * np.float64(2.0 ** 149), lax.RoundingMethod.TO_NEAREST_EVEN)
+  subnormal_bits = lax.convert_element_type(jnp.where(small, scaled, 0.0), np.int32)
+  sign = lax.convert_element_type(lax.shift_right_logical(
+      lax.bitcast_convert_type(value, np.uint64), np.uint64(63)), np.int32)
+  subnormal = lax.bitcast_convert_type(subnormal_bits | lax.shift_left(sign, np.int32(31)),
+                                       np.float32)
+  return lax.select(small, subnormal, lax.convert_element_type(value, np.float32))
+
+
+def to_float64(value):
+  """Any float dtype -> float64, exactly, subnormals kept.
+
+  A float32 subnormal m * 2^-149 (DAZ would read it as 0) is rebuilt from its integer m.
+  """
+  dtype = np.dtype(value.dtype)
+  if dtype == np.dtype(np.float64):
+    return value
+  value = to_float32(value)
+  bits, magnitude, _, min_normal_bits = _float_bits(value)
+  rebuilt = lax.convert_element_type(magnitude, np.float64) * np.float64(2.0 ** -149)
+  rebuilt = lax.select(bits < 0, -rebuilt, rebuilt)
+  return lax.select(magnitude < min_normal_bits, rebuilt,
+                    lax.convert_element_type(value, np.float64))
