@@ -1,0 +1,26 @@
+#include "aclnn/platform_check.h"
+
+namespace jax_threshold::aclnn {
+
+bool ValidatePlatform(const PlatformInfo& info, std::string* error) {
+  const std::string accepted_ub = "a multiple of " + std::to_string(kUbAlignment) +
+                                  " bytes in [" + std::to_string(kMinUbSize) + ", " +
+                                  std::to_string(kMaxUbSize) + "]";
+  if (info.ub_size % kUbAlignment != 0 || info.ub_size < kMinUbSize ||
+      info.ub_size > kMaxUbSize) {
+    *error = "platform ub_size " + std::to_string(info.ub_size) + " is not " + accepted_ub;
+    return false;
+  }
+  if (info.core_num < 1 || info.core_num > kMaxCoreNum) {
+    *error = "platform core_num " + std::to_string(info.core_num) + " is not in [1, " +
+             std::to_string(kMaxCoreNum) + "]";
+    return false;
+  }
+  if (static_cast<int32_t>(info.soc) < 0 || info.soc > SocVersion::kHost) {
+    *error = "platform soc " + std::to_string(static_cast<int32_t>(info.soc)) + " is unknown";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace jax_threshold::aclnn
