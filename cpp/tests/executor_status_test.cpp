@@ -274,11 +274,21 @@ TEST(PlatformParamsAreValidated) {
     CHECK_EQ(plan(info, g), ACLNN_ERR_PARAM_INVALID);
     CHECK(Contains(aclGetRecentErrMsg(), "core_num"));
   }
+  // Accepted ones run (16416 = 32 * 513: the host's UB allocation must cope with it).
   for (uint64_t ub : {16384ull, 16416ull, 196608ull, 1ull << 20}) {
     PlatformInfo info;
     info.ub_size = ub;
     info.core_num = ub == 16416 ? 4096 : 1;
-    CHECK_EQ(plan(info, g), ACLNN_SUCCESS);
+    HostTensor x = MakeTensor(ACL_FLOAT, {5000}, {}, 0, 0);
+    HostTensor out = MakeTensor(ACL_FLOAT, {5000});
+    uint64_t ws = 0;
+    aclOpExecutor* e = nullptr;
+    CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(x.tensor.get(), x.tensor.get(), thr.get(),
+                                                    out.tensor.get(), &ws, &e, &info),
+             ACLNN_SUCCESS);
+    std::vector<unsigned char> buf(ws);
+    CHECK_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
+    aclDestroyAclOpExecutor(e);
   }
 }
 
