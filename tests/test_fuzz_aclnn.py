@@ -2,7 +2,7 @@
 
 Every case draws dtypes (supported and not, mismatched, byte-swapped), shapes (rank 0-9, empty,
 broadcast, incompatible, huge zero-stride views), layouts (permuted, negative, zero, stepped
-strides, element-unaligned data, out overlapping an input partly or exactly, self-overlapping
+strides, strides of a fractional element count, element-unaligned data, out overlapping an input partly or exactly, self-overlapping
 out), a SoC, platform parameters (valid and hostile) and a threshold of any type (ints of any
 size, floats, Fraction, Decimal, NumPy scalars, 0-d arrays, bool, complex, None, str).
 
@@ -309,6 +309,7 @@ class _Case:
     self.swapped = swapped
     shapes = [g_shape, x_shape, out_shape]
     huge = self.mode == "huge"
+    self.odd_strides = [False] * 3
 
     # Lay the views out in one arena: [guard][tensor regions ...][guard].
     layouts = []
@@ -318,6 +319,10 @@ class _Case:
       else:
         strides = _strides(shape, dt.itemsize, rng, allow_zero=(i < 2 or rng.random() < 0.1))
       misalign = int(rng.integers(1, dt.itemsize)) if dt.itemsize > 1 and rng.random() < 0.1 else 0
+      odd = [d for d, n in enumerate(shape) if n > 1]
+      if odd and dt.itemsize > 1 and not huge and rng.random() < 0.02:
+        strides[odd[int(rng.integers(len(odd)))]] += 1  # not a whole number of elements
+        self.odd_strides[i] = True
       layouts.append([shape, dt, strides, misalign])
     guard = 64
     cursor = guard
@@ -332,6 +337,7 @@ class _Case:
       src = int(rng.integers(2))
       if rng.random() < 0.4 and layouts[src][0] == layouts[2][0] and layouts[src][1] == layouts[2][1]:
         layouts[2][2] = list(layouts[src][2])
+        self.odd_strides[2] = self.odd_strides[src]
         firsts[2] = firsts[src]  # the exact same view: in place
         overlap = f"out is {'grad_output x'.split()[src]} (in place)"
       else:
@@ -392,7 +398,8 @@ class _Case:
     g, x, out = self.args
     if self.platform_state == "python" or self.readonly:
       return "python"
-    if any(s and a is not None for s, a in zip(self.swapped, self.args)):
+    if any((s or o) and a is not None
+           for s, o, a in zip(self.swapped, self.odd_strides, self.args)):
       return "python"
     try:
       value = _exact(self.threshold)
