@@ -8,7 +8,9 @@
       status = aclnn.threshold_backward(workspace, workspace_size, executor)
 
 Tensors are NumPy arrays of any strides (bfloat16 from ml_dtypes too) or None for a null
-pointer; `out` is written in place and nothing outside its view is touched. Failures come back as
+pointer; `out` is written in place and nothing outside its view is touched. Element-unaligned
+data is copied byte-wise by the executor; an `out` that partly overlaps an input gives copy
+semantics (the input is read first); byte-swapped arrays raise ValueError. Failures come back as
 aclnn status codes, exactly as the C API returns them, with the reason in
 `recent_error_message()`; the executor is then None. A NumPy dtype phase one does not support
 (bool, int16, complex, float8, ...) is passed through so phase one rejects it with
@@ -16,12 +18,14 @@ ACLNN_ERR_PARAM_INVALID. Everything runs on the host (the project's CPU implemen
 AscendC primitives); `soc` only chooses the dtype list and the platform defaults of the tiling.
 """
 
+import math
 import numbers
 from typing import Any, Optional
 
 import numpy as np
 
 from jax_threshold import _native
+from jax_threshold import threshold_value
 
 ACLNN_SUCCESS = _native.ACLNN_SUCCESS
 ACLNN_ERR_PARAM_NULLPTR = _native.ACLNN_ERR_PARAM_NULLPTR
@@ -65,13 +69,21 @@ def acl_dtype(dtype) -> int:
 
 
 def _tensor(array, name: str, writable: bool = False):
-  """np.ndarray -> (address, shape, element strides, aclDataType), or None for None."""
+  """np.ndarray -> (address, shape, element strides, aclDataType), or None for None.
+
+  Only native byte order reaches the executor: a byte-swapped array would be read as if it were
+  native, so it is refused (ValueError) rather than silently misread. Element-unaligned data is
+  passed on: phase one plans a byte-wise copy for it.
+  """
   if array is None:
     return None
   if not isinstance(array, np.ndarray):
     raise TypeError(f"{name} must be a numpy.ndarray or None, got {type(array).__name__}")
   if writable and not array.flags.writeable:
     raise ValueError(f"{name} is read-only; the executor writes its result into it")
+  if not array.dtype.isnative:
+    raise ValueError(f"{name} has dtype {array.dtype.str}, not in the host's byte order; "
+                     f"convert it with .astype({name}.dtype.newbyteorder('='))")
   itemsize = array.dtype.itemsize
   if itemsize == 0 or any(s % itemsize for s in array.strides):
     raise ValueError(f"{name} has strides {array.strides} that are not multiples of its "
@@ -81,35 +93,74 @@ def _tensor(array, name: str, writable: bool = False):
   return (address, tuple(array.shape), strides, acl_dtype(array.dtype))
 
 
-def _scalar(threshold):
-  """Python / NumPy scalar -> (value bytes, aclDataType), or None for None.
+_NARROW_FLOAT_CODES = frozenset(_ACL_DTYPES[n] for n in ("float32", "float16", "bfloat16"))
+_INTEGER_DTYPES = {_ACL_DTYPES[n]: np.dtype(n) for n in ("int8", "uint8", "int32", "int64")}
+# The smallest positive float64: its float32 rounding is 0, yet it is not 0 (see _scalar).
+_TINY = math.ldexp(1.0, -1074)
 
-  int -> int64 (uint64 above int64's range; float64 beyond both, which still classifies every
-  integer x exactly), float -> float64, complex -> complex128 (phase one rejects it), a NumPy
-  scalar or 0-d array -> its own dtype.
+
+def _scalar_bytes(value, code: int):
+  dtype = {_ACL_DTYPES["float32"]: np.float32, _ACL_DTYPES["float64"]: np.float64,
+           _ACL_DTYPES["int64"]: np.int64}[code]
+  return (dtype(value).tobytes(), code)
+
+
+def _scalar(threshold, x_code: int):
+  """The threshold -> (value bytes, aclDataType) that gives the executor exactly the comparison
+  of docs/behaviour.md §1 for x of aclDataType `x_code`, or None for None.
+
+  The exact value is converted once (threshold_value.py) and handed over in a form the executor
+  uses unchanged: float16 / bfloat16 / float32 x get the threshold already rounded to float32,
+  float64 x rounded to float64, integer x floor(t) clamped to the dtype's range (or -inf / +inf
+  for "every x passes" / "none passes"). Whether the threshold is exactly 0 (the ReluGrad
+  kernel, Ascend950's int64) is the given value's: a nonzero threshold that rounds to float32 0
+  is passed as the smallest float64 of its sign, which rounds to the same float32 0. (For
+  float64 x, a nonzero value below 2^-1075 rounds to 0 and runs as 0: the same comparison.)
+  A complex threshold is passed on as complex128, which phase one refuses; bools and other
+  non-real values raise TypeError.
   """
   if threshold is None:
     return None
-  if isinstance(threshold, np.ndarray):
-    if threshold.ndim != 0:
-      raise ValueError(f"threshold must be a scalar, got an array of shape {threshold.shape}")
-    threshold = threshold[()]
-  if isinstance(threshold, np.generic):
-    return (threshold.tobytes(), acl_dtype(threshold.dtype))
-  if isinstance(threshold, bool):
-    return (np.int64(threshold).tobytes(), _ACL_DTYPES["int64"])
-  if isinstance(threshold, numbers.Integral):
-    value = int(threshold)
-    if -(1 << 63) <= value < (1 << 63):
-      return (np.int64(value).tobytes(), _ACL_DTYPES["int64"])
-    if 0 <= value < (1 << 64):
-      return (np.uint64(value).tobytes(), _ACL_DTYPES["uint64"])
-    return (np.float64(value).tobytes(), _ACL_DTYPES["float64"])
-  if isinstance(threshold, numbers.Real):
-    return (np.float64(threshold).tobytes(), _ACL_DTYPES["float64"])
-  if isinstance(threshold, numbers.Complex):
-    return (np.complex128(threshold).tobytes(), _ACL_DTYPES["complex128"])
-  raise TypeError(f"threshold must be a real scalar or None, got {type(threshold).__name__}")
+  if isinstance(threshold, np.ndarray) and threshold.shape != ():
+    raise ValueError(f"threshold must be a scalar, got an array of shape {threshold.shape}")
+  item = threshold[()] if isinstance(threshold, np.ndarray) else threshold
+  if isinstance(item, (complex, np.complexfloating)):
+    return (np.complex128(item).tobytes(), _ACL_DTYPES["complex128"])
+  value = threshold_value.exact_value(threshold)
+  zero = threshold_value.is_exactly_zero(value)
+  f32, f64, i64 = _ACL_DTYPES["float32"], _ACL_DTYPES["float64"], _ACL_DTYPES["int64"]
+  if x_code in _INTEGER_DTYPES:
+    mode, k = threshold_value.integer_comparison(value, _INTEGER_DTYPES[x_code])
+    if mode == threshold_value.ALL_PASS:
+      return _scalar_bytes(-math.inf, f64)
+    if mode == threshold_value.NONE_PASS:
+      return _scalar_bytes(math.inf, f64)
+    if k == 0 and not zero:  # 0 < t < 1: the same comparison, not the zero threshold
+      return _scalar_bytes(0.5, f64)
+    return _scalar_bytes(k, i64)
+  if x_code in _NARROW_FLOAT_CODES:
+    rounded = threshold_value.round_to_float(value, threshold_value.FLOAT32)
+    if rounded == 0 and not zero:
+      return _scalar_bytes(math.copysign(_TINY, value), f64)
+    return _scalar_bytes(rounded, f32)
+  # float64 x, and x of a dtype phase one refuses (or absent): rounded once to float64.
+  rounded = threshold_value.round_to_float(value, threshold_value.FLOAT64)
+  if rounded == 0 and not zero and x_code != f64:
+    rounded = math.copysign(_TINY, value)
+  return _scalar_bytes(rounded, f64)
+
+
+def _platform_int(value, name: str, bits: int):
+  """ub_size / core_num: None (the SoC's default) or an int the executor's field can hold;
+  phase one decides whether it is acceptable (ACLNN_ERR_PARAM_INVALID otherwise)."""
+  if value is None:
+    return None
+  if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    raise TypeError(f"{name} must be an int or None, got {type(value).__name__}")
+  value = int(value)
+  if not 0 <= value < (1 << bits):
+    raise ValueError(f"{name} must be in [0, 2^{bits}), got {value}")
+  return value
 
 
 class Executor:
@@ -162,17 +213,20 @@ def threshold_backward_get_workspace_size(
   """Phase one: returns (status, workspace_size, executor or None).
 
   core_num / ub_size default to the SoC's: 48 cores (one per hardware thread for "host") and a
-  196608-byte unified buffer.
+  196608-byte unified buffer. Phase one refuses others it cannot run with
+  (ACLNN_ERR_PARAM_INVALID): ub_size must be a multiple of 32 in [16 KiB, 1 MiB], core_num in
+  [1, 4096]. The threshold is any real number (docs/behaviour.md §1; see _scalar); a bool raises
+  TypeError.
   """
   code = _soc_code(soc)
-  if core_num is not None and core_num < 1:
-    raise ValueError(f"core_num must be >= 1, got {core_num}")
-  if ub_size is not None and ub_size < 1:
-    raise ValueError(f"ub_size must be >= 1, got {ub_size}")
+  ub_size = _platform_int(ub_size, "ub_size", 64)
+  core_num = _platform_int(core_num, "core_num", 32)
+  g_desc, x_desc = _tensor(grad_output, "grad_output"), _tensor(x, "x")
+  out_desc = _tensor(out, "out", writable=True)
+  x_code = x_desc[3] if x_desc is not None else ACL_DT_UNDEFINED
   status, workspace_size, native = _native.threshold_backward_get_workspace_size(
-      _tensor(grad_output, "grad_output"), _tensor(x, "x"), _scalar(threshold),
-      _tensor(out, "out", writable=True), soc=code, ub_size=ub_size or 0,
-      core_num=core_num or 0)
+      g_desc, x_desc, _scalar(threshold, x_code), out_desc, soc=code, ub_size=ub_size,
+      core_num=core_num)
   if native is None:
     return status, workspace_size, None
   return status, workspace_size, Executor(native, (grad_output, x, out))

@@ -11,14 +11,15 @@ changes, and `vmap` can batch it. The operand's dtype follows from x's dtype:
                                     k < min(D): every x passes; k >= max(D) or
                                     t NaN: none passes; else x > D(k).
 
-A static threshold (Python or NumPy number) keeps its exact value: for integer
-x, floor(t) is computed exactly in Python and clamped into D, with float32(-inf)
-standing for "below min(D)" (every x passes) and D(max) for "at or above max(D)"
-(none passes). So `x > 16777216.5` is exact for int32 and uint8 with threshold
--1 lets everything pass.
+A static threshold (a Python int of any size, float, Fraction, Decimal, NumPy
+scalar or 0-d array) is converted from its exact value by threshold_value.py,
+rounded at most once: for float x straight to float32 / float64 (never via
+float64 first), for integer x floor(t) exactly, clamped into D, with
+float32(-inf) standing for "below min(D)" (every x passes) and D(max) for "at or
+above max(D)" (none passes). So `x > 16777216.5` is exact for int32 and uint8
+with threshold -1 lets everything pass.
 """
 
-import math
 import numbers
 
 import jax
@@ -27,10 +28,11 @@ from jax import lax
 import numpy as np
 
 from jax_threshold import _dtypes
+from jax_threshold import flush_proof
+from jax_threshold import threshold_value
 
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
-_F32_MAX = int(np.finfo(np.float32).max)
 
 
 def _is_static(threshold) -> bool:
@@ -56,62 +58,20 @@ def _check_real_dtype(dtype):
   return dtype
 
 
-def _static_value(threshold):
-  """The exact value of a static threshold, as a Python int or float."""
-  if isinstance(threshold, bool) or isinstance(threshold, np.bool_):
-    raise TypeError("threshold_backward: threshold must be a real number; got a bool")
-  if isinstance(threshold, (np.ndarray, np.generic)):
-    array = np.asarray(threshold)
-    _check_scalar_shape(array.shape)
-    dtype = _check_real_dtype(array.dtype)
-    return int(array) if _dtypes.is_integer(dtype) else float(array)
-  if isinstance(threshold, numbers.Integral):
-    return int(threshold)
-  if isinstance(threshold, numbers.Real):
-    return float(threshold)
-  raise TypeError("threshold_backward: threshold must be a real number; got "
-                  f"{type(threshold).__name__} {threshold!r}")
-
-
-def _int_to_float32(t: int) -> np.float32:
-  """Rounds a Python int to float32 once (going through float64 may round twice)."""
-  if abs(t) <= 2**53:
-    return np.float32(float(t))  # float(t) is exact, so this is the only rounding
-  magnitude = abs(t)
-  shift = magnitude.bit_length() - 24  # keep 24 significant bits
-  q, r = divmod(magnitude, 1 << shift)
-  half = 1 << (shift - 1)
-  if r > half or (r == half and q & 1):  # round half to even
-    q += 1
-  rounded = q << shift
-  value = np.float32(np.inf) if rounded > _F32_MAX else np.float32(float(rounded))
-  return -value if t < 0 else value
-
-
-def _static_operand(t, x_dtype: np.dtype) -> np.ndarray:
+def _static_operand(threshold, x_dtype: np.dtype) -> np.ndarray:
+  """The operand of a static threshold, from its exact value (threshold_value.py)."""
+  value = threshold_value.exact_value(threshold)
   if x_dtype in _dtypes.NARROW_FLOAT_DTYPES:
-    if isinstance(t, int):
-      return np.asarray(_int_to_float32(t))
-    with np.errstate(over="ignore"):
-      return np.asarray(np.float32(t))
+    return np.asarray(threshold_value.round_to_float(value, threshold_value.FLOAT32), _F32)
   if x_dtype == _F64:
-    if isinstance(t, int):
-      try:
-        return np.asarray(float(t), _F64)  # Python rounds int -> float correctly
-      except OverflowError:
-        return np.asarray(math.copysign(math.inf, t), _F64)
-    return np.asarray(t, _F64)
-  # Integer x: decide exactly with k = floor(t).
-  info = np.iinfo(x_dtype)
-  if isinstance(t, float):
-    if math.isnan(t) or t == math.inf:
-      return np.asarray(info.max, x_dtype)  # nothing passes
-    if t == -math.inf:
-      return np.asarray(-np.inf, _F32)  # everything passes
-  k = math.floor(t)
-  if k < info.min:
+    return np.asarray(threshold_value.round_to_float(value, threshold_value.FLOAT64), _F64)
+  # Integer x: decided exactly with k = floor(t).
+  mode, k = threshold_value.integer_comparison(value, x_dtype)
+  if mode == threshold_value.ALL_PASS:
     return np.asarray(-np.inf, _F32)
-  return np.asarray(min(k, info.max), x_dtype)
+  if mode == threshold_value.NONE_PASS:
+    return np.asarray(np.iinfo(x_dtype).max, x_dtype)
+  return np.asarray(k, x_dtype)
 
 
 def _traced_integer_operand(t, t_dtype: np.dtype, x_dtype: np.dtype):
@@ -142,13 +102,19 @@ def _traced_operand(t, x_dtype: np.dtype):
                     f"{type(t).__name__} {t!r}") from None
   _check_scalar_shape(t.shape)
   t_dtype = _check_real_dtype(t.dtype)
+  # Float conversions go through flush_proof: on XLA's CPU threads (flush-to-zero and
+  # denormals-are-zero set) a plain conversion would turn a subnormal threshold into 0.
   if x_dtype in _dtypes.NARROW_FLOAT_DTYPES:
-    return lax.convert_element_type(t, _F32)  # one rounding (or exact widening)
+    if _dtypes.is_floating(t_dtype):
+      return flush_proof.to_float32(t)  # one rounding (or exact widening)
+    return lax.convert_element_type(t, _F32)
   if x_dtype == _F64:
+    if _dtypes.is_floating(t_dtype):
+      return flush_proof.to_float64(t)
     return lax.convert_element_type(t, _F64)
   if _dtypes.is_floating(t_dtype):
     # float16/bfloat16 widen to float32 exactly; float32/float64 are kept as they are.
-    return lax.convert_element_type(t, _F64 if t_dtype == _F64 else _F32)
+    return t if t_dtype in (_F32, _F64) else flush_proof.to_float32(t)
   return _traced_integer_operand(t, t_dtype, x_dtype)
 
 
@@ -159,5 +125,5 @@ def canonicalize_threshold(threshold, x_dtype):
   """
   x_dtype = np.dtype(x_dtype)
   if _is_static(threshold):
-    return _static_operand(_static_value(threshold), x_dtype)
+    return _static_operand(threshold, x_dtype)
   return _traced_operand(threshold, x_dtype)

@@ -6,6 +6,9 @@ out's view left alone), concurrent use, and hypothesis properties of the tiling 
 """
 
 import concurrent.futures
+from decimal import Decimal
+from fractions import Fraction
+import math
 import os
 import unittest
 
@@ -127,7 +130,7 @@ class StatusCodeTest(parameterized.TestCase):
     self.assertEqual(_plan(a, a, 0.5, a.copy(), ub_size=196608 + 256)[0],
                      aclnn.ACLNN_ERR_PARAM_INVALID)
     self.assertIn("unified buffer of Ascend910B", aclnn.recent_error_message())
-    self.assertEqual(_plan(a, a, 0.5, a.copy(), soc="host", ub_size=1 << 22)[0],
+    self.assertEqual(_plan(a, a, 0.5, a.copy(), soc="host", ub_size=1 << 20)[0],
                      aclnn.ACLNN_SUCCESS)
 
   def test_step3_dtype_before_rank_broadcast_shape(self):
@@ -192,7 +195,8 @@ class StatusCodeTest(parameterized.TestCase):
 
   @parameterized.parameters(
       (0.0, "ReluGrad"), (-0.0, "ReluGrad"), (0, "ReluGrad"), (np.float16(-0.0), "ReluGrad"),
-      (np.uint8(0), "ReluGrad"), (False, "ReluGrad"), (1e-9, "ThresholdGradV2D"),
+      (np.uint8(0), "ReluGrad"), (Fraction(0), "ReluGrad"), (Decimal("-0"), "ReluGrad"),
+      (1e-9, "ThresholdGradV2D"), (1e-50, "ThresholdGradV2D"), (Fraction(1, 10**400), "ThresholdGradV2D"),
       (-1e-30, "ThresholdGradV2D"), (float("nan"), "ThresholdGradV2D"), (1, "ThresholdGradV2D"),
       (np.float32(0.5), "ThresholdGradV2D"))
   def test_step8_kernel(self, threshold, kernel):
@@ -222,13 +226,48 @@ class StatusCodeTest(parameterized.TestCase):
     self.assertEqual(_plan(a, a, 1 + 2j, a.copy())[0], aclnn.ACLNN_ERR_PARAM_INVALID)
     self.assertEqual(_plan(a, a, np.complex64(1), a.copy())[0], aclnn.ACLNN_ERR_PARAM_INVALID)
     self.assertIn("threshold", aclnn.recent_error_message())
-    with self.assertRaisesRegex(TypeError, "threshold must be a real scalar"):
+    with self.assertRaisesRegex(TypeError, "threshold must be a real number"):
       _plan(a, a, "1.0", a.copy())
     with self.assertRaisesRegex(ValueError, "scalar"):
       _plan(a, a, np.ones(2), a.copy())
-    self.assertEqual(_plan(a, a, np.array(0.5), a.copy())[0], aclnn.ACLNN_SUCCESS)
-    self.assertEqual(_plan(a, a, 2**64 - 1, a.copy())[0], aclnn.ACLNN_SUCCESS)
-    self.assertEqual(_plan(a, a, 2**80, a.copy())[0], aclnn.ACLNN_SUCCESS)
+    for threshold in (np.array(0.5), 2**64 - 1, 2**80, -2**5000, Fraction(1, 3),
+                      Decimal("0.1"), Decimal("-Infinity"), np.longdouble(2.5),
+                      ml_dtypes.bfloat16(3), np.array(7, np.int8)):
+      self.assertEqual(_plan(a, a, threshold, a.copy())[0], aclnn.ACLNN_SUCCESS)
+
+  # Issue 10, item 12: bools are refused, as jax_threshold.threshold_backward refuses them.
+  @parameterized.parameters((True,), (False,), (np.bool_(True),), (np.array(False),))
+  def test_bool_threshold_refused(self, threshold):
+    a = np.ones(4, np.float32)
+    with self.assertRaisesRegex(TypeError, "bool"):
+      _plan(a, a, threshold, a.copy())
+
+  # The executor gets a threshold that is exactly the comparison: already rounded for floats,
+  # floor(t) clamped for integers, the kernel still chosen by the given value being 0.
+  @parameterized.parameters(
+      (np.float16, 1 + 2**-11 + 2**-40, "threshold_f32", 1 + 2**-11),
+      (np.float32, Fraction(1) + Fraction(1, 2**24) + Fraction(1, 2**60), "threshold_f32",
+       1 + 2**-23),
+      (np.float32, 2**100 + 2**76 + 1, "threshold_f32", 2.0**100 + 2.0**77),
+      (np.float64, 2**1024, "threshold_f64", math.inf),
+      (np.float64, Decimal("0.1"), "threshold_f64", 0.1),
+      (np.int64, -2**63 - 1, "mode", "all_pass"),
+      (np.int64, Fraction(2**70 + 1, 2), "mode", "none_pass"),
+      (np.int32, Decimal("0.5"), "threshold_int", 0),
+      (np.int32, Fraction(-5, 2), "threshold_int", -3))
+  def test_threshold_handed_over(self, dtype, threshold, field, expected):
+    a = np.zeros(3, dtype)
+    status, _, executor = _plan(a, a, threshold, a.copy(), soc="host")
+    self.assertEqual(status, aclnn.ACLNN_SUCCESS)
+    self.assertEqual(executor.kernel, "ThresholdGradV2D")
+    self.assertEqual(executor.threshold_params[field], expected)
+
+  def test_ascend950_int64_needs_exactly_zero(self):
+    a = np.zeros(3, np.int64)
+    self.assertEqual(_plan(a, a, 0, a.copy(), soc="Ascend950")[0], aclnn.ACLNN_SUCCESS)
+    for threshold in (0.5, Fraction(1, 3), Decimal("-0.25"), 1e-300):
+      self.assertEqual(_plan(a, a, threshold, a.copy(), soc="Ascend950")[0],
+                       aclnn.ACLNN_ERR_PARAM_INVALID)
 
   def test_bad_python_arguments(self):
     a = np.ones(4, np.float32)
@@ -240,7 +279,7 @@ class StatusCodeTest(parameterized.TestCase):
       _plan(a, a, 1.0, ro)
     with self.assertRaisesRegex(ValueError, "unknown soc"):
       _plan(a, a, 1.0, a.copy(), soc="Ascend310")
-    odd = np.zeros(9, np.uint8)[1:].view(np.float32)[:1]  # fine: a strided-byte view is aligned
+    odd = np.zeros(9, np.uint8)[1:].view(np.float32)[:1]  # element-unaligned: copied byte-wise
     self.assertEqual(_plan(odd, odd, 1.0, odd.copy())[0], aclnn.ACLNN_SUCCESS)
 
   def test_run_errors(self):
@@ -266,12 +305,121 @@ class StatusCodeTest(parameterized.TestCase):
                      aclnn.ACLNN_ERR_PARAM_INVALID)
     self.assertIn("already run", aclnn.recent_error_message())
 
-  def test_tiling_error_status(self):
+  # Issue 10, item 3: ub_size / core_num are validated in phase one (they used to pass it and
+  # abort phase two); the crash itself is checked in a subprocess in CrashRegressionTest.
+  @parameterized.parameters(
+      dict(ub_size=512), dict(ub_size=2000), dict(ub_size=16384 - 32), dict(ub_size=2**40),
+      dict(ub_size=2**64 - 1), dict(ub_size=0), dict(core_num=0), dict(core_num=4097),
+      dict(core_num=2**32 - 1))
+  def test_platform_params_refused(self, **platform):
     a = np.ones(4, np.float32)
-    self.assertEqual(_plan(a, a, 0.5, a.copy(), ub_size=512)[0],
-                     aclnn.ACLNN_ERR_INNER_TILING_ERROR)
+    for soc in ("Ascend910B", "host"):
+      status, _, executor = _plan(a, a, 0.5, a.copy(), soc=soc, **platform)
+      self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_INVALID)
+      self.assertIsNone(executor)
+      self.assertIn(next(iter(platform)), aclnn.recent_error_message())
+
+  def test_platform_params_python_types(self):
+    a = np.ones(4, np.float32)
     with self.assertRaises(ValueError):
-      _plan(a, a, 0.5, a.copy(), core_num=0)
+      _plan(a, a, 0.5, a.copy(), core_num=-1)
+    with self.assertRaises(ValueError):
+      _plan(a, a, 0.5, a.copy(), ub_size=2**64)
+    with self.assertRaises(TypeError):
+      _plan(a, a, 0.5, a.copy(), core_num=True)
+    with self.assertRaises(TypeError):
+      _plan(a, a, 0.5, a.copy(), ub_size=16384.0)
+    self.assertEqual(_plan(a, a, 0.5, a.copy(), ub_size=np.int64(16384), core_num=4096)[0],
+                     aclnn.ACLNN_SUCCESS)
+
+  # Issue 10, item 12.
+  def test_broadcast_overflow_is_named(self):
+    g = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (2**32, 1), (0, 0))
+    x = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (1, 2**32), (0, 0))
+    self.assertEqual(_plan(g, x, 0.5, np.zeros(1, np.float32))[0], aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertIn("overflows int64", aclnn.recent_error_message())
+
+  # Issue 10, item 4: a byte-swapped array would be read as if native; it is refused.
+  def test_byte_swapped_refused(self):
+    native = np.arange(4, dtype=np.int32)
+    swapped = native.astype(native.dtype.newbyteorder("S"))
+    for args, name in [((swapped, native, native.copy()), "grad_output"),
+                       ((native, swapped, native.copy()), "x"),
+                       ((native, native, swapped.copy()), "out")]:
+      with self.assertRaisesRegex(ValueError, f"{name} .*byte order"):
+        _plan(args[0], args[1], 1, args[2])
+    # One-byte dtypes have no byte order; converted arrays are fine.
+    b = np.arange(4, dtype=">u1")
+    self.assertEqual(_run(b, b, 1, np.zeros(4, np.uint8))[0], aclnn.ACLNN_SUCCESS)
+    fixed = swapped.astype(swapped.dtype.newbyteorder("="))
+    out = np.zeros(4, np.int32)
+    self.assertEqual(_run(fixed + 4, fixed, 1, out)[0], aclnn.ACLNN_SUCCESS)
+    np.testing.assert_array_equal(out, [0, 0, 6, 7])
+
+
+# Issue 10, items 1-3 crashed the process (heap overflow, abort); each runs in a subprocess, so
+# a regression is a failed test, not a dead pytest.
+_CRASH_PRELUDE = """
+import numpy as np
+from jax_threshold import aclnn
+def plan(g, x, out, **kw):
+  return aclnn.threshold_backward_get_workspace_size(g, x, 0.5, out, **kw)
+def run(g, x, out, **kw):
+  status, ws, executor = plan(g, x, out, **kw)
+  if status:
+    return status
+  return aclnn.threshold_backward(np.empty(ws, np.uint8) if ws else None, ws, executor)
+"""
+
+_CRASH_CASES = {
+    "workspace_overflow": """
+n = 512 * ((2**55 + 1) // 3)
+view = lambda: np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), (n,), (0,))
+status, ws, executor = plan(view(), view(), view())
+assert status == aclnn.ACLNN_ERR_PARAM_INVALID, (status, ws)
+assert executor is None
+assert "overflow" in aclnn.recent_error_message(), aclnn.recent_error_message()
+""",
+    "unaligned": """
+for dtype in (np.float32, np.float16, np.int32, np.int64, np.float64):
+  size = np.dtype(dtype).itemsize
+  def unaligned(values):
+    buf = np.zeros(len(values) * size + 1, np.uint8)
+    a = buf[1:].view(dtype)
+    a[...] = values
+    assert a.__array_interface__["data"][0] % size
+    return a
+  g = np.arange(1, 1001).astype(dtype)
+  x = (np.arange(1000) % 3).astype(dtype)
+  expected = np.where(x > 0.5, g, 0).astype(dtype)
+  for which in range(3):
+    args = [g.copy(), x.copy(), np.zeros(1000, dtype)]
+    args[which] = unaligned(args[which])
+    assert run(*args, soc="host") == 0, aclnn.recent_error_message()
+    assert (args[2] == expected).all(), (dtype, which)
+""",
+    "platform": """
+a = np.ones(1000, np.float32)
+for kw in (dict(ub_size=2000), dict(ub_size=2**40), dict(ub_size=100), dict(core_num=0)):
+  assert run(a, a, a.copy(), **kw) == aclnn.ACLNN_ERR_PARAM_INVALID, kw
+""",
+}
+
+
+@needs_native
+class CrashRegressionTest(parameterized.TestCase):
+
+  @parameterized.parameters(*_CRASH_CASES)
+  def test_no_crash(self, case):
+    import subprocess
+    import sys
+    # Run where the source tree cannot shadow the installed package (as conftest.py arranges).
+    package_dir = os.path.dirname(os.path.dirname(os.path.abspath(aclnn.__file__)))
+    code = f"import sys; sys.path.insert(0, {package_dir!r})\n" + _CRASH_PRELUDE + \
+        _CRASH_CASES[case]
+    result = subprocess.run([sys.executable, "-c", code], cwd=os.path.dirname(package_dir),
+                            capture_output=True, text=True, timeout=300)
+    self.assertEqual(result.returncode, 0, f"{case}: rc {result.returncode}\n{result.stderr}")
 
 
 @needs_native
@@ -396,6 +544,38 @@ class ValuesTest(parameterized.TestCase):
     expected = oracle.threshold_backward(g, x, 0.5)
     self.assertEqual(_run(g, x, 0.5, g)[0], aclnn.ACLNN_SUCCESS)
     np.testing.assert_array_equal(_bits(g), _bits(expected))
+
+  # Issue 10, item 8: out partly overlapping an input gives copy semantics.
+  @parameterized.product(dtype=HOST_DTYPES, shift=[1, -1, 7])
+  def test_partial_overlap_copy_semantics(self, dtype, shift):
+    rng = np.random.default_rng(7)
+    n = 20000
+    buf = _random(n + abs(shift), dtype, rng)
+    x = _random(n, dtype, rng)
+    g, out = (buf[shift:], buf[:-shift]) if shift > 0 else (buf[:shift], buf[-shift:])
+    expected = oracle.threshold_backward(g.copy(), x, 0.5)
+    self.assertEqual(_run(g, x, 0.5, out, soc="host")[0], aclnn.ACLNN_SUCCESS)
+    np.testing.assert_array_equal(_bits(out), _bits(expected))
+    # x overlapping a transposed out (the copy into out runs after the kernel read x).
+    sq = _random((64, 64), dtype, rng)
+    g2 = _random((64, 64), dtype, rng)
+    expected = oracle.threshold_backward(g2, sq.copy(), 0.0)
+    self.assertEqual(_run(g2, sq, 0.0, sq.T, soc="host")[0], aclnn.ACLNN_SUCCESS)
+    np.testing.assert_array_equal(_bits(sq.T), _bits(expected))
+
+  def test_in_place_on_x_and_both(self):
+    rng = np.random.default_rng(8)
+    g, x = _random(3000, np.float32, rng), _random(3000, np.float32, rng)
+    expected = oracle.threshold_backward(g, x, 0.5)
+    status, executor = _run(g, x, 0.5, x)
+    self.assertEqual(status, aclnn.ACLNN_SUCCESS)
+    np.testing.assert_array_equal(_bits(x), _bits(expected))
+    both = _random(3000, np.float32, rng)
+    expected = oracle.threshold_backward(both, both, 0.5)
+    status, ws, executor = _plan(both, both, 0.5, both)
+    self.assertEqual((status, ws, executor.copies), (aclnn.ACLNN_SUCCESS, 0, (False,) * 3))
+    self.assertEqual(aclnn.threshold_backward(None, 0, executor), aclnn.ACLNN_SUCCESS)
+    np.testing.assert_array_equal(_bits(both), _bits(expected))
 
   @parameterized.parameters("Ascend910B", "Ascend950")
   def test_socs_and_core_counts(self, soc):

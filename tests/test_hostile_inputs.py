@@ -95,6 +95,26 @@ class SubnormalTest(parameterized.TestCase):
       self._check(impl, np.float64, [1e-310, -1e-310, F64_MIN_SUBNORMAL, 0.0, -0.0, 1e-300],
                   threshold, threshold_dtype=np.float64)
 
+  @parameterized.product(impl=IMPLS, threshold=[1.5e-40, -1.5e-40, 1e-45])
+  def test_traced_float64_threshold_rounds_to_a_float32_subnormal(self, impl, threshold):
+    # The traced conversion float64 -> float32 runs on XLA's threads: it must not flush.
+    with jax.enable_x64(True):
+      x = np.array([1e-40, 2e-40, -1e-40, -2e-40, F32_MIN_SUBNORMAL, 0.0], np.float32)
+      g = np.arange(1, x.size + 1).astype(np.float32)
+      out = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation=impl))(
+          g, x, np.float64(threshold))
+      _assert_bits_equal(out, oracle.threshold_backward(g, x, threshold))
+
+  @parameterized.product(impl=IMPLS, threshold=[1e-40, -1e-40])
+  def test_traced_float32_subnormal_threshold_for_float64_x(self, impl, threshold):
+    with jax.enable_x64(True):
+      t32 = np.float32(threshold)
+      x = np.array([float(t32) * 0.5, float(t32), float(t32) * 1.5, 0.0], np.float64)
+      g = np.arange(1, x.size + 1).astype(np.float64)
+      out = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation=impl))(
+          g, x, t32)
+      _assert_bits_equal(out, np.where(x > float(t32), g, 0.0))
+
   @parameterized.product(impl=IMPLS)
   def test_large_arrays_take_the_pool_path(self, impl):
     # Over the handler's inline limit: kernel blocks run on XLA's pool threads too.

@@ -61,7 +61,8 @@ CoreScope::CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t platform_u
                     "ub_size %llu must be a positive multiple of 32 bytes",
                     static_cast<unsigned long long>(ub_size));
   if (t_core.arena_size != ub_size) {
-    void* p = std::aligned_alloc(64, ub_size);
+    // aligned_alloc wants a size that is a multiple of the alignment (ub_size may be 32 * odd).
+    void* p = std::aligned_alloc(64, (ub_size + 63) / 64 * 64);
     CPU_ASCENDC_CHECK(p != nullptr, "CoreScope", "cannot allocate a UB of %llu bytes",
                       static_cast<unsigned long long>(ub_size));
     t_core.arena.reset(static_cast<uint8_t*>(p));

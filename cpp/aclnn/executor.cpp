@@ -4,6 +4,7 @@
 #include "aclnn/executor.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <mutex>
 #include <new>
@@ -18,6 +19,8 @@
 #include "aclnn/tensor.h"
 #include "tiling/threshold_grad_v2_d_tiling.h"
 #include "aclnn/threshold_params.h"
+#include "aclnn/platform_check.h"
+#include "aclnn/view_bounds.h"
 
 namespace jax_threshold::aclnn {
 namespace {
@@ -39,22 +42,22 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-// NumPy broadcasting; false if the shapes do not broadcast (or the size overflows).
-bool BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
-                     std::vector<int64_t>* out) {
+enum class BroadcastResult { kOk, kIncompatible, kOverflow };
+
+// NumPy broadcasting. kOverflow: the shapes broadcast, but the result has more elements than
+// int64 holds.
+BroadcastResult BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                                std::vector<int64_t>* out) {
   const size_t rank = std::max(a.size(), b.size());
   out->assign(rank, 1);
   for (size_t i = 0; i < rank; ++i) {
     const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1) return false;
+    if (da != db && da != 1 && db != 1) return BroadcastResult::kIncompatible;
     (*out)[i] = da == 1 ? db : da;
   }
-  int64_t n = 1;
-  for (int64_t d : *out) {
-    if (d != 0 && __builtin_mul_overflow(n, d, &n)) return false;
-  }
-  return true;
+  int64_t n;
+  return CheckedNumElements(*out, &n) ? BroadcastResult::kOk : BroadcastResult::kOverflow;
 }
 
 // Strides of `t` seen with the broadcast shape (rank `rank`): 0 along broadcast dims.
@@ -67,8 +70,14 @@ std::vector<int64_t> BroadcastStrides(const aclTensor& t, const std::vector<int6
   return strides;
 }
 
-uint64_t AlignUp(uint64_t v) {
-  return (v + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+// Largest byte count phase one plans: anything larger cannot be one allocation (ptrdiff_t).
+constexpr uint64_t kMaxPlannedBytes = static_cast<uint64_t>(INT64_MAX);
+
+// v rounded up to kWorkspaceAlignment; false if that passes kMaxPlannedBytes.
+bool AlignUp(uint64_t v, uint64_t* out) {
+  if (v > kMaxPlannedBytes - (kWorkspaceAlignment - 1)) return false;
+  *out = (v + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
+  return true;
 }
 
 // One step of phase two: block_dim independent blocks.
@@ -230,53 +239,84 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   }
   // 5. broadcast.
   std::vector<int64_t> shape;
-  if (!BroadcastShapes(grad_output->shape, x->shape, &shape)) {
-    return Fail(ACLNN_ERR_PARAM_INVALID, "grad_output shape " + ShapeString(grad_output->shape) +
-                                             " and x shape " + ShapeString(x->shape) +
-                                             " do not broadcast");
+  switch (BroadcastShapes(grad_output->shape, x->shape, &shape)) {
+    case BroadcastResult::kIncompatible:
+      return Fail(ACLNN_ERR_PARAM_INVALID, "grad_output shape " +
+                                               ShapeString(grad_output->shape) + " and x shape " +
+                                               ShapeString(x->shape) + " do not broadcast");
+    case BroadcastResult::kOverflow:
+      return Fail(ACLNN_ERR_PARAM_INVALID,
+                  "grad_output shape " + ShapeString(grad_output->shape) + " and x shape " +
+                      ShapeString(x->shape) + " broadcast to " + ShapeString(shape) +
+                      ", whose element count overflows int64");
+    case BroadcastResult::kOk:
+      break;
   }
   // 6. out shape.
   if (out->shape != shape) {
     return Fail(ACLNN_ERR_PARAM_INVALID, "out shape " + ShapeString(out->shape) +
                                              " is not the broadcast shape " + ShapeString(shape));
   }
+  // Platform parameters: checked before anything is planned, empty tensors included.
+  std::string error;
+  if (!ValidatePlatform(info, &error)) return Fail(ACLNN_ERR_PARAM_INVALID, error);
 
-  auto plan = std::shared_ptr<ExecutorPlan>(new (std::nothrow) ExecutorPlan);
-  auto* exec = plan ? new (std::nothrow) aclOpExecutor : nullptr;
-  if (exec == nullptr) return Fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "cannot create the executor");
-  exec->plan = plan;
-  auto cleanup = [exec](aclnnStatus status, std::string message) {
-    delete exec;
-    return Fail(status, std::move(message));
+  // 7. empty: nothing runs. (The element counts fit: each shape's dims are those of the
+  // broadcast shape or 1, and step 5 checked its product.)
+  int64_t n_grad = 0, n_x = 0, n_signed = 0;
+  CheckedNumElements(grad_output->shape, &n_grad);
+  CheckedNumElements(x->shape, &n_x);
+  CheckedNumElements(shape, &n_signed);
+  auto make_executor = [](std::shared_ptr<ExecutorPlan>* plan) -> aclOpExecutor* {
+    *plan = std::shared_ptr<ExecutorPlan>(new (std::nothrow) ExecutorPlan);
+    if (*plan == nullptr) return nullptr;
+    auto* exec = new (std::nothrow) aclOpExecutor;
+    if (exec != nullptr) exec->plan = *plan;
+    return exec;
   };
-
-  // 7. empty: nothing runs.
-  if (x->NumElements() == 0 || grad_output->NumElements() == 0) {
+  std::shared_ptr<ExecutorPlan> plan;
+  if (n_x == 0 || n_grad == 0) {
+    aclOpExecutor* exec = make_executor(&plan);
+    if (exec == nullptr) return Fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "cannot create the executor");
     plan->kernel = KernelKind::kNone;
     *workspace_size = 0;
     *executor = exec;
     return ACLNN_SUCCESS;
   }
-  for (const auto& [name, t] :
-       {std::pair{"grad_output", grad_output}, std::pair{"x", x},
-        std::pair{"out", static_cast<const aclTensor*>(out)}}) {
-    if (t->data == nullptr) return cleanup(ACLNN_ERR_PARAM_NULLPTR, std::string(name) + " data is null");
+  const aclTensor* const tensors[3] = {grad_output, x, out};
+  const char* const names[3] = {"grad_output", "x", "out"};
+  ViewBounds bounds[3];
+  for (int i = 0; i < 3; ++i) {
+    if (tensors[i]->data == nullptr) {
+      return Fail(ACLNN_ERR_PARAM_NULLPTR, std::string(names[i]) + " data is null");
+    }
+    if (!ComputeViewBounds(*tensors[i], names[i], &bounds[i], &error)) {
+      return Fail(ACLNN_ERR_PARAM_INVALID, error);
+    }
   }
+  // Every byte count below: n elements of `elem` bytes, three workspace buffers at most.
+  const uint64_t n = static_cast<uint64_t>(n_signed);
+  const uint64_t elem = DataTypeSize(x->dtype);
+  uint64_t buffer_bytes;
+  if (__builtin_mul_overflow(n, elem, &buffer_bytes) || !AlignUp(buffer_bytes, &buffer_bytes)) {
+    return Fail(ACLNN_ERR_PARAM_INVALID, "out shape " + ShapeString(shape) + " of " +
+                                             DataTypeName(x->dtype) +
+                                             " holds more bytes than can be addressed");
+  }
+
+  aclOpExecutor* exec = make_executor(&plan);
+  if (exec == nullptr) return Fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "cannot create the executor");
+  auto cleanup = [exec](aclnnStatus status, std::string message) {
+    delete exec;
+    return Fail(status, std::move(message));
+  };
 
   // 8. kernel.
   plan->kernel = zero ? KernelKind::kReluGrad : KernelKind::kThresholdGradV2D;
   plan->dtype = static_cast<KernelDType>(x->dtype);  // KernelDType values are aclDataType's
   plan->soc = info.soc;
   plan->ub_size = info.ub_size;
-  if (SocUbBytes(info.soc) != 0 && info.ub_size > SocUbBytes(info.soc)) {
-    return cleanup(ACLNN_ERR_PARAM_INVALID, "ub_size " + std::to_string(info.ub_size) +
-                                                " exceeds the " + std::to_string(SocUbBytes(info.soc)) +
-                                                "-byte unified buffer of " + SocName(info.soc));
-  }
-  uint64_t n = 1;
-  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
   plan->num_elements = n;
-  std::string error;
   bool tiled;
   if (plan->kernel == KernelKind::kReluGrad) {
     tiled = ReluGradTiling(n, plan->dtype, info.ub_size, info.core_num,
@@ -288,37 +328,54 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   }
   if (!tiled) return cleanup(ACLNN_ERR_INNER_TILING_ERROR, error);
 
-  // Copies and workspace layout: inputs not already contiguous in the broadcast shape, and out
-  // when it is not contiguous, get a contiguous buffer in the workspace.
-  const uint64_t elem = DataTypeSize(x->dtype);
+  // Copies and workspace layout. An input gets a contiguous copy in the workspace unless it is
+  // already contiguous in the broadcast shape and aligned to its element. out gets a workspace
+  // buffer and a copy into its view unless it is contiguous and aligned. The copies move bytes
+  // (memcpy), so they accept any alignment. Overlap: the steps run one after another, so with
+  // a copy into out every input has been read before out is written; when the kernel writes
+  // out directly, an input overlapping out is copied first unless it is exactly out's view (in
+  // place: each element is read before it is written), which gives copy semantics.
   const std::vector<int64_t> contiguous = ContiguousStrides(shape);
+  auto aligned = [elem](const ViewBounds& b) { return b.first % elem == 0; };
   uint64_t ws = 0;
-  auto take = [&ws, n, elem] {
-    const uint64_t at = ws;
-    ws += AlignUp(n * elem);
-    return at;
+  auto take = [&ws, buffer_bytes](uint64_t* at) {
+    *at = ws;
+    return !__builtin_add_overflow(ws, buffer_bytes, &ws) && ws <= kMaxPlannedBytes;
   };
   plan->grad = grad_output->First();
   plan->x = x->First();
   plan->out = out->First();
-  if (!(static_cast<uint64_t>(grad_output->NumElements()) == n && grad_output->IsContiguous())) {
+  const bool out_direct = out->IsContiguous() && aligned(bounds[2]);
+  auto needs_copy = [&](const aclTensor& t, int64_t count, const ViewBounds& b) {
+    const bool direct = static_cast<uint64_t>(count) == n && t.IsContiguous() && aligned(b);
+    return !direct || (out_direct && Overlaps(b, bounds[2]) && !SameView(t, *out));
+  };
+  bool sized = true;
+  if (needs_copy(*grad_output, n_grad, bounds[0])) {
     plan->grad_copy = PlanStridedCopy(shape, BroadcastStrides(*grad_output, shape), contiguous,
                                       elem, /*serial=*/false);
-    plan->grad_ws_offset = take();
+    sized = sized && take(&plan->grad_ws_offset);
   }
-  if (!(static_cast<uint64_t>(x->NumElements()) == n && x->IsContiguous())) {
+  if (needs_copy(*x, n_x, bounds[1])) {
     plan->x_copy =
         PlanStridedCopy(shape, BroadcastStrides(*x, shape), contiguous, elem, /*serial=*/false);
-    plan->x_ws_offset = take();
+    sized = sized && take(&plan->x_ws_offset);
   }
-  if (!out->IsContiguous()) {
+  if (!out_direct) {
     // An out view whose elements overlap is written by one block, so the writes do not race.
     plan->out_copy = PlanStridedCopy(shape, contiguous, out->strides, elem,
                                      /*serial=*/!IsNonOverlapping(out->shape, out->strides));
-    plan->out_ws_offset = take();
+    sized = sized && take(&plan->out_ws_offset);
   }
   plan->library_ws_offset = ws;
-  ws += kHostLibraryWorkspace;
+  sized = sized && !__builtin_add_overflow(ws, kHostLibraryWorkspace, &ws) &&
+          ws <= kMaxPlannedBytes;
+  if (!sized) {
+    return cleanup(ACLNN_ERR_PARAM_INVALID,
+                   "the workspace for out shape " + ShapeString(shape) + " of " +
+                       DataTypeName(x->dtype) + " (contiguous copies of strided, broadcast, " +
+                       "unaligned or overlapping tensors) overflows a 64-bit byte count");
+  }
   plan->workspace_size = ws;
 
   *workspace_size = ws;

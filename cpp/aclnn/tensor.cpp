@@ -56,12 +56,6 @@ const char* DataTypeName(aclDataType dtype) {
   }
 }
 
-int64_t aclTensor::NumElements() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 char* aclTensor::First() const {
   return static_cast<char*>(data) + offset * static_cast<int64_t>(DataTypeSize(dtype));
 }

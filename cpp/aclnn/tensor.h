@@ -21,7 +21,6 @@ struct aclTensor {
   aclDataType dtype = ACL_DT_UNDEFINED;
   void* data = nullptr;
 
-  int64_t NumElements() const;
   // Address of the first element of the view.
   char* First() const;
   // Row-major contiguous with the view shape (size-1 dims may have any stride).

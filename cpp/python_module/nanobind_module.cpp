@@ -6,12 +6,14 @@
 // float8, ...) gets through to phase one, which accepts or rejects it by its aclDataType. The
 // Python side keeps the arrays alive until the executor has run.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,15 +83,17 @@ nb::dict TilingDict(const ascend_kernels::ElementwiseTiling& t) {
   return d;
 }
 
-PlatformInfo MakePlatform(int32_t soc, uint64_t ub_size, uint32_t core_num) {
+// The SoC's defaults for what is not given; phase one validates the result.
+PlatformInfo MakePlatform(int32_t soc, std::optional<uint64_t> ub_size,
+                          std::optional<uint32_t> core_num) {
   if (soc < 0 || soc > static_cast<int32_t>(SocVersion::kHost)) {
     throw nb::value_error(("unknown SoC code " + std::to_string(soc)).c_str());
   }
   PlatformInfo info = static_cast<SocVersion>(soc) == SocVersion::kHost ? HostPlatformInfo()
                                                                           : PlatformInfo{};
   info.soc = static_cast<SocVersion>(soc);
-  if (ub_size != 0) info.ub_size = ub_size;
-  if (core_num != 0) info.core_num = core_num;
+  if (ub_size) info.ub_size = *ub_size;
+  if (core_num) info.core_num = *core_num;
   return info;
 }
 
@@ -159,7 +163,7 @@ NB_MODULE(_native, m) {
   m.def(
       "threshold_backward_get_workspace_size",
       [](nb::handle grad, nb::handle x, nb::handle threshold, nb::handle out, int32_t soc,
-         uint64_t ub_size, uint32_t core_num) {
+         std::optional<uint64_t> ub_size, std::optional<uint32_t> core_num) {
         TensorPtr g = ToTensor(grad, "grad_output");
         TensorPtr xt = ToTensor(x, "x");
         TensorPtr o = ToTensor(out, "out");
@@ -184,10 +188,11 @@ NB_MODULE(_native, m) {
         return nb::make_tuple(status, ws, py_executor);
       },
       nb::arg("grad_output").none(), nb::arg("x").none(), nb::arg("threshold").none(),
-      nb::arg("out").none(), nb::arg("soc"), nb::arg("ub_size") = 0, nb::arg("core_num") = 0,
+      nb::arg("out").none(), nb::arg("soc"), nb::arg("ub_size").none() = nb::none(),
+      nb::arg("core_num").none() = nb::none(),
       "Phase one. Tensors are (address, shape, element strides, aclDataType) or None; the "
       "threshold is (value bytes, aclDataType) or None. Returns (status, workspace_size, "
-      "Executor or None). ub_size / core_num 0: the SoC's defaults.");
+      "Executor or None). ub_size / core_num None: the SoC's defaults; phase one validates them.");
 
   m.def(
       "threshold_backward",

@@ -284,7 +284,7 @@ TEST(UbSizeBeyondTheSocIsInvalid) {
       {SocVersion::kAscend910B, 196608 + 256, ACLNN_ERR_PARAM_INVALID},
       {SocVersion::kAscend950, 248 * 1024, ACLNN_SUCCESS},
       {SocVersion::kAscend950, 248 * 1024 + 32, ACLNN_ERR_PARAM_INVALID},
-      {SocVersion::kHost, 1 << 22, ACLNN_SUCCESS},
+      {SocVersion::kHost, 1 << 20, ACLNN_SUCCESS},
   };
   for (const auto& c : cases) {
     PlatformInfo info;
@@ -300,22 +300,113 @@ TEST(UbSizeBeyondTheSocIsInvalid) {
   }
 }
 
-TEST(TilingFailureIsAStatus) {
+// Issue 10, item 3: the caller's platform parameters are checked in phase one, so phase two
+// never runs on a unified buffer the kernels cannot use (it used to abort there).
+TEST(PlatformParamsAreValidated) {
   HostTensor g = MakeTensor(ACL_FLOAT, {4});
+  HostTensor empty = MakeTensor(ACL_FLOAT, {0});
   auto thr = Double(0.5);
-  PlatformInfo info;
-  info.ub_size = 512;  // less than one block per buffer
-  uint64_t ws = 0;
-  aclOpExecutor* e = nullptr;
-  CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), g.tensor.get(), thr.get(),
-                                                  g.tensor.get(), &ws, &e, &info),
-           ACLNN_ERR_INNER_TILING_ERROR);
-  CHECK(e == nullptr);
-  info = PlatformInfo{};
-  info.core_num = 0;
-  CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), g.tensor.get(), thr.get(),
-                                                  g.tensor.get(), &ws, &e, &info),
-           ACLNN_ERR_INNER_TILING_ERROR);
+  auto plan = [&](const PlatformInfo& info, HostTensor& t) {
+    uint64_t ws = 0;
+    aclOpExecutor* e = nullptr;
+    const aclnnStatus status = aclnnThresholdBackwardGetWorkspaceSize(
+        t.tensor.get(), t.tensor.get(), thr.get(), t.tensor.get(), &ws, &e, &info);
+    aclDestroyAclOpExecutor(e);
+    return status;
+  };
+  for (uint64_t ub : {0ull, 512ull, 2000ull, 16384ull - 32, 196608ull + 16, 1ull << 40,
+                      ~0ull}) {
+    PlatformInfo info;
+    info.ub_size = ub;
+    CHECK_EQ(plan(info, g), ACLNN_ERR_PARAM_INVALID);
+    CHECK(Contains(aclGetRecentErrMsg(), "ub_size"));
+    CHECK_EQ(plan(info, empty), ACLNN_ERR_PARAM_INVALID);  // also when nothing would run
+  }
+  for (uint32_t cores : {0u, 4097u, 0xFFFFFFFFu}) {
+    PlatformInfo info;
+    info.core_num = cores;
+    CHECK_EQ(plan(info, g), ACLNN_ERR_PARAM_INVALID);
+    CHECK(Contains(aclGetRecentErrMsg(), "core_num"));
+  }
+  // Accepted ones run (16416 = 32 * 513: the host's UB allocation must cope with it).
+  for (uint64_t ub : {16384ull, 16416ull, 196608ull, 1ull << 20}) {
+    PlatformInfo info;
+    info.ub_size = ub;
+    info.core_num = ub == 16416 ? 4096 : 1;
+    if (ub > 196608) info.soc = SocVersion::kHost;  // beyond the 910B's unified buffer
+    HostTensor x = MakeTensor(ACL_FLOAT, {5000}, {}, 0, 0);
+    HostTensor out = MakeTensor(ACL_FLOAT, {5000});
+    uint64_t ws = 0;
+    aclOpExecutor* e = nullptr;
+    CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(x.tensor.get(), x.tensor.get(), thr.get(),
+                                                    out.tensor.get(), &ws, &e, &info),
+             ACLNN_SUCCESS);
+    std::vector<unsigned char> buf(ws);
+    CHECK_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
+    aclDestroyAclOpExecutor(e);
+  }
+}
+
+// Issue 10, item 1: three zero-stride int8 views of 512 * ((2^55 + 1) / 3) elements need three
+// workspace copies whose byte count wraps around 2^64; phase one used to return SUCCESS with a
+// 512-byte workspace and phase two wrote far past it.
+TEST(WorkspaceOverflowIsRefused) {
+  const int64_t n = 512 * (((int64_t{1} << 55) + 1) / 3);
+  HostTensor g = MakeTensor(ACL_INT8, {n}, {0});
+  HostTensor x = MakeTensor(ACL_INT8, {n}, {0});
+  HostTensor out = MakeTensor(ACL_INT8, {n}, {0});
+  auto thr = Double(0.5);
+  Result r = Plan(g.tensor.get(), x.tensor.get(), thr.get(), out.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  CHECK(r.executor == nullptr);
+  CHECK(Contains(r.message, "overflow"));
+  // The same count of float32: n * 4 bytes alone overflows.
+  HostTensor gf = MakeTensor(ACL_FLOAT, {n}, {0});
+  HostTensor of = MakeTensor(ACL_FLOAT, {n}, {0});
+  r = Plan(gf.tensor.get(), gf.tensor.get(), thr.get(), of.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  CHECK(Contains(r.message, "bytes"));
+  // Three copies of 2^60 int8 fit in 63 bits: planned, with the size they really need.
+  const int64_t m = int64_t{1} << 60;
+  HostTensor gm = MakeTensor(ACL_INT8, {m}, {0});
+  HostTensor xm = MakeTensor(ACL_INT8, {1});
+  HostTensor om = MakeTensor(ACL_INT8, {m}, {0});
+  r = Plan(gm.tensor.get(), xm.tensor.get(), thr.get(), om.tensor.get());
+  CHECK_EQ(r.status, ACLNN_SUCCESS);
+  CHECK_EQ(r.ws, 3 * static_cast<uint64_t>(m));
+}
+
+// Strides and offsets whose byte extent cannot be represented are refused before anything is
+// planned (nothing is read through them).
+TEST(UnrepresentableViewsAreRefused) {
+  auto thr = Double(0.5);
+  std::vector<unsigned char> storage(64);
+  auto view = [&](std::vector<int64_t> shape, std::vector<int64_t> strides, int64_t offset) {
+    return TensorPtr(aclCreateTensor(shape.data(), shape.size(), ACL_FLOAT, strides.data(),
+                                     offset, storage.data()));
+  };
+  HostTensor x = MakeTensor(ACL_FLOAT, {2, 3});
+  HostTensor out = MakeTensor(ACL_FLOAT, {2, 3});
+  const int64_t big = INT64_MAX / 2;
+  for (auto& g : {view({2, 3}, {big, 1}, 0), view({2, 3}, {INT64_MIN, 1}, 0),
+                  view({2, 3}, {3, 1}, big), view({2, 3}, {big / 4, -(big / 4)}, 0),
+                  view({2, 3}, {3, 1}, -big)}) {
+    Result r = Plan(g.get(), x.tensor.get(), thr.get(), out.tensor.get());
+    CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+    CHECK(Contains(r.message, "grad_output"));
+  }
+}
+
+// Issue 10, item 12: a broadcast whose element count overflows int64 says so.
+TEST(BroadcastOverflowIsNamed) {
+  HostTensor g = MakeTensor(ACL_FLOAT, {int64_t{1} << 32, 1}, {0, 0});
+  HostTensor x = MakeTensor(ACL_FLOAT, {1, int64_t{1} << 32}, {0, 0});
+  HostTensor out = MakeTensor(ACL_FLOAT, {1});
+  auto thr = Double(0.5);
+  Result r = Plan(g.tensor.get(), x.tensor.get(), thr.get(), out.tensor.get());
+  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  CHECK(Contains(r.message, "overflows int64"));
+  CHECK(!Contains(r.message, "do not broadcast"));
 }
 
 TEST(WorkspaceSizes) {

@@ -299,6 +299,125 @@ TEST(OverlappingOutView) {
   }
 }
 
+// Issue 10, item 2: data not aligned to the element (legal in NumPy) used to pass phase one and
+// abort in phase two. Such tensors are copied byte-wise through the workspace, exactly.
+TEST(UnalignedDataIsCopied) {
+  std::mt19937_64 rng(11);
+  for (aclDataType d : {ACL_FLOAT, ACL_FLOAT16, ACL_INT32, ACL_INT64, ACL_DOUBLE}) {
+    constexpr int64_t n = 300;
+    const size_t elem = d == ACL_FLOAT16 ? 2 : d == ACL_FLOAT || d == ACL_INT32 ? 4 : 8;
+    HostTensor g_src = MakeTensor(d, {n});
+    HostTensor x_src = MakeTensor(d, {n});
+    FillRandom(g_src, rng);
+    FillRandom(x_src, rng);
+    // The same values one byte past an aligned address.
+    std::vector<unsigned char> gbuf(n * elem + 16), xbuf(n * elem + 16), obuf(n * elem + 16, 0x5A);
+    std::memcpy(gbuf.data() + 1, g_src.storage.data(), n * elem);
+    std::memcpy(xbuf.data() + 1, x_src.storage.data(), n * elem);
+    const std::vector<unsigned char> obefore = obuf;
+    const int64_t shape[] = {n};
+    for (int which = 0; which < 4; ++which) {  // unaligned: g, x, out, all three
+      void* gp = which == 0 || which == 3 ? gbuf.data() + 1 : g_src.storage.data();
+      void* xp = which == 1 || which == 3 ? xbuf.data() + 1 : x_src.storage.data();
+      HostTensor aligned_out = MakeTensor(d, {n}, {}, 0, 0x5A);
+      unsigned char* op = which >= 2 ? obuf.data() + 1 : aligned_out.storage.data();
+      TensorPtr g(aclCreateTensor(shape, 1, d, nullptr, 0, gp));
+      TensorPtr x(aclCreateTensor(shape, 1, d, nullptr, 0, xp));
+      TensorPtr out(aclCreateTensor(shape, 1, d, nullptr, 0, op));
+      const double tv = 0.5;
+      ScalarPtr thr(aclCreateScalar(&tv, ACL_DOUBLE));
+      uint64_t ws = 0;
+      aclOpExecutor* e = nullptr;
+      const PlatformInfo host = HostPlatformInfo();
+      CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.get(), x.get(), thr.get(), out.get(), &ws,
+                                                      &e, &host),
+               ACLNN_SUCCESS);
+      const ExecutorPlan* p = GetExecutorPlan(e);
+      CHECK_EQ(p->grad_copy.has_value(), which == 0 || which == 3);
+      CHECK_EQ(p->x_copy.has_value(), which == 1 || which == 3);
+      CHECK_EQ(p->out_copy.has_value(), which >= 2);
+      std::vector<unsigned char> buf(ws);
+      CHECK_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
+      aclDestroyAclOpExecutor(e);
+      for (int64_t i = 0; i < n; ++i) {
+        const bool pass = LoadExact(d, x_src.At(i)) > 0.5L;
+        std::vector<unsigned char> expected(elem, 0);
+        if (pass) std::memcpy(expected.data(), g_src.At(i), elem);
+        CHECK(std::memcmp(op + i * elem, expected.data(), elem) == 0);
+      }
+      if (which >= 2) {  // nothing outside out's bytes changed
+        CHECK_EQ(int(obuf[0]), int(obefore[0]));
+        for (size_t b = 1 + n * elem; b < obuf.size(); ++b) CHECK_EQ(int(obuf[b]), int(obefore[b]));
+      }
+    }
+  }
+}
+
+// Issue 10, item 8: out partly overlapping an input (out = buf[:-1], grad = buf[1:]) used to
+// mix old and new values at tile boundaries. The input is copied first: copy semantics. The
+// exact same view (in place) still runs without a copy.
+TEST(PartialOverlapGivesCopySemantics) {
+  std::mt19937_64 rng(12);
+  for (aclDataType d : {ACL_FLOAT, ACL_INT8, ACL_FLOAT16}) {
+    const int64_t n = 70000;  // several tiles on several cores
+    const size_t elem = DataTypeSize(d);
+    HostTensor buf = MakeTensor(d, {n + 1});
+    HostTensor x = MakeTensor(d, {n});
+    FillRandom(buf, rng);
+    FillRandom(x, rng);
+    const std::vector<unsigned char> original = buf.storage;
+    const int64_t shape[] = {n};
+    for (int shift : {1, -1}) {
+      buf.storage = original;
+      unsigned char* base = buf.storage.data();
+      TensorPtr g(aclCreateTensor(shape, 1, d, nullptr, shift > 0 ? 1 : 0, base));
+      TensorPtr out(aclCreateTensor(shape, 1, d, nullptr, shift > 0 ? 0 : 1, base));
+      const double tv = 0.5;
+      ScalarPtr thr(aclCreateScalar(&tv, ACL_DOUBLE));
+      uint64_t ws = 0;
+      aclOpExecutor* e = nullptr;
+      CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.get(), x.tensor.get(), thr.get(),
+                                                      out.get(), &ws, &e, nullptr),
+               ACLNN_SUCCESS);
+      CHECK(GetExecutorPlan(e)->grad_copy.has_value());
+      CHECK(!GetExecutorPlan(e)->x_copy.has_value());
+      std::vector<unsigned char> wsbuf(ws);
+      CHECK_EQ(aclnnThresholdBackward(wsbuf.data(), ws, e, nullptr), ACLNN_SUCCESS);
+      aclDestroyAclOpExecutor(e);
+      const int64_t g_at = shift > 0 ? 1 : 0, out_at = shift > 0 ? 0 : 1;
+      int bad = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const bool pass = LoadExact(d, x.At(i)) > 0.5L;
+        std::vector<unsigned char> expected(elem, 0);
+        if (pass) std::memcpy(expected.data(), original.data() + (g_at + i) * elem, elem);
+        bad += std::memcmp(base + (out_at + i) * elem, expected.data(), elem) != 0;
+      }
+      CHECK_EQ(bad, 0);
+    }
+    // In place: the same view, no copy, the right answer.
+    buf.storage = original;
+    TensorPtr same(aclCreateTensor(shape, 1, d, nullptr, 0, buf.storage.data()));
+    const double tv = 0.5;
+    ScalarPtr thr(aclCreateScalar(&tv, ACL_DOUBLE));
+    uint64_t ws = 0;
+    aclOpExecutor* e = nullptr;
+    CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(same.get(), x.tensor.get(), thr.get(),
+                                                    same.get(), &ws, &e, nullptr),
+             ACLNN_SUCCESS);
+    CHECK_EQ(ws, 0u);
+    CHECK_EQ(aclnnThresholdBackward(nullptr, 0, e, nullptr), ACLNN_SUCCESS);
+    aclDestroyAclOpExecutor(e);
+    int bad = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const bool pass = LoadExact(d, x.At(i)) > 0.5L;
+      std::vector<unsigned char> expected(elem, 0);
+      if (pass) std::memcpy(expected.data(), original.data() + i * elem, elem);
+      bad += std::memcmp(buf.storage.data() + i * elem, expected.data(), elem) != 0;
+    }
+    CHECK_EQ(bad, 0);
+  }
+}
+
 TEST(SocsAndCoreCounts) {
   std::mt19937_64 rng(7);
   for (SocVersion soc : {SocVersion::kAscend910B, SocVersion::kAscend950}) {  // Ascend910: refused

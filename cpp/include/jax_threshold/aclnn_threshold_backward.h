@@ -57,7 +57,9 @@ enum aclDataType : int32_t {
 // the SoC's unified buffer.
 enum class SocVersion : int32_t { kAscend910 = 0, kAscend910B = 1, kAscend950 = 2, kHost = 3 };
 
-// Platform facts the tiling depends on (SPEC §3). Defaults are the 910B's.
+// Platform facts the tiling depends on (SPEC §3). Defaults are the 910B's. Phase one refuses
+// (ACLNN_ERR_PARAM_INVALID) a ub_size that is not a multiple of 32 in [16 KiB, 1 MiB] and a
+// core_num outside [1, 4096].
 struct PlatformInfo {
   SocVersion soc = SocVersion::kAscend910B;
   uint64_t ub_size = 196608;  // bytes of unified buffer per core
@@ -97,6 +99,12 @@ class HostStream {
 // destroyed right after this call; the memory they describe must stay valid until the run ends.
 // aclCreateTensor: strides null means row-major contiguous; strides and offset are in elements
 // (negative and 0 strides allowed); returns null for a negative dimension.
+// Hostile input (docs/behaviour.md §2): every size is overflow-checked (a view whose byte extent,
+// or a workspace whose size, does not fit in 63 bits is ACLNN_ERR_PARAM_INVALID before anything
+// is allocated); data not aligned to its element is copied byte-wise through the workspace; an
+// out that partly overlaps an input gets copy semantics (the input is copied first), while out
+// being exactly an input's view (in place) runs directly. Byte order is the host's (the
+// descriptors carry none).
 aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output, const aclTensor* x,
                                                    const aclScalar* threshold, aclTensor* out,
                                                    uint64_t* workspace_size,
