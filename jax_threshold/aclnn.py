@@ -35,10 +35,13 @@ ACLNN_ERR_RUNTIME_ERROR = _native.ACLNN_ERR_RUNTIME_ERROR
 # the Ascend910B list plus int64 and float64 at every threshold.
 SOCS = {"Ascend910": 0, "Ascend910B": 1, "Ascend950": 2, "host": 3}
 
-# Platform defaults of the 910B (SPEC section 3); "host" uses one core per hardware thread.
+# Platform defaults of the 910B (SPEC section 3); "host" tiles for HOST_CORE_NUM blocks (a few per
+# hardware thread, claimed dynamically) and a UB of HOST_UB_SIZE bytes (tiles that stay in the
+# host core's L1 cache).
 DEFAULT_UB_SIZE = 196608
 DEFAULT_CORE_NUM = 48
 HOST_CORE_NUM = _native.HOST_CORE_NUM
+HOST_UB_SIZE = _native.HOST_UB_SIZE
 
 # aclDataType codes by NumPy dtype name; a dtype missing here is ACL_DT_UNDEFINED.
 _ACL_DTYPES = {
@@ -161,8 +164,8 @@ def threshold_backward_get_workspace_size(
     ub_size: Optional[int] = None) -> tuple[int, int, Optional[Executor]]:
   """Phase one: returns (status, workspace_size, executor or None).
 
-  core_num / ub_size default to the SoC's: 48 cores (one per hardware thread for "host") and a
-  196608-byte unified buffer.
+  core_num / ub_size default to the SoC's: 48 cores and a 196608-byte unified buffer (for "host":
+  HOST_CORE_NUM, a few blocks per hardware thread, and HOST_UB_SIZE).
   """
   code = _soc_code(soc)
   if core_num is not None and core_num < 1:

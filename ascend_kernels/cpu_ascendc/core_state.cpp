@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "precondition.h"
+#include "vector_loops.h"
 
 namespace cpu_ascendc {
 
@@ -67,11 +68,14 @@ CoreScope::CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t ub_size,
   s.ub_size = ub_size;
   s.ub_used = 0;
   s.pipe_live = false;
+  s.stream_gm_stores = false;
   s.gm_regions = std::move(gm_regions);
   t_core.active = true;
 }
 
 CoreScope::~CoreScope() {
+  // Non-temporal stores of this block are made visible before the launcher can report it done.
+  if (t_core.state.stream_gm_stores) loops::StoreFence();
   t_core.active = false;
   t_core.state.gm_regions.clear();
 }

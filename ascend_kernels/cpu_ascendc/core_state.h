@@ -25,6 +25,9 @@ struct CoreState {
   uint64_t ub_used = 0;   // bytes handed out by the live TPipe
   bool pipe_live = false;
   std::vector<GmRegion> gm_regions;  // empty: SetGlobalBuffer is not range-checked
+  // UB -> GM copies use non-temporal stores: set by a launcher whose output is too large to stay
+  // in the caches and is not read again by the launch (vector_loops.h, StreamCopyBytes).
+  bool stream_gm_stores = false;
 };
 
 // The calling thread's core; aborts when the thread is not running a block.

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "ascendc_types.h"
+#include "core_state.h"
 #include "global_tensor.h"
 #include "local_tensor.h"
 #include "precondition.h"
@@ -43,6 +44,14 @@ inline void CheckWholeBlocks(uint64_t count, const char* api) {
                     "length %llu elements = %llu bytes is not a multiple of 32 bytes (use DataCopyPad)",
                     static_cast<unsigned long long>(count), static_cast<unsigned long long>(count * sizeof(T)));
 }
+// UB -> GM bytes: streaming (non-temporal) stores when the launcher asked for them.
+inline void CopyToGm(void* gm, const void* ub, uint64_t bytes) {
+  if (cpu_ascendc::CurrentCore().stream_gm_stores) {
+    cpu_ascendc::loops::StreamCopyBytes(gm, ub, bytes);
+  } else {
+    cpu_ascendc::loops::CopyBytes(gm, ub, bytes);
+  }
+}
 }  // namespace internal
 
 // GM -> UB.
@@ -58,7 +67,7 @@ template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
   constexpr const char* kApi = "DataCopy(UB->GM)";
   internal::CheckWholeBlocks<T>(count, kApi);
-  cpu_ascendc::loops::CopyBytes(dst.CheckedRange(count, kApi), src.AlignedData(count, kApi), count * sizeof(T));
+  internal::CopyToGm(dst.CheckedRange(count, kApi), src.AlignedData(count, kApi), count * sizeof(T));
 }
 
 // UB -> UB.
@@ -118,7 +127,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
   T* g = dst.CheckedRange((n - 1) * gm_pitch + elems, kApi);
   const uint8_t* u =
       reinterpret_cast<const uint8_t*>(src.AlignedData(((n - 1) * ub_pitch + params.blockLen) / sizeof(T), kApi));
-  for (uint64_t b = 0; b < n; ++b) std::memcpy(g + b * gm_pitch, u + b * ub_pitch, params.blockLen);
+  for (uint64_t b = 0; b < n; ++b) internal::CopyToGm(g + b * gm_pitch, u + b * ub_pitch, params.blockLen);
 }
 
 }  // namespace AscendC

@@ -14,6 +14,11 @@
 
 namespace ascend_kernels {
 
+// Launches whose output holds at least this many bytes write it with non-temporal stores on
+// the CPU (cpu_ascendc StreamCopyBytes); StreamStoreMinBytes() is the value in force.
+inline constexpr uint64_t kStreamStoreMinBytes = uint64_t{8} << 20;
+uint64_t StreamStoreMinBytes();
+
 struct HostLaunch {
   const char* kernel_name = "";
   uint32_t block_dim = 0;
