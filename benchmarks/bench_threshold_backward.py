@@ -84,7 +84,7 @@ GOALS = (
     ("int8_ffi_vs_reference_2^24", "int8", "ffi", "reference", 1 << 24, 1.0),
     ("aclnn_phase2_2^20", "float32", "aclnn_phase2", "GB/s", 1 << 20, 120.0),
 )
-# The same-run ceiling each goal is held against: the best loop's bandwidth at that size.
+# The same-run ceiling each goal is held against: the best of these loops' bandwidth at that size.
 CEILING_PROBES = ("probe_torch_add", "probe_add")
 
 
@@ -632,13 +632,15 @@ def _size_name(size):
 
 
 def ceiling(rows, dtype, size):
-  """The same-run bandwidth of the best loop at this case: (probe, GB/s) or None."""
+  """The same-run bandwidth of the best loop at this case: (probe, GB/s) or None.
+
+  The faster of the probes: a loaded machine can slow the multi-threaded one below the
+  single-threaded one.
+  """
   by = {(r["impl"], r["dtype"], r["size"]): r for r in rows}
-  for probe in CEILING_PROBES:
-    row = by.get((probe, dtype, size))
-    if row is not None:
-      return probe, row["gbps"]
-  return None
+  found = [(probe, by[(probe, dtype, size)]["gbps"]) for probe in CEILING_PROBES
+           if (probe, dtype, size) in by]
+  return max(found, key=lambda pg: pg[1]) if found else None
 
 
 def evaluate_goals(rows, goals=GOALS):

@@ -191,6 +191,11 @@ class GoalLogicTest(parameterized.TestCase):
     self.assertEqual(goal["ceiling"], {"probe": "probe_torch_add", "gbps": 140.0})
     self.assertAlmostEqual(goal["needs_gbps"], 150.0)
     self.assertIn("above this run's ceiling", bench.format_goals([goal]))
+    # The faster probe is the ceiling, whichever it is.
+    rows[2]["gbps"] = 160.0
+    goal = {g["goal"]: g for g in bench.evaluate_goals(rows)}["ffi_vs_torch_2^20"]
+    self.assertEqual(goal["ceiling"], {"probe": "probe_add", "gbps": 160.0})
+    self.assertNotIn("above this run's ceiling", bench.format_goals([goal]))
 
   def test_ratios(self):
     bench = _load("bench_threshold_backward")
