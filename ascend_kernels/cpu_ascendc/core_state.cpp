@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "deferred_copy.h"
 #include "precondition.h"
 #include "vector_loops.h"
 
@@ -69,6 +70,7 @@ CoreScope::CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t ub_size,
   s.ub_used = 0;
   s.pipe_live = false;
   s.stream_gm_stores = false;
+  ThreadDeferredCopies().Clear();
   s.gm_regions = std::move(gm_regions);
   t_core.active = true;
 }
@@ -76,6 +78,7 @@ CoreScope::CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t ub_size,
 CoreScope::~CoreScope() {
   // Non-temporal stores of this block are made visible before the launcher can report it done.
   if (t_core.state.stream_gm_stores) loops::StoreFence();
+  ThreadDeferredCopies().Clear();  // the UB dies with the block: pending copies are moot
   t_core.active = false;
   t_core.state.gm_regions.clear();
 }

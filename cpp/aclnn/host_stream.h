@@ -15,12 +15,12 @@
 
 namespace jax_threshold::aclnn {
 
-// The UB size host launches tile for (SPEC §3's formula with this ub_size): 16 KiB gives
-// tiles of 2.25 KiB (float32: 576 elements), so a block's six queue buffers and its mask stay in
-// the host core's L1 with room for the streams passing through. The 910B's 192 KiB (27 KiB
-// tiles, ~167 KiB of UB) spills to L2 and measured ~40% slower per core; 32 KiB ~5% slower
-// (benchmarks/README.md).
-inline constexpr uint64_t kHostUbSize = 16 * 1024;
+// The UB size host launches tile for (SPEC §3's formula with this ub_size): 32 KiB gives tiles
+// of 4.5 KiB (float32: 1152 elements), so what a block writes of its UB (mask, output buffers;
+// float32 inputs are read from GM, cpu_ascendc/deferred_copy.h) stays in the host core's L1. The
+// 910B's 192 KiB (27 KiB tiles, ~167 KiB of UB) spills to L2 and measured ~40% slower per core;
+// 16 KiB as fast for 8/16-bit types, ~20% slower for float32 (benchmarks/README.md).
+inline constexpr uint64_t kHostUbSize = 32 * 1024;
 
 // Blocks ("cores") the host platform tiles for per hardware thread: the synchronous runner's
 // threads claim blocks dynamically, so a thread that starts late (a busy machine) takes fewer of
