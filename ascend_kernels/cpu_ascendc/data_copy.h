@@ -56,22 +56,17 @@ inline void CopyToGm(void* gm, const void* ub, uint64_t bytes) {
 }
 }  // namespace internal
 
-// GM -> UB. Tensors of 32/64-bit elements: deferred (deferred_copy.h), made when UB is next
-// touched or read from GM by the vector primitive; a float32 tile then streams once through the
-// compare and the select, measured 20% faster at 2^20 elements. 8/16-bit tensors are copied at
-// once: their kernels widen chunk by chunk, and reading those chunks from L3 measured slower
-// (bfloat16 +7%) than from the copied tile (benchmarks/README.md).
+// GM -> UB. Deferred (deferred_copy.h): made when UB is next touched, or read from GM by the
+// vector primitive that only reads it. A float32 tile then streams once through the compare and
+// the select (20% faster at 2^20 elements); from DRAM every dtype gains (bfloat16, int8 ~20% at
+// 2^24), at L3 sizes bfloat16's chunked widening reads GM ~7% slower (benchmarks/README.md).
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
   constexpr const char* kApi = "DataCopy(GM->UB)";
   internal::CheckWholeBlocks<T>(count, kApi);
-  if constexpr (sizeof(T) >= 4) {
-    cpu_ascendc::ThreadDeferredCopies().Defer(reinterpret_cast<uint8_t*>(dst.CheckedAlignedData(count, kApi)),
-                                              reinterpret_cast<const uint8_t*>(src.CheckedRange(count, kApi)),
-                                              count * sizeof(T));
-  } else {
-    cpu_ascendc::loops::CopyBytes(dst.AlignedData(count, kApi), src.CheckedRange(count, kApi), count * sizeof(T));
-  }
+  cpu_ascendc::ThreadDeferredCopies().Defer(reinterpret_cast<uint8_t*>(dst.CheckedAlignedData(count, kApi)),
+                                            reinterpret_cast<const uint8_t*>(src.CheckedRange(count, kApi)),
+                                            count * sizeof(T));
 }
 
 // UB -> GM.
