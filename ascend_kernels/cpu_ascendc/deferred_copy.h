@@ -33,7 +33,7 @@ class DeferredCopies {
         ++i;
       }
     }
-    if (n_ == kMaxEntries) {  // more buffers in flight than a kernel keeps: make the oldest
+    if (n_ == kMaxEntries) {  // more buffers in flight than a kernel keeps: make one
       Make(entries_[0]);
       Remove(0);
     }
@@ -77,10 +77,7 @@ class DeferredCopies {
     return a_bytes != 0 && b_bytes != 0 && x < y + b_bytes && y < x + a_bytes;
   }
   static void Make(const Entry& e) { loops::CopyBytes(e.ub, e.gm, e.bytes); }
-  void Remove(int i) {
-    for (int j = i + 1; j < n_; ++j) entries_[j - 1] = entries_[j];
-    --n_;
-  }
+  void Remove(int i) { entries_[i] = entries_[--n_]; }  // order is irrelevant
   void SettleWhere(const void* p, uint64_t bytes, bool by_source) {
     for (int i = 0; i < n_;) {
       const Entry& e = entries_[i];
