@@ -23,6 +23,7 @@ STYLE = {
     "ffi+donate": dict(color="tab:red", marker="o", lw=1.0, ls="--", mfc="none"),
     "reference+donate": dict(color="tab:blue", marker="s", lw=1.0, ls="--", mfc="none"),
     "xla_where": dict(color="tab:cyan", marker=".", lw=1.0),
+    "aclnn_phase2": dict(color="tab:brown", marker="x", lw=1.0, ls="-."),
     "torch": dict(color="tab:orange", marker="D", lw=1.8),
     "numpy": dict(color="tab:green", marker="v", lw=1.2),
     "probe_copy": dict(color="0.55", ls="--", lw=1.0),

@@ -39,10 +39,13 @@ ACLNN_ERR_RUNTIME_ERROR = _native.ACLNN_ERR_RUNTIME_ERROR
 # the Ascend910B list plus int64 and float64 at every threshold.
 SOCS = {"Ascend910": 0, "Ascend910B": 1, "Ascend950": 2, "host": 3}
 
-# Platform defaults of the 910B (SPEC section 3); "host" uses one core per hardware thread.
+# Platform defaults of the 910B (SPEC section 3); "host" tiles for HOST_CORE_NUM blocks (a few per
+# hardware thread, claimed dynamically) and a UB of HOST_UB_SIZE bytes (tiles that stay in the
+# host core's L1 cache).
 DEFAULT_UB_SIZE = 196608
 DEFAULT_CORE_NUM = 48
 HOST_CORE_NUM = _native.HOST_CORE_NUM
+HOST_UB_SIZE = _native.HOST_UB_SIZE
 
 # aclDataType codes by NumPy dtype name; a dtype missing here is ACL_DT_UNDEFINED.
 _ACL_DTYPES = {
@@ -212,11 +215,11 @@ def threshold_backward_get_workspace_size(
     ub_size: Optional[int] = None) -> tuple[int, int, Optional[Executor]]:
   """Phase one: returns (status, workspace_size, executor or None).
 
-  core_num / ub_size default to the SoC's: 48 cores (one per hardware thread for "host") and a
-  196608-byte unified buffer. Phase one refuses others it cannot run with
-  (ACLNN_ERR_PARAM_INVALID): ub_size must be a multiple of 32 in [16 KiB, 1 MiB], core_num in
-  [1, 4096]. The threshold is any real number (docs/behaviour.md §1; see _scalar); a bool raises
-  TypeError.
+  core_num / ub_size default to the SoC's: 48 cores and a 196608-byte unified buffer (for "host":
+  HOST_CORE_NUM, a few blocks per hardware thread, and HOST_UB_SIZE). Phase one refuses others it
+  cannot run with (ACLNN_ERR_PARAM_INVALID): ub_size must be a multiple of 32 in [16 KiB, 1 MiB]
+  and within the SoC's unified buffer, core_num in [1, 4096]. The threshold is any real number
+  (docs/behaviour.md §1; see _scalar); a bool raises TypeError.
   """
   code = _soc_code(soc)
   ub_size = _platform_int(ub_size, "ub_size", 64)

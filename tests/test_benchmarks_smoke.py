@@ -72,7 +72,7 @@ class ThresholdBackwardBenchmarkTest(_BenchTest):
     expected = {"reference", "auto", "xla_where", "numpy", "probe_copy", "probe_add",
                 "probe_fresh", "reference+donate"}
     if "ffi" in jt.available_implementations():
-      expected |= {"ffi", "ffi+donate"}
+      expected |= {"ffi", "ffi+donate", "aclnn_phase2"}
     if _has("torch"):
       expected |= {"torch", "probe_torch_add"}
     self.assertEqual(impls, expected)
@@ -85,9 +85,17 @@ class ThresholdBackwardBenchmarkTest(_BenchTest):
       if not r["impl"].startswith("probe_"):
         self.assertEqual(r["bytes"], 3 * r["size"] * itemsize[r["dtype"]], r)
         self.assertIsNotNone(r["ratio_vs_reference"], r)
-    self.assertLen([g for g in data["goals"] if not g["goal"].endswith("_donated")], 4)
-    self.assertIn("goals (float32, this run)", stdout)
+    bench = _load("bench_threshold_backward")
+    self.assertEqual([g["goal"] for g in data["goals"]], [g[0] for g in bench.GOALS])
+    # Only 2^10 / 2^11 ran: the 2^10 float32 goal is evaluated, the others are N/A.
+    for goal in data["goals"]:
+      self.assertIn(goal["status"], ("PASS", "FAIL", "N/A"))
+      self.assertEqual(goal["status"] != "N/A",
+                       goal["goal"] == "ffi_vs_reference_2^10" and "ffi" in impls, goal)
+    self.assertIn("goals (issue 13, this run", stdout)
     self.assertIn("vs ref", stdout)
+    if _has("torch"):
+      self.assertIn("separate process, torch defaults", data["environment"]["torch_process"])
     if _has("matplotlib"):
       png = os.path.join(out_dir, "bench_threshold_backward.png")
       with open(png, "rb") as f:
@@ -129,45 +137,70 @@ class FlaxStepBenchmarkTest(_BenchTest):
 class GoalLogicTest(parameterized.TestCase):
   """The pass/fail arithmetic, on made-up rows (no timing involved)."""
 
-  def _rows(self, gbps, dtype="float32"):
+  _ITEMSIZE = {"float32": 4, "bfloat16": 2, "int8": 1}
+
+  def _rows(self, gbps):
+    """gbps: {(impl, dtype, size): GB/s} -> result rows."""
     rows = []
-    for (impl, size), rate in gbps.items():
-      nbytes = 3 * size * 4
+    for (impl, dtype, size), rate in gbps.items():
+      nbytes = 3 * size * self._ITEMSIZE[dtype]
       rows.append({"dtype": dtype, "size": size, "impl": impl, "bytes": nbytes,
                    "gbps": rate, "median_s": nbytes / rate / 1e9})
     return rows
 
+  def _goal_rows(self, bench, margin):
+    """Rows for every goal, each `margin` times what the goal asks."""
+    gbps = {}
+    for _, dtype, impl, baseline, size, at_least in bench.GOALS:
+      if baseline == "GB/s":
+        gbps[(impl, dtype, size)] = at_least * margin
+      else:
+        gbps[(impl, dtype, size)] = 10.0  # shared by the goals against torch and reference
+        gbps[(baseline, dtype, size)] = 10.0 / (at_least * margin)
+    return self._rows(gbps)
+
   def test_all_goals_pass(self):
     bench = _load("bench_threshold_backward")
-    rows = self._rows({("ffi", 1 << 20): 40.0, ("reference", 1 << 20): 30.0,
-                       ("ffi", 1 << 24): 7.0, ("reference", 1 << 24): 6.0,
-                       ("torch", 1 << 24): 7.0,
-                       ("ffi", 1 << 10): 0.2, ("reference", 1 << 10): 0.4})
-    goals = bench.evaluate_goals(rows)
-    self.assertEqual([g["status"] for g in goals], ["PASS"] * 4)
+    goals = bench.evaluate_goals(self._goal_rows(bench, 1.02))
+    self.assertEqual([g["status"] for g in goals], ["PASS"] * len(bench.GOALS))
 
   def test_each_goal_can_fail(self):
     bench = _load("bench_threshold_backward")
-    rows = self._rows({("ffi", 1 << 20): 38.0, ("reference", 1 << 20): 30.0,   # 1.27x
-                       ("ffi", 1 << 24): 5.9, ("reference", 1 << 24): 6.0,
-                       ("torch", 1 << 24): 6.5,
-                       ("ffi", 1 << 10): 0.19, ("reference", 1 << 10): 0.4})   # 2.1x time
-    goals = bench.evaluate_goals(rows)
-    self.assertEqual([g["status"] for g in goals], ["FAIL"] * 4)
+    goals = bench.evaluate_goals(self._goal_rows(bench, 0.98))
+    self.assertEqual([g["status"] for g in goals], ["FAIL"] * len(bench.GOALS))
 
   def test_missing_ffi_is_not_applicable(self):
     bench = _load("bench_threshold_backward")
-    rows = self._rows({("reference", 1 << 20): 30.0, ("reference", 1 << 24): 6.0})
+    rows = [r for r in self._goal_rows(bench, 2.0) if r["impl"] not in ("ffi", "aclnn_phase2")]
     self.assertEqual({g["status"] for g in bench.evaluate_goals(rows)}, {"N/A"})
 
   def test_other_dtypes_do_not_count(self):
     bench = _load("bench_threshold_backward")
-    rows = self._rows({("ffi", 1 << 20): 99.0, ("reference", 1 << 20): 1.0}, dtype="int8")
-    self.assertEqual(bench.evaluate_goals(rows)[0]["status"], "N/A")
+    rows = self._rows({("ffi", "int8", 1 << 20): 99.0, ("reference", "int8", 1 << 20): 1.0})
+    by = {g["goal"]: g for g in bench.evaluate_goals(rows)}
+    self.assertEqual(by["ffi_vs_reference_2^20"]["status"], "N/A")
+    self.assertEqual(by["int8_ffi_vs_reference_2^20"]["status"], "PASS")
+
+  def test_goal_reports_the_same_run_ceiling(self):
+    bench = _load("bench_threshold_backward")
+    rows = self._rows({("ffi", "float32", 1 << 20): 100.0, ("torch", "float32", 1 << 20): 150.0,
+                       ("probe_add", "float32", 1 << 20): 90.0,
+                       ("probe_torch_add", "float32", 1 << 20): 140.0})
+    goal = {g["goal"]: g for g in bench.evaluate_goals(rows)}["ffi_vs_torch_2^20"]
+    self.assertEqual(goal["status"], "FAIL")
+    self.assertEqual(goal["ceiling"], {"probe": "probe_torch_add", "gbps": 140.0})
+    self.assertAlmostEqual(goal["needs_gbps"], 150.0)
+    self.assertIn("above this run's ceiling", bench.format_goals([goal]))
+    # The faster probe is the ceiling, whichever it is.
+    rows[2]["gbps"] = 160.0
+    goal = {g["goal"]: g for g in bench.evaluate_goals(rows)}["ffi_vs_torch_2^20"]
+    self.assertEqual(goal["ceiling"], {"probe": "probe_add", "gbps": 160.0})
+    self.assertNotIn("above this run's ceiling", bench.format_goals([goal]))
 
   def test_ratios(self):
     bench = _load("bench_threshold_backward")
-    rows = self._rows({("ffi", 1024): 3.0, ("reference", 1024): 2.0, ("torch", 1024): 6.0})
+    rows = self._rows({("ffi", "float32", 1024): 3.0, ("reference", "float32", 1024): 2.0,
+                       ("torch", "float32", 1024): 6.0})
     bench.add_ratios(rows)
     by = {r["impl"]: r for r in rows}
     self.assertAlmostEqual(by["ffi"]["ratio_vs_reference"], 1.5)

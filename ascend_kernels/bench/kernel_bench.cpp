@@ -119,7 +119,7 @@ void Bench(uint64_t n, unsigned threads) {
 template <typename T>
 void BenchDtype(const char* filter, int max_log2) {
   if (filter != nullptr && std::strcmp(filter, "all") != 0 && std::strcmp(filter, Traits<T>::kName) != 0) return;
-  for (int lg : {16, 20, 24}) {
+  for (int lg : {16, 20, 22, 24}) {
     if (lg > max_log2) continue;
     for (unsigned thr : {1u, 2u}) Bench<T>(uint64_t{1} << lg, thr);
   }

@@ -6,7 +6,9 @@
 #include <memory>
 #include <utility>
 
+#include "deferred_copy.h"
 #include "precondition.h"
+#include "vector_loops.h"
 
 namespace cpu_ascendc {
 
@@ -75,12 +77,17 @@ CoreScope::CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t platform_u
   s.ub_size = ub_size;
   s.ub_used = 0;
   s.pipe_live = false;
+  s.stream_gm_stores = false;
+  ThreadDeferredCopies().Clear();
   s.gm_regions = std::move(gm_regions);
   s.rules = &rules;
   t_core.active = true;
 }
 
 CoreScope::~CoreScope() {
+  // Non-temporal stores of this block are made visible before the launcher can report it done.
+  if (t_core.state.stream_gm_stores) loops::StoreFence();
+  ThreadDeferredCopies().Clear();  // the UB dies with the block: pending copies are moot
   t_core.active = false;
   t_core.state.gm_regions.clear();
 }

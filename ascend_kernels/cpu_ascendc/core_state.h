@@ -28,6 +28,9 @@ struct CoreState {
   bool pipe_live = false;
   std::vector<GmRegion> gm_regions;  // empty: SetGlobalBuffer is not range-checked
   const SocRules* rules = nullptr;   // the SoC the launch runs for
+  // UB -> GM copies use non-temporal stores: set by a launcher whose output is too large to stay
+  // in the caches and is not read again by the launch (vector_loops.h, StreamCopyBytes).
+  bool stream_gm_stores = false;
 };
 
 // The calling thread's core; aborts when the thread is not running a block.

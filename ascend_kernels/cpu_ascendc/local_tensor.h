@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "ascendc_types.h"
+#include "deferred_copy.h"
 #include "precondition.h"
 
 namespace AscendC {
@@ -43,8 +44,34 @@ class LocalTensor {
   }
 
   // For the CPU primitives: pointer to `count` elements, checked to lie inside the buffer and
-  // to start 32-byte aligned (every UB operand of the vector and copy units must).
+  // to start 32-byte aligned (every UB operand of the vector and copy units must). The UB bytes
+  // hold their current values: deferred GM -> UB copies into them are made first
+  // (deferred_copy.h).
   T* Data(uint64_t count, const char* api) const {
+    T* p = CheckedData(count, api);
+    cpu_ascendc::ThreadDeferredCopies().SettleUb(p, count * sizeof(T));
+    return p;
+  }
+  T* AlignedData(uint64_t count, const char* api) const {
+    T* p = CheckedAlignedData(count, api);
+    cpu_ascendc::ThreadDeferredCopies().SettleUb(p, count * sizeof(T));
+    return p;
+  }
+  // The same checks, for an operand that is only read: where its `count` elements can be read
+  // now (its UB bytes, or the GM source of a deferred copy still pending for all of them).
+  const T* ReadableData(uint64_t count, const char* api) const {
+    const T* p = CheckedAlignedData(count, api);
+    return static_cast<const T*>(cpu_ascendc::ThreadDeferredCopies().Readable(p, count * sizeof(T)));
+  }
+  // The checks alone: the UB address, whose bytes may still await a deferred copy (for overlap
+  // checks and for DataCopy's own destination).
+  T* CheckedAlignedData(uint64_t count, const char* api) const {
+    CPU_ASCENDC_CHECK(cpu_ascendc::IsAligned(addr_, ONE_BLK_SIZE), api,
+                      "UB address %p is not 32-byte aligned", static_cast<void*>(addr_));
+    return CheckedData(count, api);
+  }
+
+  T* CheckedData(uint64_t count, const char* api) const {
     CPU_ASCENDC_CHECK(addr_ != nullptr, api, "LocalTensor has no UB buffer");
     CPU_ASCENDC_CHECK(count * sizeof(T) <= bytes_left(), api,
                       "%llu elements (%llu bytes) overrun the UB buffer (%llu bytes left)",
@@ -52,11 +79,6 @@ class LocalTensor {
                       static_cast<unsigned long long>(count * sizeof(T)),
                       static_cast<unsigned long long>(bytes_left()));
     return reinterpret_cast<T*>(addr_);
-  }
-  T* AlignedData(uint64_t count, const char* api) const {
-    CPU_ASCENDC_CHECK(cpu_ascendc::IsAligned(addr_, ONE_BLK_SIZE), api,
-                      "UB address %p is not 32-byte aligned", static_cast<void*>(addr_));
-    return Data(count, api);
   }
 
   // Queue bookkeeping (TQue only).

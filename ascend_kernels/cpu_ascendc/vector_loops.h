@@ -11,6 +11,7 @@
 // (`Isa`). Every form gives identical bits; tests/vector_loops_test.cpp runs them side by side.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -289,44 +290,100 @@ inline void CompareBits(uint8_t* __restrict dst, const C* __restrict src, C t, u
 }
 
 // ---- Block copies (DataCopy's MTE2 / MTE3 moves between GM and UB). ----
-// A tile is a few KiB to a few tens of KiB. With AVX-512, plain 64-byte loads and stores with a
-// software prefetch: glibc's memcpy takes `rep movsb` at these sizes, measured ~20% slower for the
-// host's L1-sized tiles (an L3-resident tensor streamed through a UB that stays in L1). Distinct,
-// non-overlapping ranges.
+// A tile is a few KiB. With AVX-512, plain 64-byte loads and stores, four lines a step (glibc's
+// memcpy takes `rep movsb` at these sizes, measured ~20% slower for the host's L1-sized tiles).
+// No software prefetch: with two input tiles copied back to back, the hardware's stream
+// prefetchers keep up, and an extra prefetch a KiB ahead measured 10-30% slower from L3/DRAM
+// (benchmarks/README.md). Distinct, non-overlapping ranges.
+//
+// StreamCopyBytes is the same copy with non-temporal stores, for UB -> GM moves of an output
+// that nothing in the launch reads again: the lines go to memory without first being read for
+// ownership (a third less memory traffic for a store-bound stream) and without evicting the
+// inputs from the caches. Non-temporal stores are weakly ordered: the core calls StoreFence()
+// once when its block ends (a fence per tile stalls on the write-combining buffers), before
+// anything tells another thread the block has finished.
 
 #if CPU_ASCENDC_HAVE_AVX2_CLONE
-constexpr uint64_t kCopyPrefetchAhead = 1024;
+template <bool kStream>
 __attribute__((target("avx512f"))) inline void Avx512CopyBytes(void* __restrict dst, const void* __restrict src,
                                                                uint64_t bytes) {
   char* d = static_cast<char*>(dst);
   const char* s = static_cast<const char*>(src);
   uint64_t i = 0;
+  if constexpr (kStream) {  // streaming stores need 64-byte aligned destinations
+    const uint64_t head = (64 - (reinterpret_cast<uintptr_t>(d) & 63)) & 63;
+    i = head < bytes ? head : bytes;
+    std::memcpy(d, s, i);
+  }
   for (; i + 256 <= bytes; i += 256) {
-    // A hint only (never faults, even past the source's end; the address is formed as an
-    // integer): asks for the source lines a little ahead of the hardware's stream prefetcher,
-    // which restarts at every tile.
-    const uintptr_t ahead = reinterpret_cast<uintptr_t>(s) + i + kCopyPrefetchAhead;
-    for (uintptr_t line = 0; line < 4; ++line) _mm_prefetch(reinterpret_cast<const char*>(ahead + 64 * line), _MM_HINT_T0);
     const __m512i a = _mm512_loadu_si512(s + i), b = _mm512_loadu_si512(s + i + 64);
     const __m512i c = _mm512_loadu_si512(s + i + 128), e = _mm512_loadu_si512(s + i + 192);
-    _mm512_storeu_si512(d + i, a);
-    _mm512_storeu_si512(d + i + 64, b);
-    _mm512_storeu_si512(d + i + 128, c);
-    _mm512_storeu_si512(d + i + 192, e);
+    if constexpr (kStream) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(d + i), a);
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(d + i + 64), b);
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(d + i + 128), c);
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(d + i + 192), e);
+    } else {
+      _mm512_storeu_si512(d + i, a);
+      _mm512_storeu_si512(d + i + 64, b);
+      _mm512_storeu_si512(d + i + 128, c);
+      _mm512_storeu_si512(d + i + 192, e);
+    }
+  }
+  if constexpr (kStream) {
+    for (; i + 64 <= bytes; i += 64) _mm512_stream_si512(reinterpret_cast<__m512i*>(d + i), _mm512_loadu_si512(s + i));
   }
   if (i < bytes) std::memcpy(d + i, s + i, bytes - i);
 }
 #endif
 
+#if CPU_ASCENDC_HAVE_SSE2
+// The baseline streaming copy: 16-byte non-temporal stores.
+inline void SimdStreamCopyBytes(void* __restrict dst, const void* __restrict src, uint64_t bytes) {
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  const uint64_t head = (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15;
+  uint64_t i = head < bytes ? head : bytes;
+  std::memcpy(d, s, i);
+  for (; i + 16 <= bytes; i += 16) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
+  }
+  if (i < bytes) std::memcpy(d + i, s + i, bytes - i);
+}
+#endif
+
+inline void StoreFence() {
+#if CPU_ASCENDC_HAVE_SSE2
+  _mm_sfence();
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
+
 inline void CopyBytes(void* __restrict dst, const void* __restrict src, uint64_t bytes, Isa isa = BestIsa()) {
 #if CPU_ASCENDC_HAVE_AVX2_CLONE
   if (isa == Isa::kAvx512) {
-    Avx512CopyBytes(dst, src, bytes);
+    Avx512CopyBytes<false>(dst, src, bytes);
     return;
   }
 #endif
   (void)isa;
   std::memcpy(dst, src, bytes);
+}
+
+inline void StreamCopyBytes(void* __restrict dst, const void* __restrict src, uint64_t bytes, Isa isa = BestIsa()) {
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+  if (isa == Isa::kAvx512) {
+    Avx512CopyBytes<true>(dst, src, bytes);
+    return;
+  }
+#endif
+  (void)isa;
+#if CPU_ASCENDC_HAVE_SSE2
+  SimdStreamCopyBytes(dst, src, bytes);
+#else
+  std::memcpy(dst, src, bytes);
+#endif
 }
 
 // ---- Conversions (branch-free, vectorised by g++). ----
@@ -375,9 +432,28 @@ __attribute__((target("avx2,f16c"))) void F16cByteIntToHalf(uint16_t* dst, const
 }
 #endif
 
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+// The same conversion, 16 lanes a step in one 512-bit register (AVX-512F has the half converts).
+template <typename I>
+__attribute__((target("avx512f"))) void Avx512ByteIntToHalf(uint16_t* dst, const I* src, uint64_t n) {
+  uint64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    const __m512i w = std::is_signed_v<I> ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
+                        _mm512_cvtps_ph(_mm512_cvtepi32_ps(w), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  for (; i < n; ++i) dst[i] = ByteIntToHalfBits(src[i]);
+}
+#endif
+
 template <typename I>
 inline void ByteIntToHalf(uint16_t* dst, const I* src, uint64_t n, Isa isa = BestIsa()) {
 #if CPU_ASCENDC_HAVE_AVX2_CLONE
+  if (isa == Isa::kAvx512) {
+    Avx512ByteIntToHalf(dst, src, n);
+    return;
+  }
   if (isa >= Isa::kAvx2 && HostHasF16c()) {
     F16cByteIntToHalf(dst, src, n);
     return;
@@ -429,9 +505,33 @@ __attribute__((target("avx2,f16c"))) void F16cHalfToByteIntRint(I* dst, const ui
 }
 #endif
 
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+// The same steps on 16 lanes of one 512-bit register; the clamped values fit, so the saturating
+// narrowing never saturates.
+template <typename I>
+__attribute__((target("avx512f"))) void Avx512HalfToByteIntRint(I* dst, const uint16_t* src, uint64_t n) {
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(std::is_signed_v<I> ? -128 : 0));
+  const __m512 hi = _mm512_set1_ps(static_cast<float>(std::is_signed_v<I> ? 127 : 255));
+  uint64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 f = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
+    f = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(f, f, _CMP_ORD_Q), f);  // NaN -> 0
+    f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
+    const __m512i v = _mm512_cvtps_epi32(f);  // nearest even under the default MXCSR rounding
+    const __m128i bytes = std::is_signed_v<I> ? _mm512_cvtsepi32_epi8(v) : _mm512_cvtusepi32_epi8(v);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), bytes);
+  }
+  for (; i < n; ++i) dst[i] = HalfBitsToByteIntRint<I>(src[i]);
+}
+#endif
+
 template <typename I>
 inline void HalfToByteIntRint(I* dst, const uint16_t* src, uint64_t n, Isa isa = BestIsa()) {
 #if CPU_ASCENDC_HAVE_AVX2_CLONE
+  if (isa == Isa::kAvx512) {
+    Avx512HalfToByteIntRint(dst, src, n);
+    return;
+  }
   if (isa >= Isa::kAvx2 && HostHasF16c()) {
     F16cHalfToByteIntRint(dst, src, n);
     return;
@@ -478,6 +578,21 @@ inline HalfKeyBounds HalfThresholdKeys(float t) {
   return b;
 }
 
+// HalfThresholdKeys for the threshold this thread used last: a kernel compares every chunk of
+// every tile against the same threshold, and the search costs about as much as a 2048-element
+// compare.
+inline HalfKeyBounds CachedHalfThresholdKeys(float t) {
+  struct Memo {
+    uint32_t bits;
+    bool valid;
+    HalfKeyBounds bounds;
+  };
+  thread_local Memo memo{0, false, {0, 0}};
+  const uint32_t bits = FloatBits(t);
+  if (!memo.valid || memo.bits != bits) memo = Memo{bits, true, HalfThresholdKeys(t)};
+  return memo.bounds;
+}
+
 // Reference form: widen each half to float and compare, as the hardware defines it.
 template <AscendC::CMPMODE kMode>
 inline void ScalarCompareHalf(uint8_t* __restrict dst, const uint16_t* __restrict src, float t, uint64_t n) {
@@ -498,7 +613,7 @@ inline void SimdCompareHalf(uint8_t* __restrict dst, const uint16_t* __restrict 
     std::memset(dst, kMode == CMPMODE::NE ? 0xff : 0x00, n / 8);
     return;
   }
-  const HalfKeyBounds b = HalfThresholdKeys(t);
+  const HalfKeyBounds b = CachedHalfThresholdKeys(t);
   // Bounds clamp into int16: keys span [-0x7fff, 0x7fff] but NaN keys are masked out anyway.
   const __m128i le = _mm_set1_epi16(static_cast<short>(b.le));
   const __m128i ge_minus1 = _mm_set1_epi16(static_cast<short>(b.ge - 1));
@@ -535,7 +650,7 @@ __attribute__((target("avx2"))) void Avx2CompareHalf(uint8_t* __restrict dst, co
     std::memset(dst, kMode == CMPMODE::NE ? 0xff : 0x00, n / 8);
     return;
   }
-  const HalfKeyBounds b = HalfThresholdKeys(t);
+  const HalfKeyBounds b = CachedHalfThresholdKeys(t);
   const __m256i le = _mm256_set1_epi16(static_cast<short>(b.le));
   const __m256i ge_minus1 = _mm256_set1_epi16(static_cast<short>(b.ge - 1));
   const __m256i inf = _mm256_set1_epi16(0x7c00);
@@ -568,10 +683,53 @@ __attribute__((target("avx2"))) void Avx2CompareHalf(uint8_t* __restrict dst, co
 }
 #endif
 
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+// The same key compares on 32 halves (four mask bytes) per step, straight into mask registers;
+// the last bytes that do not fill a step go through the AVX2 loop.
+template <AscendC::CMPMODE kMode>
+__attribute__((target("avx512f,avx512bw"))) void Avx512CompareHalf(uint8_t* __restrict dst,
+                                                                   const uint16_t* __restrict src, float t,
+                                                                   uint64_t n) {
+  using AscendC::CMPMODE;
+  if (t != t) {
+    std::memset(dst, kMode == CMPMODE::NE ? 0xff : 0x00, n / 8);
+    return;
+  }
+  const HalfKeyBounds b = CachedHalfThresholdKeys(t);
+  const __m512i le = _mm512_set1_epi16(static_cast<short>(b.le));
+  const __m512i ge_minus1 = _mm512_set1_epi16(static_cast<short>(b.ge - 1));
+  const __m512i inf = _mm512_set1_epi16(0x7c00);
+  const __m512i mag_mask = _mm512_set1_epi16(0x7fff);
+  uint64_t k = 0;
+  for (; k + 4 <= n / 8; k += 4) {
+    const __m512i h = _mm512_loadu_si512(src + 8 * k);
+    const __m512i mag = _mm512_and_si512(h, mag_mask);
+    const __m512i neg = _mm512_srai_epi16(h, 15);
+    const __m512i key = _mm512_sub_epi16(_mm512_xor_si512(mag, neg), neg);
+    const uint32_t nan = _mm512_cmpgt_epi16_mask(mag, inf);
+    const uint32_t above_le = _mm512_cmpgt_epi16_mask(key, le);
+    const uint32_t at_least_ge = _mm512_cmpgt_epi16_mask(key, ge_minus1);
+    uint32_t r = 0;
+    if constexpr (kMode == CMPMODE::GT) r = ~nan & above_le;
+    if constexpr (kMode == CMPMODE::LE) r = ~(nan | above_le);
+    if constexpr (kMode == CMPMODE::LT) r = ~(nan | at_least_ge);
+    if constexpr (kMode == CMPMODE::GE) r = ~nan & at_least_ge;
+    if constexpr (kMode == CMPMODE::EQ) r = ~(nan | above_le) & at_least_ge;
+    if constexpr (kMode == CMPMODE::NE) r = nan | ~at_least_ge | above_le;
+    std::memcpy(dst + k, &r, sizeof r);
+  }
+  if (k < n / 8) Avx2CompareHalf<kMode>(dst + k, src + 8 * k, t, n - 8 * k);
+}
+#endif
+
 template <AscendC::CMPMODE kMode>
 inline void CompareHalfBits(uint8_t* __restrict dst, const uint16_t* __restrict src, float t, uint64_t n,
                             Isa isa = BestIsa()) {
 #if CPU_ASCENDC_HAVE_AVX2_CLONE
+  if (isa == Isa::kAvx512) {
+    Avx512CompareHalf<kMode>(dst, src, t, n);
+    return;
+  }
   if (isa >= Isa::kAvx2) {
     Avx2CompareHalf<kMode>(dst, src, t, n);
     return;

@@ -46,12 +46,12 @@ inline void MapDistinct(D* dst, const S* src, uint64_t n, F f) {
 template <typename T, typename F>
 inline void Map(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t n, const char* api, F f) {
   T* d = dst.AlignedData(n, api);
-  const T* s = src.AlignedData(n, api);
+  const T* s = src.CheckedAlignedData(n, api);
   CheckOverlap(d, n * sizeof(T), s, n * sizeof(T), api);
   if (d == s) {
     cpu_ascendc::loops::MapInPlace(d, n, f);
   } else {
-    cpu_ascendc::loops::MapDistinct(d, s, n, f);
+    cpu_ascendc::loops::MapDistinct(d, src.ReadableData(n, api), n, f);
   }
 }
 
@@ -60,15 +60,16 @@ inline void Zip(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalT
                 const char* api, F f) {
   using cpu_ascendc::loops::ZipAlias;
   T* d = dst.AlignedData(n, api);
-  const T* x = a.AlignedData(n, api);
-  const T* y = b.AlignedData(n, api);
+  const T* x = a.CheckedAlignedData(n, api);
+  const T* y = b.CheckedAlignedData(n, api);
   CheckOverlap(d, n * sizeof(T), x, n * sizeof(T), api);
   CheckOverlap(d, n * sizeof(T), y, n * sizeof(T), api);
   const ZipAlias alias = d == x && d == y ? ZipAlias::kAll
                          : d == x         ? ZipAlias::kDstX
                          : d == y         ? ZipAlias::kDstY
                                           : ZipAlias::kNone;
-  cpu_ascendc::loops::Zip(d, x, y, n, alias, f);
+  // Operands that are not dst are only read (from GM while a deferred copy stands for them).
+  cpu_ascendc::loops::Zip(d, d == x ? x : a.ReadableData(n, api), d == y ? y : b.ReadableData(n, api), n, alias, f);
 }
 
 inline uint64_t CheckCount(int64_t count, const char* api) {
@@ -121,9 +122,10 @@ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, 
   // The count form works in whole 256-byte repeats of src.
   CPU_ASCENDC_CHECK(static_cast<uint64_t>(count) * sizeof(T) % ONE_REPEAT_BYTE_SIZE == 0, kApi,
                     "count %u * %zu bytes is not a multiple of 256 bytes", count, sizeof(T));
-  const T* s = src.AlignedData(count, kApi);
   uint8_t* d = dst.AlignedData(count / 8, kApi);
-  internal::CheckOverlap(d, count / 8, s, static_cast<uint64_t>(count) * sizeof(T), kApi);
+  internal::CheckOverlap(d, count / 8, src.CheckedAlignedData(count, kApi), static_cast<uint64_t>(count) * sizeof(T),
+                         kApi);
+  const T* s = src.ReadableData(count, kApi);
   using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
   const C t = static_cast<C>(scalar);
   auto run = [&](auto mode_tag) {
@@ -156,12 +158,15 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask, const 
   cpu_ascendc::CheckSelectScalarRule(cpu_ascendc::VTypeOf<T>());
   using B = internal::BitsOf<T>;
   B* d = reinterpret_cast<B*>(dst.AlignedData(count, kApi));
-  const B* s = reinterpret_cast<const B*>(src0.AlignedData(count, kApi));
+  const B* s = reinterpret_cast<const B*>(src0.CheckedAlignedData(count, kApi));
   const uint64_t mask_bytes = (static_cast<uint64_t>(count) + 7) / 8;
   const uint8_t* m = reinterpret_cast<const uint8_t*>(
       mask.AlignedData((mask_bytes + sizeof(U) - 1) / sizeof(U), kApi));
   internal::CheckOverlap(d, count * sizeof(T), s, count * sizeof(T), kApi);
   internal::CheckOverlap(d, count * sizeof(T), m, mask_bytes, kApi);
+  if (reinterpret_cast<const void*>(d) != reinterpret_cast<const void*>(s)) {
+    s = reinterpret_cast<const B*>(src0.ReadableData(count, kApi));  // GM while a copy is deferred
+  }
   B fill;
   std::memcpy(&fill, &scalar, sizeof fill);
   cpu_ascendc::loops::SelectBits(d, m, s, fill, count);
@@ -174,10 +179,13 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
   constexpr const char* kApi = "Cast";
   cpu_ascendc::CheckCastRule(cpu_ascendc::VTypeOf<T>(), cpu_ascendc::VTypeOf<U>(), round_mode);
   T* d = dst.AlignedData(count, kApi);
-  const U* s = src.AlignedData(count, kApi);
+  const U* s = src.CheckedAlignedData(count, kApi);
   internal::CheckOverlap(d, static_cast<uint64_t>(count) * sizeof(T), s, static_cast<uint64_t>(count) * sizeof(U), kApi);
   CPU_ASCENDC_CHECK(static_cast<const void*>(d) != static_cast<const void*>(s) || sizeof(T) == sizeof(U), kApi,
                     "in-place Cast between types of different width");
+  if (static_cast<const void*>(d) != static_cast<const void*>(s)) {
+    s = src.ReadableData(count, kApi);  // GM while a copy into src is deferred
+  }
   const RoundMode rm = round_mode;
   if constexpr (std::is_same_v<T, float> && std::is_same_v<U, half>) {
     cpu_ascendc::loops::HalfToFloat(d, reinterpret_cast<const uint16_t*>(s), count);

@@ -141,4 +141,55 @@ TEST(VectorOpsBasics) {
   CHECK(n.GetValue(3) == INT32_MIN);
 }
 
+
+// DataCopy GM -> UB of float32 is deferred (deferred_copy.h): UB must still read as the values GM
+// had at DataCopy time, through every way of touching it.
+TEST(DeferredCopyKeepsCopySemantics) {
+  float gm[256], out[256];
+  for (int i = 0; i < 256; ++i) gm[i] = static_cast<float>(i) - 100.0f;
+  cpu_ascendc::CoreScope core(0, 1, kUb, {{reinterpret_cast<const uint8_t*>(gm), sizeof gm},
+                                          {reinterpret_cast<const uint8_t*>(out), sizeof out}});
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf, m;
+  pipe.InitBuffer(buf, 4 * 256 * sizeof(float));
+  pipe.InitBuffer(m, 32);
+  GlobalTensor<float> g, o;
+  g.SetGlobalBuffer(gm, 256);
+  o.SetGlobalBuffer(out, 256);
+  LocalTensor<float> a = buf.Get<float>(), b = a[256], c = a[512], d = a[768];
+  auto& deferred = cpu_ascendc::ThreadDeferredCopies();
+
+  // Read through the primitives (straight from GM), then GM overwritten in place: UB keeps the
+  // old values, made before the write.
+  DataCopy(a, g, 256);
+  CHECK(deferred.Pending() == 1);
+  CompareScalar(m.Get<uint8_t>(), a, 0.0f, CMPMODE::GT, 64);
+  Select(c, m.Get<uint8_t>(), a, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);
+  for (int i = 0; i < 64; ++i) CHECK(c.GetValue(i) == (gm[i] > 0.0f ? gm[i] : -1.0f));
+  CHECK(deferred.Pending() == 1);  // read from GM, not made
+  DataCopy(g, c, 64);              // GM [0, 64) overwritten: the copy is made first
+  CHECK(deferred.Pending() == 0);
+  for (int i = 0; i < 64; ++i) CHECK(a.GetValue(i) == static_cast<float>(i) - 100.0f);
+
+  // A scalar read, an in-place op and a partial overwrite each make the copy first.
+  for (int i = 0; i < 256; ++i) gm[i] = static_cast<float>(i);
+  DataCopy(b, g, 256);
+  CHECK(b.GetValue(7) == 7.0f);
+  CHECK(deferred.Pending() == 0);
+  DataCopy(b, g, 256);
+  Maxs(b, b, 5.0f, 64);  // in place on the first 64: made, then clamped
+  CHECK(b.GetValue(3) == 5.0f && b.GetValue(7) == 7.0f && b.GetValue(100) == 100.0f);
+  DataCopy(b, g, 256);
+  DataCopy(b[64], g, 64);  // overwrites part of the pending copy: the rest stays right
+  CHECK(b.GetValue(10) == 10.0f && b.GetValue(64 + 10) == 10.0f && b.GetValue(200) == 200.0f);
+
+  // A tile copied over a pending one of the same place replaces it; the result leaves intact.
+  DataCopy(d, g, 256);
+  for (int i = 0; i < 256; ++i) gm[i] = -static_cast<float>(i);
+  DataCopy(d, g, 256);  // the first copy is dropped, never made
+  CHECK(deferred.Pending() == 1);
+  DataCopy(o, d, 256);
+  for (int i = 0; i < 256; ++i) CHECK(out[i] == -static_cast<float>(i));
+}
+
 }  // namespace

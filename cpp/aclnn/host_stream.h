@@ -1,4 +1,4 @@
-// Where kernel blocks run on the host: a synchronous runner (calling thread + std::threads) and
+// Where kernel blocks run on the host: a synchronous runner (calling thread + persistent workers) and
 // ThreadPoolHostStream, an asynchronous HostStream backed by its own std::thread workers.
 #pragma once
 
@@ -15,12 +15,27 @@
 
 namespace jax_threshold::aclnn {
 
-// The host platform: kHost dtype list, the 910B's UB size, one "core" per hardware thread.
+// The UB size host launches tile for (SPEC §3's formula with this ub_size): 32 KiB gives tiles
+// of 4.5 KiB (float32: 1152 elements), so what a block writes of its UB (mask, output buffers;
+// float32 inputs are read from GM, cpu_ascendc/deferred_copy.h) stays in the host core's L1. The
+// 910B's 192 KiB (27 KiB tiles, ~167 KiB of UB) spills to L2 and measured ~40% slower per core;
+// 16 KiB as fast for 8/16-bit types, ~20% slower for float32 (benchmarks/README.md).
+inline constexpr uint64_t kHostUbSize = 32 * 1024;
+
+// Blocks ("cores") the host platform tiles for per hardware thread: the synchronous runner's
+// threads claim blocks dynamically, so a thread that starts late (a busy machine) takes fewer of
+// them instead of holding up the call.
+inline constexpr uint32_t kHostBlocksPerThread = 4;
+
+// The host platform: kHost dtype list, kHostUbSize, kHostBlocksPerThread "cores" per hardware
+// thread.
 PlatformInfo HostPlatformInfo();
 
-// Runs block(i) for every i in [0, n) on the calling thread plus up to max_threads - 1
-// std::threads (0: hardware_concurrency), and returns when all have finished. An exception from
-// a block is caught; the first one's message is returned (empty string: all blocks succeeded).
+// Runs block(i) for every i in [0, n) on the calling thread plus up to max_threads - 1 of the
+// process's persistent block workers (0: hardware_concurrency; the workers, hardware threads - 1
+// of them, are started on first use and parked between calls), and returns when all have
+// finished. Safe to call from many threads at once. An exception from a block is caught; the
+// first one's message is returned (empty string: all blocks succeeded).
 std::string RunBlocksSynchronously(uint32_t n, const std::function<void(uint32_t)>& block,
                                    uint32_t max_threads = 0);
 

@@ -123,6 +123,7 @@ NB_MODULE(_native, m) {
   m.attr("ACLNN_ERR_RUNTIME_ERROR") = ACLNN_ERR_RUNTIME_ERROR;
   m.attr("WORKSPACE_ALIGNMENT") = kWorkspaceAlignment;
   m.attr("HOST_CORE_NUM") = HostPlatformInfo().core_num;
+  m.attr("HOST_UB_SIZE") = HostPlatformInfo().ub_size;
 
   nb::class_<PyExecutor>(m, "Executor")
       .def_prop_ro("kernel",

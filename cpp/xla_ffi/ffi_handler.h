@@ -54,6 +54,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "aclnn/host_stream.h"
 #include "xla/ffi/api/c_api.h"
 
 namespace jax_threshold::ffi_handler {
@@ -65,11 +66,9 @@ inline constexpr char kThresholdBackwardStaticTarget[] =
 // Outputs up to this size run inline: below it one kernel block does the work in less time than
 // handing blocks to the pool costs.
 inline constexpr uint64_t kInlineMaxBytes = 64 * 1024;
-// The UB size the CPU handlers tile for (SPEC §3's formula with this ub_size; the NPU keeps its
-// SoC's). 32 KiB gives tiles of 4.5 KiB (float32: 1152 elements), so a block's six queue buffers
-// and mask (~28 KiB) stay in the host core's L1 while the tensors stream from L2/L3; the 910B's
-// 192 KiB (27 KiB tiles, ~167 KiB of UB) spills to L2 and measured ~30% slower per core.
-inline constexpr uint64_t kHostUbSize = 32 * 1024;
+// The UB size the CPU handlers tile for: the host platform's (aclnn/host_stream.h); the NPU keeps
+// its SoC's.
+inline constexpr uint64_t kHostUbSize = aclnn::kHostUbSize;
 // Blocks (core_num) of a pooled call: kBlocksPerWorker per worker, each writing at least
 // kMinBlockBytes, at most kMaxCores.
 inline constexpr int64_t kBlocksPerWorker = 4;
