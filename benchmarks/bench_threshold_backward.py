@@ -230,7 +230,7 @@ def make_inputs(dtype_name: str, n: int, threshold: float, rng):
 
 
 def expected_output(g, x, threshold):
-  """The contract (SPEC §1): floats compared in float32, integers exactly."""
+  """The contract (docs/behaviour.md §1): floats compared in float32, integers exactly."""
   if np.issubdtype(x.dtype, np.integer):
     mask = x.astype(np.float64) > threshold
   else:

@@ -3,7 +3,7 @@
 The seed's Atlas A2 list (float32, float16, bfloat16, int32, int8, uint8) plus
 int64 and float64; the 64-bit ones only exist as JAX arrays under x64.
 Everything else (bool, complex, int16, uint16/32/64, float8, ...) is rejected
-with a TypeError that names the dtype and this list (SPEC section 1).
+with a TypeError that names the dtype and this list (docs/behaviour.md §1).
 """
 
 import jax.numpy as jnp
@@ -13,7 +13,7 @@ SUPPORTED_DTYPES = tuple(np.dtype(d) for d in (
     jnp.float32, jnp.float16, jnp.bfloat16, jnp.int32, jnp.int8, jnp.uint8,
     jnp.int64, jnp.float64))
 
-# Floating types whose comparison happens in float32 (SPEC section 1).
+# Floating types whose comparison happens in float32 (docs/behaviour.md §1).
 NARROW_FLOAT_DTYPES = tuple(np.dtype(d) for d in (
     jnp.float32, jnp.float16, jnp.bfloat16))
 

@@ -1,4 +1,4 @@
-"""The aclnn-style two-phase executor of threshold_backward, from Python (SPEC section 2).
+"""The aclnn-style two-phase executor of threshold_backward, from Python (docs/behaviour.md §2).
 
     from jax_threshold import aclnn
     status, workspace_size, executor = aclnn.threshold_backward_get_workspace_size(
@@ -39,7 +39,7 @@ ACLNN_ERR_RUNTIME_ERROR = _native.ACLNN_ERR_RUNTIME_ERROR
 # the Ascend910B list plus int64 and float64 at every threshold.
 SOCS = {"Ascend910": 0, "Ascend910B": 1, "Ascend950": 2, "host": 3}
 
-# Platform defaults of the 910B (SPEC section 3); "host" tiles for HOST_CORE_NUM blocks (a few per
+# Platform defaults of the 910B (docs/behaviour.md §3); "host" tiles for HOST_CORE_NUM blocks (a few per
 # hardware thread, claimed dynamically) and a UB of HOST_UB_SIZE bytes (tiles that stay in the
 # host core's L1 cache).
 DEFAULT_UB_SIZE = 196608
@@ -213,7 +213,31 @@ def threshold_backward_get_workspace_size(
     grad_output: Optional[np.ndarray], x: Optional[np.ndarray], threshold: Any,
     out: Optional[np.ndarray], *, soc: str = "Ascend910B", core_num: Optional[int] = None,
     ub_size: Optional[int] = None) -> tuple[int, int, Optional[Executor]]:
-  """Phase one: returns (status, workspace_size, executor or None).
+  """Phase one (aclnnThresholdBackwardGetWorkspaceSize): validate, plan, size the workspace.
+
+  Args:
+    grad_output, x: NumPy arrays of any strides (ml_dtypes.bfloat16 too), or None for a null
+      pointer. They broadcast against each other.
+    threshold: any real number (docs/behaviour.md §1), or None for a null pointer.
+    out: a writable NumPy array of the broadcast shape and x's dtype, or None; the result is
+      written into it by phase two (in place on an input is allowed).
+    soc: "Ascend910B" (default), "Ascend950", "host"; "Ascend910" is refused by phase one.
+    core_num, ub_size: the platform; None for the SoC's default.
+
+  Returns:
+    (status, workspace_size, executor): status is an aclnn code (ACLNN_SUCCESS = 0); on success
+    an `Executor` to pass to `threshold_backward`, else None with the reason in
+    `recent_error_message()`.
+
+  Raises:
+    TypeError: a non-array tensor, a bool or non-real threshold, a non-int platform value.
+    ValueError: an unknown soc, a read-only `out`, a byte-swapped array, strides that are not
+      whole elements, a platform value outside its C type.
+
+  Example:
+    >>> status, size, executor = threshold_backward_get_workspace_size(g, x, 1.0, out)
+    >>> status == ACLNN_SUCCESS, executor.kernel
+    (True, 'ThresholdGradV2D')
 
   core_num / ub_size default to the SoC's: 48 cores and a 196608-byte unified buffer (for "host":
   HOST_CORE_NUM, a few blocks per hardware thread, and HOST_UB_SIZE). Phase one refuses others it
@@ -237,10 +261,27 @@ def threshold_backward_get_workspace_size(
 
 def threshold_backward(workspace: Optional[np.ndarray], workspace_size: int,
                        executor: Optional[Executor]) -> int:
-  """Phase two: runs the executor (once) and returns the status; the result is in `out`.
+  """Phase two (aclnnThresholdBackward): runs the executor, once; the result is in `out`.
 
-  `workspace` is a uint8 array of at least the size phase one asked for, or None when that size
-  is 0. The GIL is released while the kernels run.
+  Args:
+    workspace: a writable C-contiguous uint8 array of at least `workspace_size` bytes, or None
+      when phase one asked for 0.
+    workspace_size: the size phase one returned.
+    executor: the `Executor` phase one returned (None is reported as a status).
+
+  Returns:
+    The aclnn status: ACLNN_SUCCESS, ACLNN_ERR_PARAM_NULLPTR (null executor or workspace),
+    ACLNN_ERR_PARAM_INVALID (already run, workspace too small). The GIL is released while the
+    kernels run.
+
+  Raises:
+    TypeError: a workspace that is not a uint8 array.
+    ValueError: a read-only or non-contiguous workspace, or one smaller than `workspace_size`.
+
+  Example:
+    >>> workspace = np.empty(size, np.uint8) if size else None
+    >>> threshold_backward(workspace, size, executor) == ACLNN_SUCCESS
+    True
   """
   if workspace is None:
     address = 0
@@ -261,7 +302,23 @@ def threshold_backward(workspace: Optional[np.ndarray], workspace_size: int,
 
 
 def recent_error_message() -> str:
-  """Why the last failing call on this thread failed (aclGetRecentErrMsg)."""
+  """Why the last failing call on this thread failed (aclGetRecentErrMsg).
+
+  Args:
+    none ().
+
+  Returns:
+    The message of this thread's last failing call ("" when none failed).
+
+  Raises:
+    Nothing.
+
+  Example:
+    >>> threshold_backward_get_workspace_size(g, x, 1.0, None)[0] == ACLNN_ERR_PARAM_NULLPTR
+    True
+    >>> recent_error_message()
+    'out is null'
+  """
   return _native.recent_error_message()
 
 
@@ -276,11 +333,41 @@ def _tiling(fn, num_elements, dtype, ub_size, core_num) -> dict:
 
 def threshold_grad_v2_d_tiling(num_elements: int, dtype, ub_size: int = DEFAULT_UB_SIZE,
                                core_num: int = DEFAULT_CORE_NUM) -> dict:
-  """ThresholdGradV2D's tiling (SPEC section 3) as a dict; ValueError if there is none."""
+  """ThresholdGradV2D's tiling (docs/behaviour.md §3).
+
+  Args:
+    num_elements: the element count (>= 0). dtype: a NumPy dtype with a tiling.
+    ub_size, core_num: the platform (the 910B's by default).
+
+  Returns:
+    A dict of ElementwiseTiling's fields (block_dim, tile_data_num, small_core_data_num, ...).
+
+  Raises:
+    ValueError: a negative count, a dtype without a tiling, or no tiling for the platform.
+
+  Example:
+    >>> t = threshold_grad_v2_d_tiling(100000, np.float32)
+    >>> t["block_dim"], t["tail_block_num"], t["small_core_data_num"], t["big_core_data_num"]
+    (48, 27, 2048, 2112)
+  """
   return _tiling(_native.threshold_grad_v2_d_tiling, num_elements, dtype, ub_size, core_num)
 
 
 def relu_grad_tiling(num_elements: int, dtype, ub_size: int = DEFAULT_UB_SIZE,
                      core_num: int = DEFAULT_CORE_NUM) -> dict:
-  """ReluGrad's tiling (the same scheme and UB divisors) as a dict."""
+  """ReluGrad's tiling: the same scheme and UB divisors as `threshold_grad_v2_d_tiling`.
+
+  Args:
+    num_elements, dtype, ub_size, core_num: as `threshold_grad_v2_d_tiling`.
+
+  Returns:
+    A dict of ElementwiseTiling's fields.
+
+  Raises:
+    ValueError: as `threshold_grad_v2_d_tiling`.
+
+  Example:
+    >>> relu_grad_tiling(4096, np.float16)["block_dim"]
+    1
+  """
   return _tiling(_native.relu_grad_tiling, num_elements, dtype, ub_size, core_num)

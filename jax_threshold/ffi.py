@@ -12,7 +12,7 @@ Targets (versioned; `ffi_targets()` lists them):
   jax_threshold_threshold_backward_static_v1: (grad_output, x) -> out, the
     threshold a compile-time constant in attributes threshold_dtype (str),
     threshold_float (f64) and threshold_int (i64); used when the lowering sees
-    a 0-d constant threshold. Both keep SPEC section 1's precision: the value
+    a 0-d constant threshold. Both keep docs/behaviour.md §1's precision: the value
     reaches the executor in the operand's own dtype.
 
 On a mesh the call is partitioned as an elementwise op (each device runs it on

@@ -71,6 +71,9 @@ def available_implementations() -> tuple[str, ...]:
     ("reference",) plus every implementation registered on at least one
     platform: ("reference", "ffi") when the native extension is built.
 
+  Raises:
+    Nothing.
+
   Example:
     >>> jax_threshold.available_implementations()
     ('reference', 'ffi')

@@ -80,6 +80,10 @@ def register_lowering_implementation(name: str, lowering_fn, *, platform: str = 
     ffi_targets: the versioned custom-call target names it emits (`ffi_targets()`).
     use_for_auto: whether "auto" resolves to `name` on `platform`.
 
+  Returns:
+    None; from then on `available_implementations()` lists `name` and
+    `implementation=name` lowers through `lowering_fn` on `platform`.
+
   Raises:
     ValueError: `name` is "auto", "reference" or unknown.
 
@@ -111,6 +115,9 @@ def ffi_targets() -> tuple[str, ...]:
     "jax_threshold_threshold_backward_static_v1"); empty without the extension.
     `jax.export` of a function using them needs
     `DisabledSafetyCheck.custom_call(t)` for each.
+
+  Raises:
+    Nothing.
 
   Example:
     >>> checks = [jax.export.DisabledSafetyCheck.custom_call(t) for t in jt.ffi_targets()]

@@ -1,7 +1,7 @@
 """The `threshold_backward` primitive and its transformation rules.
 
     out = threshold_backward_p.bind(grad_output, x, threshold, implementation=name)
-    out[i] = grad_output[i] if x[i] > threshold[i] else 0      (a select, SPEC section 1)
+    out[i] = grad_output[i] if x[i] > threshold[i] else 0      (a select, docs/behaviour.md §1)
 
 Operands
   grad_output, x: the same supported dtype (see `_dtypes`); they broadcast

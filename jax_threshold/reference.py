@@ -1,7 +1,7 @@
 """The jnp reference computation of threshold_backward, and its MLIR lowering.
 
 Plain lax/jnp ops only, so XLA fuses it with its neighbours on every platform.
-It is the executable form of SPEC section 1 and of the threshold operand
+It is the executable form of docs/behaviour.md §1 and of the threshold operand
 convention documented in `primitive.py`.
 """
 

@@ -1,4 +1,4 @@
-"""An independent NumPy oracle for threshold_backward and threshold (SPEC section 1).
+"""An independent NumPy oracle for threshold_backward and threshold (docs/behaviour.md §1).
 
 Written from the spec, not from the package: float16/bfloat16/float32 compare in float32 with
 the threshold rounded once to float32, float64 in float64 (rounded once to float64), and

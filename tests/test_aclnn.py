@@ -1,6 +1,6 @@
-"""Tests of jax_threshold.aclnn, the Python face of the two-phase executor (SPEC sections 2, 3).
+"""Tests of jax_threshold.aclnn, the Python face of the two-phase executor (docs/behaviour.md §2, §3).
 
-Status codes in SPEC order, per-SoC dtype lists, kernel choice, values bit for bit against the
+Status codes in the contract's order, per-SoC dtype lists, kernel choice, values bit for bit against the
 NumPy oracle (tests/oracle.py) for every dtype, broadcast and strided views (and memory outside
 out's view left alone), concurrent use, and hypothesis properties of the tiling and the values.
 """

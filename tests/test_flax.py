@@ -304,7 +304,7 @@ class CustomVjpTest(parameterized.TestCase):
                          dtype=[jnp.float32, jnp.bfloat16])
   def test_linen_model_matches_builtin(self, implementation, dtype):
     # 0.5 is exact in bfloat16, so the user's comparison (in the input dtype)
-    # and the built-in one (in float32, SPEC section 1) classify alike.
+    # and the built-in one (in float32, docs/behaviour.md §1) classify alike.
     def mlp(activation):
       return nn.Sequential([
           nn.Dense(16, dtype=dtype), activation(0.5, 0.0),

@@ -395,7 +395,7 @@ class _Case:
   def expectation(self):
     """'python' (TypeError/ValueError), 'status' (a nonzero status), 'ok', or 'either' (huge
     cases: phase one may plan them or refuse them as too large). Python-level checks come
-    first (platform ints, tensors, then the threshold), as in aclnn.py; then SPEC §2's order."""
+    first (platform ints, tensors, then the threshold), as in aclnn.py; then docs/behaviour.md §2's order."""
     g, x, out = self.args
     if self.platform_state == "python" or self.readonly:
       return "python"

@@ -1,11 +1,11 @@
 // Throughput of a full kernel launch on the CPU AscendC implementation (not a test: no ctest).
 //
-// For each dtype and size: the SPEC §3 910B tiling (48 blocks, 192 KiB UB), every block run on
+// For each dtype and size: the docs/behaviour.md §3 910B tiling (48 blocks, 192 KiB UB), every block run on
 // N std::threads, buffers preallocated and pre-touched, best of several launches, reported as
 // GB/s over 3 * n * itemsize bytes. Beside it, a plain C++ select loop over the same buffers
 // (also split over N threads) as the host's ceiling.
 //   ascend_kernels_bench [dtype|all] [max-log2-size] [ub-bytes] [core-num]
-// ub-bytes (default 196608, the 910B's) sizes the tiles as SPEC §3 does, to see which tile size
+// ub-bytes (default 196608, the 910B's) sizes the tiles as docs/behaviour.md §3 does, to see which tile size
 // suits the host's caches; core-num (default 48) sets the tiling's block count.
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-// Which elements one AI core owns under an ElementwiseTiling (SPEC §3), shared by both kernels.
+// Which elements one AI core owns under an ElementwiseTiling (docs/behaviour.md §3), shared by both kernels.
 //
 // Big cores (index < tail_block_num) come first. The core's range is clipped to total_num: the
 // tiling rounds every core's count up to whole 256-byte blocks, and the last core must not read

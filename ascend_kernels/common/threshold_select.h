@@ -1,5 +1,5 @@
 // The compute stage shared by ThresholdGradV2D and ReluGrad: out = x > threshold ? grad : 0, a
-// select (never a multiply), per dtype (SPEC §1, §4):
+// select (never a multiply), per dtype (docs/behaviour.md §1, §4):
 //
 //  float32 (float64 host-only): CompareScalar(GT) into a bit mask, then Select(mask, grad, 0).
 //  float16 / bfloat16: x widened to float32 with Cast, chunk by chunk, compared in float32; the

@@ -1,4 +1,4 @@
-// Shared by the kernel tests: SPEC §3 tiling, per-dtype traits, the scalar reference, and a
+// Shared by the kernel tests: docs/behaviour.md §3 tiling, per-dtype traits, the scalar reference, and a
 // runner that launches a kernel through host_launch.h with guarded or exact-size buffers.
 #pragma once
 
@@ -27,7 +27,7 @@ using ascend_kernels::ThresholdParams;
 constexpr uint64_t kUb910B = 196608;
 constexpr uint64_t kCores910B = 48;
 
-// SPEC §3, verbatim.
+// docs/behaviour.md §3, verbatim.
 inline ElementwiseTiling SpecTiling(uint64_t n, uint64_t bytes, uint64_t ub_data_number, uint64_t ub_size,
                                     uint64_t core_num) {
   ElementwiseTiling t{};
@@ -59,7 +59,7 @@ template <> struct Traits<bfloat16_t> { static constexpr KernelDType kD = Kernel
 template <> struct Traits<int32_t> { static constexpr KernelDType kD = KernelDType::kInt32; static constexpr uint64_t kUbdn = 8; static constexpr const char* kName = "int32"; };
 template <> struct Traits<int8_t> { static constexpr KernelDType kD = KernelDType::kInt8; static constexpr uint64_t kUbdn = 14; static constexpr const char* kName = "int8"; };
 template <> struct Traits<uint8_t> { static constexpr KernelDType kD = KernelDType::kUInt8; static constexpr uint64_t kUbdn = 14; static constexpr const char* kName = "uint8"; };
-// Not in SPEC §3's table (host-only dtypes); 7 and 8 are what the kernels' buffer plan needs.
+// Not in docs/behaviour.md §3's table (host-only dtypes); 7 and 8 are what the kernels' buffer plan needs.
 template <> struct Traits<int64_t> { static constexpr KernelDType kD = KernelDType::kInt64; static constexpr uint64_t kUbdn = 8; static constexpr const char* kName = "int64"; };
 template <> struct Traits<double> { static constexpr KernelDType kD = KernelDType::kFloat64; static constexpr uint64_t kUbdn = 7; static constexpr const char* kName = "float64"; };
 
@@ -77,7 +77,7 @@ inline T FromDouble(double d) {
   else return static_cast<T>(d);
 }
 
-// The contract (SPEC §1) element by element, independent of the kernels' tricks.
+// The contract (docs/behaviour.md §1) element by element, independent of the kernels' tricks.
 template <typename T>
 inline bool Passes(T x, const ThresholdParams& p) {
   if constexpr (kIsInt<T>) {

@@ -136,7 +136,7 @@ TEST(Int32ExactAround2To24) {
   CHECK((r.out == std::vector<int32_t>{10, 11, 12, 13, 14, 15, 0, 17}));
 }
 
-// The SPEC §3 worked values, so the test tiling is the executor's tiling.
+// The docs/behaviour.md §3 worked values, so the test tiling is the executor's tiling.
 TEST(SpecTilingWorkedValues) {
   CHECK(SpecTiling(1 << 20, 4, 7, kUb910B, 48).tile_data_num == 6976);
   CHECK(SpecTiling(1 << 20, 2, 7, kUb910B, 48).tile_data_num == 13952);

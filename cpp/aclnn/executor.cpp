@@ -1,4 +1,4 @@
-// aclnnThresholdBackwardGetWorkspaceSize (phase one: validate in SPEC §2 order, choose the
+// aclnnThresholdBackwardGetWorkspaceSize (phase one: validate in docs/behaviour.md §2 order, choose the
 // kernel, plan copies, tile, size the workspace) and aclnnThresholdBackward (phase two: run the
 // planned launches, synchronously or in order on a HostStream).
 #include "aclnn/executor.h"

@@ -15,7 +15,7 @@
 
 namespace jax_threshold::aclnn {
 
-// The UB size host launches tile for (SPEC §3's formula with this ub_size): 32 KiB gives tiles
+// The UB size host launches tile for (docs/behaviour.md §3's formula with this ub_size): 32 KiB gives tiles
 // of 4.5 KiB (float32: 1152 elements), so what a block writes of its UB (mask, output buffers;
 // float32 inputs are read from GM, cpu_ascendc/deferred_copy.h) stays in the host core's L1. The
 // 910B's 192 KiB (27 KiB tiles, ~167 KiB of UB) spills to L2 and measured ~40% slower per core;

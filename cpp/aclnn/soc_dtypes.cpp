@@ -1,4 +1,4 @@
-// Per-SoC dtype lists (SPEC §2). Kept as data so the message and the check cannot disagree.
+// Per-SoC dtype lists (docs/behaviour.md §2). Kept as data so the message and the check cannot disagree.
 #include "aclnn/soc_dtypes.h"
 
 #include <vector>

@@ -1,4 +1,4 @@
-// Which dtypes each SoC's kernels accept (SPEC §2, step 3).
+// Which dtypes each SoC's kernels accept (docs/behaviour.md §2, step 3).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The executor's copy steps (SPEC §2: inputs made contiguous, the result copied into out's view)
+// The executor's copy steps (docs/behaviour.md §2: inputs made contiguous, the result copied into out's view)
 // as launches of independent blocks over the element range, so they run where kernels run.
 #pragma once
 

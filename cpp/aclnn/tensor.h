@@ -28,7 +28,7 @@ struct aclTensor {
 };
 
 // The threshold scalar, kept in the widest exact form of its dtype so every later conversion
-// (SPEC §1) rounds at most once.
+// (docs/behaviour.md §1) rounds at most once.
 struct aclScalar {
   enum class Kind { kSigned, kUnsigned, kFloat, kInvalid };
   aclDataType dtype = ACL_DT_UNDEFINED;

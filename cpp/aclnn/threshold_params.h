@@ -1,4 +1,4 @@
-// The threshold scalar -> the kernel's ThresholdParams, exactly per SPEC §1.
+// The threshold scalar -> the kernel's ThresholdParams, exactly per docs/behaviour.md §1.
 #pragma once
 
 #include "ascend_kernels/kernel_args.h"

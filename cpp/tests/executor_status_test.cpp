@@ -1,4 +1,4 @@
-// Phase one's status codes in SPEC §2 order (each step's failure with every later step failing
+// Phase one's status codes in docs/behaviour.md §2 order (each step's failure with every later step failing
 // too), SoC dtype lists, kernel choice, empty tensors, and phase two's run errors.
 #include <cstring>
 #include <string>

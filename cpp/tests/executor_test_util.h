@@ -1,5 +1,5 @@
 // Helpers for the executor tests: owning host tensors with any strides, typed random data, and an
-// independent scalar reference of SPEC §1 (long double comparison, exact for every dtype here).
+// independent scalar reference of docs/behaviour.md §1 (long double comparison, exact for every dtype here).
 #pragma once
 
 #include <cmath>
@@ -140,7 +140,7 @@ inline long double LoadExact(aclDataType dtype, const unsigned char* p) {
   }
 }
 
-// The threshold as the SPEC compares it for x of `dtype`: rounded once to float32 for the
+// The threshold as the contract (docs/behaviour.md) compares it for x of `dtype`: rounded once to float32 for the
 // 16/32-bit floats, to double for float64, exact (long double holds int64 and double) for ints.
 inline long double ReferenceThreshold(aclDataType dtype, long double exact, bool is_int_scalar,
                                       int64_t int_value) {

@@ -1,4 +1,4 @@
-// SPEC §1: the threshold scalar -> ThresholdParams for every x dtype and scalar dtype.
+// docs/behaviour.md §1: the threshold scalar -> ThresholdParams for every x dtype and scalar dtype.
 #include <cmath>
 #include <cstdint>
 #include <cstring>

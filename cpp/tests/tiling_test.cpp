@@ -1,4 +1,4 @@
-// SPEC §3 tiling: the worked values, then invariants over many sizes, dtypes and platforms.
+// docs/behaviour.md §3 tiling: the worked values, then invariants over many sizes, dtypes and platforms.
 #include <cstdint>
 #include <string>
 
@@ -14,7 +14,7 @@ using namespace jax_threshold::aclnn;
 
 namespace {
 
-// The 910B's UB size and core count, which SPEC §3's worked values assume.
+// The 910B's UB size and core count, which docs/behaviour.md §3's worked values assume.
 constexpr uint64_t kUb910B = 196608;
 constexpr uint64_t kCores910B = 48;
 
@@ -42,7 +42,7 @@ TEST(TileDataNumWorkedValues) {
   CHECK_EQ(Tile(1 << 20, KernelDType::kBFloat16).tile_data_num, 9728u);
   CHECK_EQ(Tile(1 << 20, KernelDType::kInt8).tile_data_num, 13824u);
   CHECK_EQ(Tile(1 << 20, KernelDType::kUInt8).tile_data_num, 13824u);
-  // Our choice for the dtypes the SPEC leaves open: divisor 8 -> 96 blocks of 32 elements.
+  // Our choice for the dtypes the contract leaves open: divisor 8 -> 96 blocks of 32 elements.
   CHECK_EQ(Tile(1 << 20, KernelDType::kInt64).tile_data_num, 3072u);
   CHECK_EQ(Tile(1 << 20, KernelDType::kFloat64).tile_data_num, 3072u);
 }

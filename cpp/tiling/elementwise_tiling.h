@@ -1,4 +1,4 @@
-// The per-core split shared by ThresholdGradV2D and ReluGrad (SPEC §3): a pure function of the
+// The per-core split shared by ThresholdGradV2D and ReluGrad (docs/behaviour.md §3): a pure function of the
 // element count, the element size, the kernel's UB divisor and the platform.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 namespace jax_threshold::aclnn {
 
-inline constexpr uint64_t kTilingBlockSize = 256;  // bytes, SPEC §3 BLOCK_SIZE
+inline constexpr uint64_t kTilingBlockSize = 256;  // bytes, docs/behaviour.md §3 BLOCK_SIZE
 
 // Fills `tiling` and returns true, or returns false with a reason in `error` (n == 0, a UB too
 // small for one block per buffer, core_num == 0, sizes that overflow).

@@ -147,7 +147,7 @@ ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::Any
   const std::vector<int64_t>& thr_dims = threshold_count == 1 ? scalar_dims : threshold.dims;
 
   // Buffers of no elements may come with a null pointer; the executor returns before touching
-  // them (SPEC §2 step 7) but checks pointers first.
+  // them (docs/behaviour.md §2 step 7) but checks pointers first.
   static char empty_storage[16];
   auto data_of = [](const ffi::AnyBuffer& b) -> void* {
     return b.untyped_data() != nullptr ? b.untyped_data() : empty_storage;

@@ -14,7 +14,7 @@
 //       in attributes: threshold_dtype (string: "float32", "float64", "int8", "uint8", "int32",
 //       "int64"), threshold_float (f64, exact for float32 / float64 values), threshold_int (i64,
 //       exact for every integer dtype). The scalar handed to the executor has threshold_dtype,
-//       so both targets compare exactly as SPEC section 1 says.
+//       so both targets compare exactly as docs/behaviour.md §1 says.
 //
 // Both accept any dtype the executor does (SocVersion::kHost), any rank (0-d too), empty and
 // broadcasting operands. Before phase one the handler drops out's size-1 dims and merges dims

@@ -22,7 +22,7 @@ enum class KernelDType : int32_t {
   kBFloat16 = 27,
 };
 
-// Per-core split of a contiguous element range, SPEC §3. Counts are in elements.
+// Per-core split of a contiguous element range, docs/behaviour.md §3. Counts are in elements.
 // Cores with index < tail_block_num are "big" (big_core_data_num elements), the rest "small".
 // `total_num` is the real element count: the last core clips its range to it, so no kernel ever
 // touches memory past the end of a tensor (the upstream defect we do not copy).
@@ -41,7 +41,7 @@ struct ElementwiseTiling {
 };
 
 // How an element of x is classified against the threshold, precomputed on the host so the kernel
-// does exactly one kind of comparison per dtype (SPEC §1):
+// does exactly one kind of comparison per dtype (docs/behaviour.md §1):
 //  - float16 / bfloat16 / float32: x (widened to float32) > threshold_f32.
 //  - float64 (host SoC only): x > the double whose IEEE bits are threshold_f64_bits. Carried as
 //    bits because the device compiler has no float64 (the NPU kernels never read the field;
