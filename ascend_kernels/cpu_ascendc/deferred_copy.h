@@ -55,7 +55,13 @@ class DeferredCopies {
     const auto* u = static_cast<const uint8_t*>(p);
     for (int i = 0; i < n_; ++i) {
       const Entry& e = entries_[i];
-      if (e.ub <= u && u + bytes <= e.ub + e.bytes) return e.gm + (u - e.ub);
+      if (e.ub <= u && u + bytes <= e.ub + e.bytes) {
+        // The vector loops may assume a UB operand's 32-byte alignment (aligned SIMD loads);
+        // a GM source only stands in for it when it is aligned the same way.
+        const uint8_t* g = e.gm + (u - e.ub);
+        if (((reinterpret_cast<uintptr_t>(g) ^ reinterpret_cast<uintptr_t>(u)) & 31) == 0) return g;
+        break;
+      }
     }
     SettleUb(p, bytes);
     return p;

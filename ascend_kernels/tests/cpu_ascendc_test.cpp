@@ -144,8 +144,33 @@ TEST(VectorOpsBasics) {
 
 // DataCopy GM -> UB of float32 is deferred (deferred_copy.h): UB must still read as the values GM
 // had at DataCopy time, through every way of touching it.
+// A GM source aligned differently from its UB tile (NumPy may hand out 8-byte aligned doubles)
+// is never read in place: the vector loops may use aligned SIMD loads on UB operands.
+TEST(DeferredCopyOfMisalignedGmIsMade) {
+  alignas(64) double gm[64 + 1];
+  alignas(64) double out[64];
+  for (int i = 0; i < 65; ++i) gm[i] = static_cast<double>(i) - 20.5;
+  const double* src = gm + 1;  // 8 bytes past a 64-byte boundary
+  cpu_ascendc::CoreScope core(0, 1, kUb, {{reinterpret_cast<const uint8_t*>(src), 64 * sizeof(double)},
+                                          {reinterpret_cast<const uint8_t*>(out), sizeof out}});
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf, m;
+  pipe.InitBuffer(buf, 2 * 64 * sizeof(double));
+  pipe.InitBuffer(m, 32);
+  GlobalTensor<double> g;
+  g.SetGlobalBuffer(const_cast<double*>(src), 64);
+  LocalTensor<double> a = buf.Get<double>(), c = a[64];
+  auto& deferred = cpu_ascendc::ThreadDeferredCopies();
+  DataCopy(a, g, 64);
+  CompareScalar(m.Get<uint8_t>(), a, 0.0, CMPMODE::GT, 64);
+  CHECK(deferred.Pending() == 0);  // made, not read from the misaligned GM
+  Select(c, m.Get<uint8_t>(), a, -1.0, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);
+  for (int i = 0; i < 64; ++i) CHECK(c.GetValue(i) == (src[i] > 0.0 ? src[i] : -1.0));
+}
+
 TEST(DeferredCopyKeepsCopySemantics) {
-  float gm[256], out[256];
+  alignas(64) float gm[256];
+  alignas(64) float out[256];
   for (int i = 0; i < 256; ++i) gm[i] = static_cast<float>(i) - 100.0f;
   cpu_ascendc::CoreScope core(0, 1, kUb, {{reinterpret_cast<const uint8_t*>(gm), sizeof gm},
                                           {reinterpret_cast<const uint8_t*>(out), sizeof out}});
