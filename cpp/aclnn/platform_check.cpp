@@ -5,12 +5,12 @@
 namespace jax_threshold::aclnn {
 
 bool ValidatePlatform(const PlatformInfo& info, std::string* error) {
-  const std::string accepted_ub = "a multiple of " + std::to_string(kUbAlignment) +
-                                  " bytes in [" + std::to_string(kMinUbSize) + ", " +
-                                  std::to_string(kMaxUbSize) + "]";
   if (info.ub_size % kUbAlignment != 0 || info.ub_size < kMinUbSize ||
       info.ub_size > kMaxUbSize) {
-    *error = "platform ub_size " + std::to_string(info.ub_size) + " is not " + accepted_ub;
+    // Messages are built only on failure: phase one runs on every custom call.
+    *error = "platform ub_size " + std::to_string(info.ub_size) + " is not a multiple of " +
+             std::to_string(kUbAlignment) + " bytes in [" + std::to_string(kMinUbSize) + ", " +
+             std::to_string(kMaxUbSize) + "]";
     return false;
   }
   // A real SoC's UB is fixed: a plan for more would overrun it (the host has no such bound).
