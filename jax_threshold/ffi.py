@@ -31,11 +31,14 @@ jax_threshold.ffi_targets()]`; the process that deserializes and runs the
 module must `import jax_threshold` (which registers the targets).
 """
 
+import functools
+
 import numpy as np
 
 import jax
 from jax.interpreters import mlir
 
+from jax_threshold import batch_transpose as _batch_transpose
 from jax_threshold import lowering as _lowering
 from jax_threshold import partitioning as _partitioning
 
@@ -117,8 +120,14 @@ def _ffi_rule(target, ctx):
   return jax.ffi.ffi_lowering(target, extra_attributes=extra)
 
 
-def _ffi_lowering(ctx, grad_output, x, threshold, *, implementation):
-  """Lowers threshold_backward to one XLA FFI custom call (partitioned elementwise on a mesh)."""
+def _ffi_lowering(ctx, grad_output, x, threshold, *, implementation, platform):
+  """Lowers threshold_backward to one XLA FFI custom call (partitioned elementwise on a mesh).
+
+  On CPU, a vmap-batched threshold over a small x runs transposed (batch_transpose.py): the
+  kernel launches along the batch axis instead of once per threshold.
+  """
+  if platform == "cpu" and _batch_transpose.applies(ctx):
+    return _batch_transpose.lowering(ctx, grad_output, x, threshold, implementation="ffi")
   del implementation  # already resolved to "ffi" by lowering.py
   threshold_aval = ctx.avals_in[2]
   value = _constant_threshold(threshold, threshold_aval)
@@ -141,7 +150,8 @@ def _register() -> None:
       continue
     try:
       _lowering.register_lowering_implementation(
-          "ffi", _ffi_lowering, platform=lowering_platform, ffi_targets=ffi_targets(),
+          "ffi", functools.partial(_ffi_lowering, platform=lowering_platform),
+          platform=lowering_platform, ffi_targets=ffi_targets(),
           use_for_auto=lowering_platform in _AUTO_PLATFORMS)
     except NotImplementedError:
       # JAX does not know the platform: the NPU build without the Ascend PJRT plugin installed.

@@ -134,6 +134,24 @@ class FlaxStepBenchmarkTest(_BenchTest):
     self.assertIn("vs relu", stdout)
 
 
+class BatchedThresholdBenchmarkTest(_BenchTest):
+
+  def test_quick_run_checks_every_path_against_the_reference(self):
+    if "ffi" not in jt.available_implementations():
+      self.skipTest("needs the custom call")
+    out_dir = self._tempdir()
+    stdout = _run(out_dir, "bench_batched_threshold.py", "--dtype", "bfloat16")
+    with open(os.path.join(out_dir, "bench_batched_threshold.json")) as f:
+      data = json.load(f)
+    self.assertEqual([r["path"] for r in data["results"]],
+                     ["reference", "ffi", "ffi:per-threshold"])
+    for r in data["results"]:
+      self.assertTrue(r["bits_equal"], r)
+      self.assertGreater(r["median_ms"], 0.0, r)
+      self.assertGreater(r["peak_mib"], 0.0, r)
+    self.assertIn("/ reference", stdout)
+
+
 class GoalLogicTest(parameterized.TestCase):
   """The pass/fail arithmetic, on made-up rows (no timing involved)."""
 

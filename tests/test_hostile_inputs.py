@@ -6,7 +6,8 @@ batches of thresholds, and shapes that overflow or lie.
   bits, the FFI handler clears the flush bits around its work.
 - jax.export with a symbolic batch dim, on both implementations.
 - Any rank JAX accepts (NumPy's shape helpers stop at 32).
-- vmap over many thresholds through the custom call: one shared phase-one plan, small memory.
+- vmap over many thresholds through the custom call: small memory, bits as the reference's
+  (which path runs, per call, is test_batch_transpose.py's).
 - A direct custom call whose declared result is not the broadcast shape; a broadcast whose
   size overflows int64.
 """
@@ -268,7 +269,8 @@ class HighRankTest(parameterized.TestCase):
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
 class BatchedThresholdTest(parameterized.TestCase):
-  """vmap over many thresholds through the custom call (one shared phase-one plan)."""
+  """vmap over many thresholds through the custom call (launched along the batch, or per
+  threshold with one shared phase-one plan: test_batch_transpose.py)."""
 
   @parameterized.parameters(np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.uint8)
   def test_vmap_over_100k_thresholds_matches_the_reference(self, dtype):
@@ -301,8 +303,8 @@ class BatchedThresholdTest(parameterized.TestCase):
     _assert_bits_equal(outs[1], outs[0])
 
   def test_peak_memory_stays_small(self):
-    # Before one phase-one plan was shared, 10^6 thresholds on 3 elements took ~2 GB (an executor
-    # per element); now the custom call needs about what the reference needs. Generous bound.
+    # 10^6 thresholds on 3 elements once took ~2 GB (an executor per element); now the custom
+    # call needs about what the reference needs. Generous bound.
     code = textwrap.dedent("""
         import resource, jax, jax.numpy as jnp, numpy as np
         import jax_threshold as jt

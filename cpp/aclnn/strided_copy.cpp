@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 
 namespace jax_threshold::aclnn {
 namespace {
@@ -13,6 +14,18 @@ constexpr uint64_t kCopyChunk = 1 << 16;  // elements per copy block: big enough
 template <size_t kBytes>
 inline void CopyElement(const char* src, char* dst) {
   std::memcpy(dst, src, kBytes);
+}
+
+// `count` contiguous copies of the element at `src`, as a loop over a fixed-width integer that
+// the compiler vectorises (the bytes are moved, never interpreted).
+template <size_t kBytes>
+void FillElements(const char* src, char* dst, uint64_t count) {
+  using Word = std::conditional_t<kBytes == 1, uint8_t,
+               std::conditional_t<kBytes == 2, uint16_t,
+               std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
+  Word value;
+  std::memcpy(&value, src, kBytes);
+  for (uint64_t i = 0; i < count; ++i) std::memcpy(dst + i * kBytes, &value, kBytes);
 }
 
 template <size_t kBytes>
@@ -40,7 +53,13 @@ void CopyRange(const StridedCopyPlan& p, const char* src, char* dst, uint64_t be
     char* t = dst + d_off * static_cast<int64_t>(kBytes);
     const uint64_t run =
         std::min<uint64_t>(static_cast<uint64_t>(inner - index[rank - 1]), end - pos);
-    for (uint64_t i = 0; i < run; ++i, s += s_in, t += d_in) CopyElement<kBytes>(s, t);
+    if (d_in == static_cast<int64_t>(kBytes) && s_in == d_in) {
+      std::memcpy(t, s, run * kBytes);  // contiguous on both sides
+    } else if (d_in == static_cast<int64_t>(kBytes) && s_in == 0) {
+      FillElements<kBytes>(s, t, run);  // a broadcast source: one value, repeated
+    } else {
+      for (uint64_t i = 0; i < run; ++i, s += s_in, t += d_in) CopyElement<kBytes>(s, t);
+    }
     pos += run;
     index[rank - 1] += static_cast<int64_t>(run);
     for (size_t d = rank - 1; d > 0 && index[d] == p.shape[d]; --d) {
