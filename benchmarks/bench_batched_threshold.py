@@ -85,7 +85,10 @@ def run(paths, args) -> dict:
   proc = subprocess.run(
       [sys.executable, "-c", _CHILD, ",".join(paths), str(args.thresholds), str(args.elements),
        args.dtype, str(args.repeats)],
-      capture_output=True, text=True, timeout=600, check=False)
+      # Not from the checkout's root, where `-c` would import the source tree's jax_threshold
+      # (no compiled extension) instead of the one this process uses.
+      capture_output=True, text=True, timeout=600, check=False,
+      cwd=os.path.dirname(os.path.abspath(__file__)))
   if proc.returncode != 0:
     raise RuntimeError(f"{paths} failed:\n{proc.stderr[-3000:]}")
   return json.loads(proc.stdout.strip().splitlines()[-1])
