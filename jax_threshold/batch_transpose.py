@@ -43,6 +43,7 @@ import numpy as np
 
 from jax_threshold import _dtypes
 from jax_threshold import flush_proof
+from jax_threshold import reference
 from jax_threshold.primitive import threshold_backward_p
 
 # Transpose only where it cuts launches by a wide margin: at most this many elements per
@@ -100,18 +101,14 @@ def _integer_threshold_in(threshold, x_dtype, wide):
   """floor(t) of a float threshold, clamped to [min(D) - 1, max(D)], exactly, in `wide`.
 
   x > t <=> x > k with k that clamp (docs/behaviour.md §1): min(D) - 1 lets every x pass,
-  max(D) none. min(D) and max(D) + 1 are exact in float32/float64, and k is an integer or
-  +-inf, so these float comparisons are flush-proof.
+  max(D) none.
   """
   info = np.iinfo(x_dtype)
-  k = flush_proof.floor(threshold)
-  lo = np.asarray(info.min, threshold.dtype)
-  hi = np.asarray(int(info.max) + 1, threshold.dtype)
-  in_range = (k >= lo) & (k < hi)  # False for NaN
-  k_wide = lax.convert_element_type(jnp.where(in_range, k, jnp.zeros_like(k)), wide)
+  k, all_pass, in_range = reference.integer_threshold(threshold, x_dtype)
   below = np.asarray(int(info.min) - 1, wide)
   none_pass = np.asarray(info.max, wide)
-  return jnp.where(in_range, k_wide, jnp.where(k < lo, below, none_pass))
+  return jnp.where(in_range, lax.convert_element_type(k, wide),
+                   jnp.where(all_pass, below, none_pass))
 
 
 def _encode(grad_output, x, threshold):

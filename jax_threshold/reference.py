@@ -16,23 +16,28 @@ from jax_threshold import flush_proof
 from jax_threshold.primitive import explicit_output_sharding
 
 
-def _integer_mask_for_real_threshold(x, threshold):
-  """x > t for integer x and a float t, exactly as real numbers.
+def integer_threshold(threshold, x_dtype):
+  """(k, all_pass, in_range) of a float threshold t for integer x of dtype D, exactly.
 
-  With k = floor(t): k < min(D) -> all pass; k >= max(D) + 1 (or NaN) -> none;
-  otherwise k is an integer inside D's range, so D(k) is exact and x > t <=> x > D(k).
-  min(D) and max(D) + 1 are powers of two (or 0), exact in float32 and float64; k is an
-  integer or ±inf (never subnormal), so the comparisons with them are flush-proof (and so is
-  `flush_proof.floor`).
+  k = floor(t) as D (0 where not in range); all_pass: k < min(D); in_range: min(D) <= k <= max(D)
+  (False for NaN and k >= max(D) + 1: none passes). Inside the range D(k) is exact and
+  x > t <=> x > D(k). min(D) and max(D) + 1 are powers of two (or 0), exact in float32 and
+  float64; k is an integer or ±inf (never subnormal), so the comparisons with them are
+  flush-proof (and so is `flush_proof.floor`).
   """
-  info = np.iinfo(x.dtype)
+  info = np.iinfo(x_dtype)
   k = flush_proof.floor(threshold)
   lo = np.asarray(info.min, threshold.dtype)
   hi = np.asarray(int(info.max) + 1, threshold.dtype)
-  all_pass = k < lo
-  in_range = (k >= lo) & (k < hi)  # False for NaN and for k >= max(D) + 1
-  k_int = lax.convert_element_type(jnp.where(in_range, k, jnp.zeros_like(k)), x.dtype)
-  return all_pass | (in_range & (x > k_int))
+  in_range = (k >= lo) & (k < hi)
+  k_int = lax.convert_element_type(jnp.where(in_range, k, jnp.zeros_like(k)), x_dtype)
+  return k_int, k < lo, in_range
+
+
+def _integer_mask_for_real_threshold(x, threshold):
+  """x > t for integer x and a float t, exactly as real numbers (see integer_threshold)."""
+  k, all_pass, in_range = integer_threshold(threshold, x.dtype)
+  return all_pass | (in_range & (x > k))
 
 
 def threshold_mask(x, threshold):
