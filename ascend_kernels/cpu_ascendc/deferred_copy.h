@@ -56,10 +56,13 @@ class DeferredCopies {
     for (int i = 0; i < n_; ++i) {
       const Entry& e = entries_[i];
       if (e.ub <= u && u + bytes <= e.ub + e.bytes) {
-        // The vector loops may assume a UB operand's 32-byte alignment (aligned SIMD loads);
-        // a GM source only stands in for it when it is aligned the same way.
+        // The vector loops' aligned SIMD loads need 16 bytes (SSE2; the AVX forms load
+        // unaligned), which a 32-byte aligned UB operand has; a GM source stands in for it when it
+        // has them too. malloc's and NumPy's buffers are 16-byte aligned, XLA's 64.
         const uint8_t* g = e.gm + (u - e.ub);
-        if (((reinterpret_cast<uintptr_t>(g) ^ reinterpret_cast<uintptr_t>(u)) & 31) == 0) return g;
+        if (((reinterpret_cast<uintptr_t>(g) ^ reinterpret_cast<uintptr_t>(u)) & (kStandInAlign - 1)) == 0) {
+          return g;
+        }
         break;
       }
     }
@@ -68,6 +71,9 @@ class DeferredCopies {
   }
 
   void Clear() { n_ = 0; }
+
+  // The alignment a GM source needs to be read in place of its UB copy (vector_loops.h).
+  static constexpr uintptr_t kStandInAlign = 16;
   int Pending() const { return n_; }
 
  private:

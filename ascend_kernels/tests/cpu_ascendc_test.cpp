@@ -144,8 +144,8 @@ TEST(VectorOpsBasics) {
 
 // DataCopy GM -> UB of float32 is deferred (deferred_copy.h): UB must still read as the values GM
 // had at DataCopy time, through every way of touching it.
-// A GM source aligned differently from its UB tile (NumPy may hand out 8-byte aligned doubles)
-// is never read in place: the vector loops may use aligned SIMD loads on UB operands.
+// A GM source with less than the 16 bytes of alignment the vector loops' aligned SIMD loads need
+// (NumPy may hand out 8-byte aligned doubles) is never read in place.
 TEST(DeferredCopyOfMisalignedGmIsMade) {
   alignas(64) double gm[64 + 1];
   alignas(64) double out[64];
@@ -166,6 +166,29 @@ TEST(DeferredCopyOfMisalignedGmIsMade) {
   CHECK(deferred.Pending() == 0);  // made, not read from the misaligned GM
   Select(c, m.Get<uint8_t>(), a, -1.0, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);
   for (int i = 0; i < 64; ++i) CHECK(c.GetValue(i) == (src[i] > 0.0 ? src[i] : -1.0));
+}
+
+// 16 bytes are enough (malloc's and NumPy's usual alignment): read in place, never copied.
+TEST(DeferredCopyOf16ByteAlignedGmIsReadInPlace) {
+  alignas(64) float gm[64 + 4];
+  for (int i = 0; i < 68; ++i) gm[i] = static_cast<float>(i) - 30.5f;
+  const float* src = gm + 4;  // 16 bytes past a 64-byte boundary: not 32-byte aligned
+  cpu_ascendc::CoreScope core(0, 1, kUb, {{reinterpret_cast<const uint8_t*>(src), 64 * sizeof(float)}});
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf, m;
+  pipe.InitBuffer(buf, 2 * 64 * sizeof(float));
+  pipe.InitBuffer(m, 32);
+  GlobalTensor<float> g;
+  g.SetGlobalBuffer(const_cast<float*>(src), 64);
+  LocalTensor<float> a = buf.Get<float>(), c = a[64];
+  auto& deferred = cpu_ascendc::ThreadDeferredCopies();
+  DataCopy(a, g, 64);
+  CompareScalar(m.Get<uint8_t>(), a, 0.0f, CMPMODE::GT, 64);
+  Select(c, m.Get<uint8_t>(), a, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);
+  CHECK(deferred.Pending() == 1);  // both read GM in place
+  for (int i = 0; i < 64; ++i) CHECK(c.GetValue(i) == (src[i] > 0.0f ? src[i] : -1.0f));
+  CHECK(a.GetValue(5) == src[5]);  // a scalar read makes the copy
+  CHECK(deferred.Pending() == 0);
 }
 
 TEST(DeferredCopyKeepsCopySemantics) {
