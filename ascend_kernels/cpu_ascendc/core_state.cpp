@@ -48,7 +48,7 @@ CoreState& CurrentCore() {
 }
 
 CoreScope::CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t platform_ub_size,
-                     std::vector<GmRegion> gm_regions, Soc soc) {
+                     const std::vector<GmRegion>& gm_regions, Soc soc) {
   const SocRules& rules = RulesFor(soc);
   // A platform claiming more UB than the SoC has is a host bug (phase one refuses it).
   CPU_ASCENDC_CHECK(rules.ub_usable == 0 || platform_ub_size <= rules.ub_usable + rules.ub_scratch, "CoreScope",
@@ -79,7 +79,7 @@ CoreScope::CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t platform_u
   s.pipe_live = false;
   s.stream_gm_stores = false;
   ThreadDeferredCopies().Clear();
-  s.gm_regions = std::move(gm_regions);
+  s.gm_regions = gm_regions;  // into the thread's vector: no allocation once it has grown
   s.rules = &rules;
   t_core.active = true;
 }

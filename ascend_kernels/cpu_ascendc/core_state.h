@@ -42,7 +42,7 @@ CoreState& CurrentCore();
 class CoreScope {
  public:
   CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t ub_size,
-            std::vector<GmRegion> gm_regions = {}, Soc soc = Soc::kHost);
+            const std::vector<GmRegion>& gm_regions = {}, Soc soc = Soc::kHost);
   ~CoreScope();
   CoreScope(const CoreScope&) = delete;
   CoreScope& operator=(const CoreScope&) = delete;

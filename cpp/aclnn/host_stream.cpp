@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <memory>
 
@@ -59,7 +60,8 @@ struct SyncJob {
 };
 
 // The workers behind RunBlocksSynchronously: hardware threads - 1 std::threads, started on first
-// use and kept for the life of the process, parked on a condition variable between calls.
+// use and kept for the life of the process; between calls they poll for kSpin, then park on a
+// condition variable.
 // Creating and joining threads per call measured ~20-60 us a call, a fifth of a 2^20-element
 // run. Calls from many threads at once share the workers; each caller also runs its own blocks,
 // so a call finishes even when every worker is busy with other calls (or, after fork(), when
@@ -80,6 +82,7 @@ class SyncWorkers {
       {
         std::lock_guard<std::mutex> lock(mu_);
         jobs_.push_back(job);
+        queued_.store(true, std::memory_order_release);
       }
       if (job->max_helpers == 1) {
         cv_.notify_one();
@@ -88,6 +91,13 @@ class SyncWorkers {
       }
     }
     job->Drain();
+    // No block is left unclaimed: what remains is running on workers now. Poll for it a while
+    // rather than park at once (a parked caller wakes as late as a parked worker does).
+    const auto spin_until = std::chrono::steady_clock::now() + kSpin;
+    while (job->finished.load(std::memory_order_acquire) != n &&
+           std::chrono::steady_clock::now() < spin_until) {
+      CpuRelax();
+    }
     std::unique_lock<std::mutex> lock(job->mu);
     job->done_cv.wait(lock, [&] { return job->finished.load() == n; });
     return job->error;
@@ -99,6 +109,7 @@ class SyncWorkers {
   }
 
   // The oldest job with unclaimed blocks and room for a helper; drops jobs with none left.
+  // Called with mu_ held; leaves queued_ false when it found nothing to take.
   std::shared_ptr<SyncJob> TakeJob() {
     for (auto it = jobs_.begin(); it != jobs_.end();) {
       SyncJob& job = **it;
@@ -109,13 +120,28 @@ class SyncWorkers {
       if (job.helpers.fetch_add(1) < job.max_helpers) return *it;
       ++it;
     }
+    queued_.store(false, std::memory_order_relaxed);
     return nullptr;
   }
+
+  // After a job, a worker polls for the next one for kSpin before it parks: waking a parked
+  // thread took 20-50 us on the 2-vCPU VM of benchmarks/README.md, a fifth of a 2^20-element
+  // call, and calls from Python come back to back. Bounded, so an idle process stops spinning.
+  static constexpr std::chrono::microseconds kSpin{200};
 
   void WorkerLoop() {
     for (;;) {
       std::shared_ptr<SyncJob> job;
-      {
+      const auto spin_until = std::chrono::steady_clock::now() + kSpin;
+      while (job == nullptr && std::chrono::steady_clock::now() < spin_until) {
+        if (queued_.load(std::memory_order_acquire)) {
+          std::lock_guard<std::mutex> lock(mu_);
+          job = TakeJob();
+        } else {
+          CpuRelax();
+        }
+      }
+      if (job == nullptr) {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [&] { return (job = TakeJob()) != nullptr; });
       }
@@ -123,10 +149,17 @@ class SyncWorkers {
     }
   }
 
+  static void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
   const uint32_t num_workers_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<SyncJob>> jobs_;  // guarded by mu_
+  std::atomic<bool> queued_{false};  // a hint for spinning workers: jobs_ may be non-empty
 };
 
 }  // namespace

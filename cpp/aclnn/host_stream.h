@@ -33,7 +33,8 @@ PlatformInfo HostPlatformInfo();
 
 // Runs block(i) for every i in [0, n) on the calling thread plus up to max_threads - 1 of the
 // process's persistent block workers (0: hardware_concurrency; the workers, hardware threads - 1
-// of them, are started on first use and parked between calls), and returns when all have
+// of them, are started on first use, poll briefly for the next job and then park), and returns
+// when all have
 // finished. Safe to call from many threads at once. An exception from a block is caught; the
 // first one's message is returned (empty string: all blocks succeeded).
 std::string RunBlocksSynchronously(uint32_t n, const std::function<void(uint32_t)>& block,

@@ -1,16 +1,26 @@
 // Per-SoC dtype lists (docs/behaviour.md §2). Kept as data so the message and the check cannot disagree.
 #include "aclnn/soc_dtypes.h"
 
-#include <vector>
+#include <initializer_list>
 
 #include "aclnn/tensor.h"
 
 namespace jax_threshold::aclnn {
 namespace {
 
-std::vector<aclDataType> DtypeList(SocVersion soc, bool threshold_is_zero) {
-  if (SocRefusalReason(soc) != nullptr) return {};
-  std::vector<aclDataType> list = {ACL_FLOAT, ACL_INT32, ACL_FLOAT16, ACL_INT8, ACL_UINT8};
+// A fixed-capacity list: phase one asks on every call, so no heap.
+struct DtypeList {
+  aclDataType items[8];
+  int size = 0;
+  void push_back(aclDataType d) { items[size++] = d; }
+  const aclDataType* begin() const { return items; }
+  const aclDataType* end() const { return items + size; }
+};
+
+DtypeList DtypesOf(SocVersion soc, bool threshold_is_zero) {
+  DtypeList list;
+  if (SocRefusalReason(soc) != nullptr) return list;
+  for (aclDataType d : {ACL_FLOAT, ACL_INT32, ACL_FLOAT16, ACL_INT8, ACL_UINT8}) list.push_back(d);
   list.push_back(ACL_BF16);  // Ascend910B and later
   if (soc == SocVersion::kAscend950 && threshold_is_zero) list.push_back(ACL_INT64);
   if (soc == SocVersion::kHost) {
@@ -23,7 +33,7 @@ std::vector<aclDataType> DtypeList(SocVersion soc, bool threshold_is_zero) {
 }  // namespace
 
 bool SocSupportsDtype(SocVersion soc, aclDataType dtype, bool threshold_is_zero) {
-  for (aclDataType d : DtypeList(soc, threshold_is_zero)) {
+  for (aclDataType d : DtypesOf(soc, threshold_is_zero)) {
     if (d == dtype) return true;
   }
   return false;
@@ -31,7 +41,7 @@ bool SocSupportsDtype(SocVersion soc, aclDataType dtype, bool threshold_is_zero)
 
 std::string SocDtypeList(SocVersion soc, bool threshold_is_zero) {
   std::string out;
-  for (aclDataType d : DtypeList(soc, threshold_is_zero)) {
+  for (aclDataType d : DtypesOf(soc, threshold_is_zero)) {
     if (!out.empty()) out += ", ";
     out += DataTypeName(d);
   }

@@ -194,6 +194,7 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
     }
   }
   state->stream->Close();  // runs the queued blocks: pool helpers plus this thread
+  state->stream->WaitFinished(kFinishPoll);
   return future;
 }
 

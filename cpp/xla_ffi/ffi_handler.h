@@ -35,7 +35,9 @@
 // works too), tiled for core_num = kBlocksPerWorker blocks per worker (each >= kMinBlockBytes,
 // clamped to [1, kMaxCores]) that the workers claim dynamically; the handler returns an
 // ffi::Future that the executors' on_done callbacks complete. No pool thread ever waits on
-// another task. Outputs of kHugePageMinBytes or more are advised to use transparent huge pages
+// another task: once every block is claimed the handler polls at most kFinishPoll for the blocks
+// still running on helpers, so a call that finishes meanwhile returns a ready future instead of
+// waking the waiting thread later. Outputs of kHugePageMinBytes or more are advised to use transparent huge pages
 // (Linux) before the kernel first writes them.
 // Workspace: ffi::ScratchAllocator gives nothing on CPU, so the handler allocates what phase one
 // asks for (kWorkspaceAlignment-aligned, one block for all slices) and frees it with the call's
@@ -51,6 +53,7 @@
 // thresholds take the static target and avoid that.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -76,6 +79,9 @@ inline constexpr int64_t kMinBlockBytes = 64 * 1024;
 inline constexpr uint32_t kMaxCores = 256;
 // Outputs from this size on get madvise(MADV_HUGEPAGE) before the kernel first touches them.
 inline constexpr uint64_t kHugePageMinBytes = 8 * 1024 * 1024;
+// How long a pooled call's handler polls for the helpers' last blocks before it returns an
+// unfinished future (XlaThreadPoolStream::WaitFinished).
+inline constexpr std::chrono::microseconds kFinishPoll{100};
 inline constexpr uint64_t kWorkspaceAlignment = 512;
 
 struct FfiTarget {

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -54,6 +55,12 @@ class XlaThreadPoolStream final : public aclnn::HostStream {
   void Flush();
   // Forgets the pool (it dies with the handler's call frame). Later launches run inline.
   void Close();
+  // Polls until every launch made on this stream has finished (its `done` returned), for at most
+  // `limit`; true if they have. For the handler after Close(): every block is claimed by then,
+  // so this waits only on blocks already running, never on a queued pool task. A call that
+  // finishes while its handler polls returns a ready future, and the thread waiting for the
+  // result is not parked and woken (20-50 us a wake on the VM of benchmarks/README.md).
+  bool WaitFinished(std::chrono::microseconds limit) const;
 
   // First exception message a block threw (empty if none). A throwing block still counts as
   // finished, so `done` runs and the caller can report this as the call's error.
@@ -63,6 +70,7 @@ class XlaThreadPoolStream final : public aclnn::HostStream {
   struct Batch;     // launches handed to the pool together
 
   void RecordError(const char* what);
+  void LaunchFinished() { unfinished_.fetch_sub(1, std::memory_order_release); }
 
  private:
   void Start(const std::shared_ptr<Batch>& batch);
@@ -75,6 +83,7 @@ class XlaThreadPoolStream final : public aclnn::HostStream {
   bool flushed_ = false;  // guarded by mu_
   std::vector<std::shared_ptr<Launched>> queued_;  // guarded by mu_
   std::weak_ptr<void> owner_;
+  std::atomic<uint32_t> unfinished_{0};  // launches whose `done` has not returned
   mutable std::mutex error_mu_;
   std::string first_error_;  // guarded by error_mu_
 };
@@ -125,6 +134,7 @@ inline void Drain(const XlaThreadPoolStream::Batch& batch) {
     }
     if (ran != 0 && l->finished.fetch_add(ran, std::memory_order_acq_rel) + ran == l->n) {
       RunGuarded(l->stream, l->done);
+      l->stream->LaunchFinished();  // `l` keeps the owner, so the stream, alive
     }
   }
 }
@@ -148,6 +158,7 @@ inline void XlaThreadPoolStream::Launch(uint32_t n, std::function<void(uint32_t)
   launched->n = n;
   launched->block = std::move(block);
   launched->done = done ? std::move(done) : [] {};
+  unfinished_.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     if (pool_ != nullptr && !flushed_) {  // the handler flushes everything it launched at once
@@ -187,6 +198,17 @@ inline void XlaThreadPoolStream::Close() {
   Flush();
   std::lock_guard<std::recursive_mutex> lock(mu_);
   pool_ = nullptr;
+}
+
+inline bool XlaThreadPoolStream::WaitFinished(std::chrono::microseconds limit) const {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (unfinished_.load(std::memory_order_acquire) != 0) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  return true;
 }
 
 inline void XlaThreadPoolStream::RecordError(const char* what) {
