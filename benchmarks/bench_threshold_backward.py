@@ -22,6 +22,11 @@ the native extension is missing):
                         (3 streams): the best loop this machine runs, the ceiling
   probe_fresh           np.empty + fill: one write into a freshly allocated buffer
                         (1 stream), the first-touch cost every fresh output pays
+  probe_ffi             a jitted XLA custom call (jax_threshold._native's probe target)
+                        running x > t ? g : 0 as one plain vectorised loop per block, on
+                        XLA's pool split as the ffi handler splits its kernel blocks, into a
+                        fresh output: the fastest custom call this handler design can be,
+                        so the limit an ffi goal is held against
 The probes run on float32 arrays of the same byte count as the case; the
 preallocated ones are the memory-bandwidth ceiling drawn on the plot. With --donate, "ffi+donate"
 and "reference+donate" donate grad_output to the jitted call so XLA may write
@@ -61,7 +66,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_HERE)
 
 JAX_IMPLS = ("ffi", "reference", "auto")
-PROBES = ("probe_copy", "probe_add", "probe_torch_add", "probe_fresh")
+PROBES = ("probe_copy", "probe_add", "probe_torch_add", "probe_fresh", "probe_ffi")
 TORCH_IMPLS = ("torch", "probe_torch_add")   # run in the torch process
 DTYPE_NAMES = ("float32", "bfloat16", "int8", "float16", "int32", "uint8")
 # After a torch sample, time for libgomp's spinning workers to go to sleep before JAX is timed.
@@ -86,6 +91,8 @@ GOALS = (
 )
 # The same-run ceiling each goal is held against: the best of these loops' bandwidth at that size.
 CEILING_PROBES = ("probe_torch_add", "probe_add")
+# What an ffi goal is also held against: the same-run speed of the fastest custom call.
+CUSTOM_CALL_PROBE = "probe_ffi"
 
 
 def _import_jax_threshold():
@@ -484,7 +491,12 @@ def build_cases(names, g, x, threshold, libs, notes, donate):
       b = np.full(words, 2.0, np.float32)
       c = np.empty(words, np.float32)
       c.fill(0)  # touched once here, so the probe never pays first touch
-      if name == "probe_fresh":
+      if name == "probe_ffi":
+        if jt is None or "ffi" not in available:
+          notes.add("probe_ffi skipped: needs the native extension")
+          continue
+        cases.append(probe_ffi_case(jax, jt, a, b, threshold))
+      elif name == "probe_fresh":
         cases.append(Case(name, lambda words=words: np.empty(words, np.float32).fill(1.0),
                           None, 4 * words))
       elif name == "probe_copy":
@@ -495,6 +507,24 @@ def build_cases(names, g, x, threshold, libs, notes, donate):
     else:
       raise ValueError(f"unknown implementation {name!r}")
   return cases
+
+
+def probe_ffi_case(jax, jt, a, b, threshold):
+  """The plain-loop custom call on float32 buffers of the case's byte count (fresh outputs)."""
+  from jax_threshold import _native  # pylint: disable=g-import-not-at-top
+  target, platform_name, capsule = _native.ffi_probe_handler()
+  if target not in _REGISTERED_PROBES:
+    jax.ffi.register_ffi_target(target, capsule, platform=platform_name)
+    _REGISTERED_PROBES.add(target)
+  aj, bj = jax.device_put(a), jax.device_put(b)
+  call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(a.shape, a.dtype))
+  f = jax.jit(lambda gg, xx: call(gg, xx, threshold=float(threshold)))
+  del jt
+  return Case("probe_ffi", lambda: f(aj, bj).block_until_ready(), None, 3 * a.nbytes,
+              lowers_to=describe_compiled(f.lower(aj, bj).compile().as_text()))
+
+
+_REGISTERED_PROBES = set()
 
 
 def aclnn_phase2_case(g, x, threshold, nbytes):
@@ -643,6 +673,20 @@ def ceiling(rows, dtype, size):
   return max(found, key=lambda pg: pg[1]) if found else None
 
 
+def custom_call_limit(by, impl, baseline, dtype, size):
+  """For an ffi goal: what the fastest custom call reached against the same baseline.
+
+  {"ratio": probe_ffi's throughput / the baseline's, "gbps": probe_ffi's}, or None (not an
+  ffi ratio goal, or no probe_ffi row). The probe moves float32 buffers of the case's bytes.
+  """
+  probe = by.get((CUSTOM_CALL_PROBE, dtype, size))
+  base = by.get((baseline, dtype, size))
+  if impl != "ffi" or baseline == "GB/s" or probe is None or base is None:
+    return None
+  ratio = time_ratio(base, probe)[0] * probe["bytes"] / base["bytes"]
+  return {"ratio": ratio, "gbps": probe["gbps"]}
+
+
 def evaluate_goals(rows, goals=GOALS):
   """Each goal PASS, FAIL or N/A (with why), and the best loop's bandwidth beside it.
 
@@ -676,6 +720,7 @@ def evaluate_goals(rows, goals=GOALS):
                       f"throughput ratio {how}")
     top = ceiling(rows, dtype, size)
     goal["ceiling"] = None if top is None else {"probe": top[0], "gbps": top[1]}
+    goal["custom_call"] = custom_call_limit(by, impl, baseline, dtype, size)
     out.append(goal)
   return out
 
@@ -713,6 +758,11 @@ def format_goals(goals) -> str:
                f"{c['gbps']:.1f} GB/s")
       if g["needs_gbps"] > c["gbps"]:
         limit += ": above this run's ceiling"
+    if g.get("custom_call"):
+      cc = g["custom_call"]
+      limit += f"; fastest custom call (probe_ffi) {cc['ratio']:.2f}x"
+      if cc["ratio"] < g["at_least"]:
+        limit += ": below the goal too"
     lines.append(f"  [{g['status']:<4}] {g['text']:<40} {value:>7}  ({g['why']}{limit})")
   return "\n".join(lines)
 
