@@ -69,6 +69,10 @@ JAX_IMPLS = ("ffi", "reference", "auto")
 PROBES = ("probe_copy", "probe_add", "probe_torch_add", "probe_fresh", "probe_ffi")
 TORCH_IMPLS = ("torch", "probe_torch_add")   # run in the torch process
 DTYPE_NAMES = ("float32", "bfloat16", "int8", "float16", "int32", "uint8")
+# Calls per sample last at least this long. On the 2-vCPU VM of benchmarks/README.md the first
+# calls after other work run 2-4x slower; 2 ms samples (6-14 calls at 2^20) made the custom
+# calls' medians 4-7x their steady-loop times.
+DEFAULT_MIN_SAMPLE_S = 0.02
 # After a torch sample, time for libgomp's spinning workers to go to sleep before JAX is timed.
 TORCH_SETTLE_S = 0.005
 
@@ -183,7 +187,8 @@ def parse_args(argv=None):
                  help="timed repetitions per case, interleaved (default 21)")
   p.add_argument("--min-sample-s", type=float, default=None,
                  help="calls per sample are batched to last at least this long "
-                      "(default 0.002 s)")
+                      "(default 0.02 s: shorter samples are dominated by the slow "
+                      "first calls after other work, benchmarks/README.md)")
   p.add_argument("--threshold", type=float, default=0.5,
                  help="0 takes the ReluGrad kernel, anything else ThresholdGradV2D")
   p.add_argument("--donate", action="store_true",
@@ -208,7 +213,7 @@ def parse_args(argv=None):
     args.min_sample_s = args.min_sample_s if args.min_sample_s is not None else 0.0
   args.sizes = args.sizes or parse_sizes("10-24:2")
   args.repeats = args.repeats or 21
-  args.min_sample_s = 0.002 if args.min_sample_s is None else args.min_sample_s
+  args.min_sample_s = DEFAULT_MIN_SAMPLE_S if args.min_sample_s is None else args.min_sample_s
   args.dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
   for d in args.dtypes:
     if d not in DTYPE_NAMES:
