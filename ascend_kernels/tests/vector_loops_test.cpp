@@ -205,6 +205,15 @@ void CheckByteConversions() {
                                   AscendC::internal::RoundFloat(f, AscendC::RoundMode::CAST_RINT));
     }
     CHECK_MSG(bad == 0, std::to_string(bad) + " wrong, isa " + std::to_string(static_cast<int>(isa)));
+    // A count that is no multiple of any step (64, 16 lanes), at an odd start: every tail form.
+    const uint64_t m = 1000, at = 12345;
+    loops::HalfToByteIntRint(out.data(), src.data() + at, m, isa);
+    for (uint64_t i = 0; i < m; ++i) {
+      const float f = cpu_ascendc::HalfBitsToFloat(src.data()[at + i]);
+      CHECK_MSG(out.data()[i] == AscendC::internal::SaturateToInt<I>(
+                                     AscendC::internal::RoundFloat(f, AscendC::RoundMode::CAST_RINT)),
+                std::to_string(i));
+    }
   }
 }
 
