@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/aligned_buffer.h"
 #include "tests/kernel_fixture.h"
 
 namespace {
@@ -53,20 +54,11 @@ void PlainSelect(const T* __restrict g, const T* __restrict x, T* __restrict out
 
 // A 64-byte aligned copy of `values`.
 template <typename T>
-class AlignedBuffer {
- public:
-  explicit AlignedBuffer(const std::vector<T>& values)
-      : p_(static_cast<T*>(std::aligned_alloc(64, (values.size() * sizeof(T) + 63) / 64 * 64))) {
-    std::memcpy(p_, values.data(), values.size() * sizeof(T));
-  }
-  ~AlignedBuffer() { std::free(p_); }
-  AlignedBuffer(const AlignedBuffer&) = delete;
-  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
-  T* data() const { return p_; }
-
- private:
-  T* p_;
-};
+test::Aligned<T> AlignedCopy(const std::vector<T>& values) {
+  test::Aligned<T> buf(values.size());
+  std::memcpy(buf.data(), values.data(), values.size() * sizeof(T));
+  return buf;
+}
 
 template <typename F>
 double BestSeconds(int reps, F f) {
@@ -84,8 +76,9 @@ void Bench(uint64_t n, unsigned threads) {
   std::mt19937_64 rng(1);
   // 64-byte aligned, as XLA's buffers are: a GM operand aligned like its UB copy is read in
   // place (cpu_ascendc/deferred_copy.h), and std::vector's 16-byte alignment would time the copy.
-  AlignedBuffer<T> g{RandomValues<T>(n, rng, {})}, x{RandomValues<T>(n, rng, {})};
-  AlignedBuffer<T> out{std::vector<T>(n)};  // touched
+  test::Aligned<T> g = AlignedCopy(RandomValues<T>(n, rng, {}));
+  test::Aligned<T> x = AlignedCopy(RandomValues<T>(n, rng, {}));
+  test::Aligned<T> out = AlignedCopy(std::vector<T>(n));  // touched
   const ThresholdParams p = kIsInt<T> ? IntParams(ThresholdMode::kCompare, 1) : FloatParams(0.25f, 0.25);
   ascend_kernels::ThresholdGradV2DTilingData td{};
   td.tiling = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, g_ub_size, g_core_num);

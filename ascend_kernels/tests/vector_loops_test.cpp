@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "aligned_buffer.h"
 #include "kernel_operator.h"
 #include "test_harness.h"
 #include "vector_loops.h"
@@ -20,16 +21,7 @@ using cpu_ascendc::BitsFloat;
 using cpu_ascendc::FloatBits;
 namespace loops = cpu_ascendc::loops;
 
-// 64-byte aligned scratch, so every SIMD load/store precondition of the loops holds.
-template <typename T>
-struct Aligned {
-  explicit Aligned(uint64_t n) : v((n * sizeof(T) + 63) / 64 * 64 / sizeof(T) + 64 / sizeof(T)) {}
-  T* data() {
-    auto p = reinterpret_cast<uintptr_t>(v.data());
-    return reinterpret_cast<T*>((p + 63) / 64 * 64);
-  }
-  std::vector<T> v;
-};
+using test::Aligned;
 
 std::vector<loops::Isa> Isas() {
   std::vector<loops::Isa> isas = {loops::Isa::kBaseline};

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <exception>
 #include <memory>
 
@@ -93,11 +92,7 @@ class SyncWorkers {
     job->Drain();
     // No block is left unclaimed: what remains is running on workers now. Poll for it a while
     // rather than park at once (a parked caller wakes as late as a parked worker does).
-    const auto spin_until = std::chrono::steady_clock::now() + kSpin;
-    while (job->finished.load(std::memory_order_acquire) != n &&
-           std::chrono::steady_clock::now() < spin_until) {
-      CpuRelax();
-    }
+    PollFor(kSpin, [&] { return job->finished.load(std::memory_order_acquire) == n; });
     std::unique_lock<std::mutex> lock(job->mu);
     job->done_cv.wait(lock, [&] { return job->finished.load() == n; });
     return job->error;
@@ -132,27 +127,17 @@ class SyncWorkers {
   void WorkerLoop() {
     for (;;) {
       std::shared_ptr<SyncJob> job;
-      const auto spin_until = std::chrono::steady_clock::now() + kSpin;
-      while (job == nullptr && std::chrono::steady_clock::now() < spin_until) {
-        if (queued_.load(std::memory_order_acquire)) {
-          std::lock_guard<std::mutex> lock(mu_);
-          job = TakeJob();
-        } else {
-          CpuRelax();
-        }
-      }
+      PollFor(kSpin, [&] {
+        if (!queued_.load(std::memory_order_acquire)) return false;
+        std::lock_guard<std::mutex> lock(mu_);
+        return (job = TakeJob()) != nullptr;
+      });
       if (job == nullptr) {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [&] { return (job = TakeJob()) != nullptr; });
       }
       job->Drain();
     }
-  }
-
-  static void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
   }
 
   const uint32_t num_workers_;

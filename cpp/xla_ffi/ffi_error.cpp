@@ -35,6 +35,17 @@ ffi::Error InvalidArgument(std::string message) {
   return ffi::Error(ffi::ErrorCode::kInvalidArgument, "jax_threshold: " + std::move(message));
 }
 
+ffi::Future ReadyFuture(ffi::Error error) {
+  ffi::Promise promise;
+  ffi::Future future(promise);
+  if (error.success()) {
+    promise.SetAvailable();
+  } else {
+    promise.SetError(std::move(error));
+  }
+  return future;
+}
+
 std::string ShapeString(const std::vector<int64_t>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);

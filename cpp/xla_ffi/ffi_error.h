@@ -20,6 +20,10 @@ xla::ffi::Error AclnnError(const char* function, aclnn::aclnnStatus status);
 
 xla::ffi::Error InvalidArgument(std::string message);
 
+// A future already completed with `error` (success or failure): what an asynchronous CPU handler
+// returns when it has nothing left running.
+xla::ffi::Future ReadyFuture(xla::ffi::Error error);
+
 // "[2,3]" for dims {2, 3}.
 std::string ShapeString(const std::vector<int64_t>& dims);
 

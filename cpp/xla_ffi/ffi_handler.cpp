@@ -56,17 +56,6 @@ auto WithStaticThreshold(std::string_view dtype_name, double value_float, int64_
 
 //===-- CPU --------------------------------------------------------------------------------===//
 
-ffi::Future ReadyFuture(ffi::Error error) {
-  ffi::Promise promise;
-  ffi::Future future(promise);
-  if (error.success()) {
-    promise.SetAvailable();
-  } else {
-    promise.SetError(std::move(error));
-  }
-  return future;
-}
-
 // Threads that can run at the same time on this host (>= 1).
 int64_t HostThreads() {
   static const int64_t threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
@@ -122,17 +111,9 @@ ffi::Future RunSharedPlan(ffi::ThreadPool& pool, std::shared_ptr<CallState> stat
 
 ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
                       const ThresholdValues& threshold, const ffi::AnyBuffer& out) {
-  const int64_t pool_threads = pool.num_threads();
-  const uint64_t out_bytes = out.size_bytes();
-  const bool run_inline = pool_threads <= 0 || out_bytes <= kInlineMaxBytes;
-  // Workers: pool threads plus this one, no more than the host runs at once. Blocks: a few per
-  // worker (each of at least kMinBlockBytes of output), claimed dynamically, so a helper that
-  // wakes late takes fewer of them instead of holding up the call.
-  const int64_t workers = std::min(pool_threads + 1, HostThreads());
-  const int64_t blocks = std::clamp<int64_t>(
-      std::min<int64_t>(workers * kBlocksPerWorker,
-                        static_cast<int64_t>(out_bytes / kMinBlockBytes)),
-      1, kMaxCores);
+  const HostSplit split = SplitHostCall(pool.num_threads(), out.size_bytes());
+  const bool run_inline = split.run_inline;
+  const int64_t workers = split.workers, blocks = split.blocks;
   aclnn::PlatformInfo platform;
   platform.soc = aclnn::SocVersion::kHost;
   platform.ub_size = kHostUbSize;
@@ -401,6 +382,20 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardStaticNpu, ThresholdB
                                   .Attr<double>("threshold_float")
                                   .Attr<int64_t>("threshold_int"));
 #endif
+
+HostSplit SplitHostCall(int64_t pool_threads, uint64_t out_bytes) {
+  HostSplit split;
+  split.run_inline = pool_threads <= 0 || out_bytes <= kInlineMaxBytes;
+  // Workers: pool threads plus the caller, no more than the host runs at once. Blocks: a few per
+  // worker (each of at least kMinBlockBytes of output), claimed dynamically, so a helper that
+  // wakes late takes fewer of them instead of holding up the call.
+  split.workers = std::min(pool_threads + 1, HostThreads());
+  split.blocks = std::clamp<int64_t>(
+      std::min<int64_t>(split.workers * kBlocksPerWorker,
+                        static_cast<int64_t>(out_bytes / kMinBlockBytes)),
+      1, kMaxCores);
+  return split;
+}
 
 std::vector<FfiTarget> FfiTargets() {
   std::vector<FfiTarget> targets = {

@@ -84,6 +84,16 @@ inline constexpr uint64_t kHugePageMinBytes = 8 * 1024 * 1024;
 inline constexpr std::chrono::microseconds kFinishPoll{100};
 inline constexpr uint64_t kWorkspaceAlignment = 512;
 
+// How a CPU call with `out_bytes` of output runs on an intra-op pool of `pool_threads` threads:
+// inline on the calling thread, or on `workers` threads (pool helpers plus the caller) over
+// `blocks` kernel blocks claimed dynamically (see "CPU threading" above).
+struct HostSplit {
+  bool run_inline = true;
+  int64_t workers = 1;
+  int64_t blocks = 1;
+};
+HostSplit SplitHostCall(int64_t pool_threads, uint64_t out_bytes);
+
 struct FfiTarget {
   const char* name;
   const char* platform;  // XLA custom-call platform: "cpu" or "ASCEND"

@@ -1,13 +1,11 @@
 #include "xla_ffi/ffi_probe_select.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <string>
-#include <thread>
 
 #include "xla/ffi/api/ffi.h"
+#include "xla_ffi/ffi_error.h"
 #include "xla_ffi/ffi_handler.h"
 #include "xla_ffi/xla_thread_pool_stream.h"  // header-only
 
@@ -33,42 +31,25 @@ struct ProbeCall {
   std::optional<ffi::CountDownPromise> done;
 };
 
-ffi::Future Ready(ffi::Error error) {
-  ffi::Promise promise;
-  ffi::Future future(promise);
-  if (error.success()) {
-    promise.SetAvailable();
-  } else {
-    promise.SetError(std::move(error));
-  }
-  return future;
-}
-
 ffi::Future ProbeSelectCpu(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> grad,
                            ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> out,
                            double threshold) {
   const int64_t n = static_cast<int64_t>(out->element_count());
   if (static_cast<int64_t>(grad.element_count()) != n ||
       static_cast<int64_t>(x.element_count()) != n) {
-    return Ready(ffi::Error::InvalidArgument(
+    return ReadyFuture(ffi::Error::InvalidArgument(
         "jax_threshold_probe_select_v1: grad, x and out must have the same element count"));
   }
   const float* g = grad.typed_data();
   const float* xs = x.typed_data();
   float* o = out->typed_data();
   const float t = static_cast<float>(threshold);
-  const uint64_t out_bytes = static_cast<uint64_t>(n) * sizeof(float);
-  const int64_t pool_threads = pool.num_threads();
-  if (pool_threads <= 0 || out_bytes <= kInlineMaxBytes) {
+  const HostSplit split = SplitHostCall(pool.num_threads(), static_cast<uint64_t>(n) * sizeof(float));
+  if (split.run_inline) {
     PlainSelect(g, xs, o, n, t);
-    return Ready(ffi::Error::Success());
+    return ReadyFuture(ffi::Error::Success());
   }
-  // The threshold_backward handler's split (ffi_handler.cpp, RunOnHost).
-  const int64_t workers =
-      std::min<int64_t>(pool_threads + 1, std::max(1u, std::thread::hardware_concurrency()));
-  const int64_t blocks = std::clamp<int64_t>(
-      std::min<int64_t>(workers * kBlocksPerWorker, static_cast<int64_t>(out_bytes / kMinBlockBytes)), 1,
-      kMaxCores);
+  const int64_t workers = split.workers, blocks = split.blocks;
   auto call = std::make_shared<ProbeCall>();
   call->stream = std::make_unique<XlaThreadPoolStream>(&pool, static_cast<uint32_t>(workers));
   call->stream->SetOwner(call);

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "aclnn/host_stream.h"  // PollFor
 #include "jax_threshold/aclnn_threshold_backward.h"
 #include "xla/ffi/api/ffi.h"
 
@@ -201,14 +202,7 @@ inline void XlaThreadPoolStream::Close() {
 }
 
 inline bool XlaThreadPoolStream::WaitFinished(std::chrono::microseconds limit) const {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (unfinished_.load(std::memory_order_acquire) != 0) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
-  return true;
+  return aclnn::PollFor(limit, [this] { return unfinished_.load(std::memory_order_acquire) == 0; });
 }
 
 inline void XlaThreadPoolStream::RecordError(const char* what) {
