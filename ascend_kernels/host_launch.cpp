@@ -11,6 +11,18 @@
 #include "threshold_grad_v2_d/threshold_grad_v2_d.h"
 
 namespace ascend_kernels {
+
+// Outputs from this size on are written with non-temporal stores (the kernel never reads its
+// output back). Below it the output may well still be in L2/L3 when the next operation reads it.
+// JAX_THRESHOLD_STREAM_STORE_MIN_BYTES overrides it (for measuring; 0 streams every output).
+uint64_t StreamStoreMinBytes() {
+  static const uint64_t min_bytes = [] {
+    const char* env = std::getenv("JAX_THRESHOLD_STREAM_STORE_MIN_BYTES");
+    return env != nullptr && *env != '\0' ? std::strtoull(env, nullptr, 10) : kStreamStoreMinBytes;
+  }();
+  return min_bytes;
+}
+
 namespace {
 
 static_assert(static_cast<int>(KernelSoc::kAscend910) == static_cast<int>(cpu_ascendc::Soc::kAscend910) &&
@@ -53,17 +65,6 @@ EntryInfo ReluGradEntry(KernelDType dtype) {
     case KernelDType::kFloat64: return {relu_grad_float64, 8, "relu_grad_float64"};
   }
   return {nullptr, 0, ""};
-}
-
-// Outputs from this size on are written with non-temporal stores (the kernel never reads its
-// output back). Below it the output may well still be in L2/L3 when the next operation reads it.
-// JAX_THRESHOLD_STREAM_STORE_MIN_BYTES overrides it (for measuring; 0 streams every output).
-uint64_t StreamStoreMinBytes() {
-  static const uint64_t min_bytes = [] {
-    const char* env = std::getenv("JAX_THRESHOLD_STREAM_STORE_MIN_BYTES");
-    return env != nullptr && *env != '\0' ? std::strtoull(env, nullptr, 10) : kStreamStoreMinBytes;
-  }();
-  return min_bytes;
 }
 
 // An unknown dtype gives an empty launch (block_dim 0, no run_block): the caller validates.

