@@ -27,7 +27,12 @@ the native extension is missing):
                         XLA's pool split as the ffi handler splits its kernel blocks, into a
                         fresh output: the fastest custom call this handler design can be,
                         so the limit an ffi goal is held against
-The probes run on float32 arrays of the same byte count as the case; the
+  probe_passes          a jitted XLA custom call (jax_threshold._native's pass-model target) on
+                        the case's own float32 / bfloat16 / int8 arrays: the kernel's passes per
+                        tile (the loops its AscendC primitives run, in its order, host tiles)
+                        with none of the emulation's bookkeeping, split like probe_ffi: the
+                        fastest this kernel's shape can be, the other limit of an ffi goal
+The other probes run on float32 arrays of the same byte count as the case; the
 preallocated ones are the memory-bandwidth ceiling drawn on the plot. With --donate, "ffi+donate"
 and "reference+donate" donate grad_output to the jitted call so XLA may write
 the result into that already-touched buffer instead of a fresh one.
@@ -66,7 +71,8 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_HERE)
 
 JAX_IMPLS = ("ffi", "reference", "auto")
-PROBES = ("probe_copy", "probe_add", "probe_torch_add", "probe_fresh", "probe_ffi")
+PROBES = ("probe_copy", "probe_add", "probe_torch_add", "probe_fresh", "probe_ffi",
+          "probe_passes")
 TORCH_IMPLS = ("torch", "probe_torch_add")   # run in the torch process
 DTYPE_NAMES = ("float32", "bfloat16", "int8", "float16", "int32", "uint8")
 # Calls per sample last at least this long. On the 2-vCPU VM of benchmarks/README.md the first
@@ -95,8 +101,11 @@ GOALS = (
 )
 # The same-run ceiling each goal is held against: the best of these loops' bandwidth at that size.
 CEILING_PROBES = ("probe_torch_add", "probe_add")
-# What an ffi goal is also held against: the same-run speed of the fastest custom call.
+# What an ffi goal is also held against: the same-run speed of the fastest custom call, and of
+# the kernel's own passes as a custom call (the dtypes the pass model covers).
 CUSTOM_CALL_PROBE = "probe_ffi"
+KERNEL_SHAPE_PROBE = "probe_passes"
+KERNEL_SHAPE_DTYPES = ("float32", "bfloat16", "int8")
 
 
 def _import_jax_threshold():
@@ -489,6 +498,14 @@ def build_cases(names, g, x, threshold, libs, notes, donate):
         notes.add("aclnn_phase2 skipped: needs the native extension")
         continue
       cases.append(aclnn_phase2_case(g, x, threshold, nbytes))
+    elif name == KERNEL_SHAPE_PROBE:
+      if jt is None or "ffi" not in available:
+        notes.add(f"{name} skipped: needs the native extension")
+        continue
+      if g.dtype.name not in KERNEL_SHAPE_DTYPES:
+        notes.add(f"{name} runs {', '.join(KERNEL_SHAPE_DTYPES)} only")
+        continue
+      cases.append(probe_passes_case(jax, gj, xj, threshold, nbytes))
     elif name in PROBES:
       # float32 buffers of the case's byte count: a ceiling in bytes, whatever the dtype.
       words = max(1, g.nbytes // 4)
@@ -527,6 +544,20 @@ def probe_ffi_case(jax, jt, a, b, threshold):
   del jt
   return Case("probe_ffi", lambda: f(aj, bj).block_until_ready(), None, 3 * a.nbytes,
               lowers_to=describe_compiled(f.lower(aj, bj).compile().as_text()))
+
+
+def probe_passes_case(jax, gj, xj, threshold, nbytes):
+  """The kernel's passes as a custom call, on the case's arrays (fresh outputs)."""
+  from jax_threshold import _native  # pylint: disable=g-import-not-at-top
+  target, platform_name, capsule = _native.ffi_probe_passes_handler()
+  if target not in _REGISTERED_PROBES:
+    jax.ffi.register_ffi_target(target, capsule, platform=platform_name)
+    _REGISTERED_PROBES.add(target)
+  call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(gj.shape, gj.dtype))
+  f = jax.jit(lambda gg, xx: call(gg, xx, threshold=float(threshold)))
+  return Case(KERNEL_SHAPE_PROBE, lambda: f(gj, xj).block_until_ready(),
+              lambda: np.asarray(f(gj, xj)), nbytes,
+              lowers_to=describe_compiled(f.lower(gj, xj).compile().as_text()))
 
 
 _REGISTERED_PROBES = set()
@@ -678,13 +709,14 @@ def ceiling(rows, dtype, size):
   return max(found, key=lambda pg: pg[1]) if found else None
 
 
-def custom_call_limit(by, impl, baseline, dtype, size):
-  """For an ffi goal: what the fastest custom call reached against the same baseline.
+def custom_call_limit(by, impl, baseline, dtype, size, probe_name=CUSTOM_CALL_PROBE):
+  """For an ffi goal: what a probe custom call reached against the same baseline.
 
-  {"ratio": probe_ffi's throughput / the baseline's, "gbps": probe_ffi's}, or None (not an
-  ffi ratio goal, or no probe_ffi row). The probe moves float32 buffers of the case's bytes.
+  {"ratio": the probe's throughput / the baseline's, "gbps": the probe's}, or None (not an
+  ffi ratio goal, or no row of the probe). probe_ffi moves float32 buffers of the case's
+  bytes, probe_passes the case's own arrays.
   """
-  probe = by.get((CUSTOM_CALL_PROBE, dtype, size))
+  probe = by.get((probe_name, dtype, size))
   base = by.get((baseline, dtype, size))
   if impl != "ffi" or baseline == "GB/s" or probe is None or base is None:
     return None
@@ -726,6 +758,7 @@ def evaluate_goals(rows, goals=GOALS):
     top = ceiling(rows, dtype, size)
     goal["ceiling"] = None if top is None else {"probe": top[0], "gbps": top[1]}
     goal["custom_call"] = custom_call_limit(by, impl, baseline, dtype, size)
+    goal["kernel_shape"] = custom_call_limit(by, impl, baseline, dtype, size, KERNEL_SHAPE_PROBE)
     out.append(goal)
   return out
 
@@ -767,6 +800,11 @@ def format_goals(goals) -> str:
       cc = g["custom_call"]
       limit += f"; fastest custom call (probe_ffi) {cc['ratio']:.2f}x"
       if cc["ratio"] < g["at_least"]:
+        limit += ": below the goal too"
+    if g.get("kernel_shape"):
+      ks = g["kernel_shape"]
+      limit += f"; the kernel's passes (probe_passes) {ks['ratio']:.2f}x"
+      if ks["ratio"] < g["at_least"]:
         limit += ": below the goal too"
     lines.append(f"  [{g['status']:<4}] {g['text']:<40} {value:>7}  ({g['why']}{limit})")
   return "\n".join(lines)

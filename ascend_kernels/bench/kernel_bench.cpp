@@ -3,7 +3,7 @@
 // For each dtype and size: the docs/behaviour.md §3 910B tiling (48 blocks, 192 KiB UB), every block run on
 // N std::threads, buffers preallocated and pre-touched, best of several launches, reported as
 // GB/s over 3 * n * itemsize bytes. Beside it, for float32, bfloat16 and int8, the kernel's passes
-// alone (PassModel: the primitives' loops in the kernel's order, no bookkeeping), and a plain C++
+// alone (bench/pass_model.h: the primitives' loops in the kernel's order, no bookkeeping), and a plain C++
 // select loop over the same buffers (also split over N threads) as the host's ceiling.
 //   ascend_kernels_bench [dtype|all] [max-log2-size] [ub-bytes] [core-num]
 // ub-bytes (default 196608, the 910B's) sizes the tiles as docs/behaviour.md §3 does, to see which tile size
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "tests/aligned_buffer.h"
-#include "vector_loops.h"
+#include "bench/pass_model.h"
 #include "tests/kernel_fixture.h"
 
 namespace {
@@ -54,75 +54,18 @@ void PlainSelect(const T* __restrict g, const T* __restrict x, T* __restrict out
   }
 }
 
-// The kernel's own passes with none of its bookkeeping: per tile, the loops its primitives run
-// (cpu_ascendc/vector_loops.h), in the order ThresholdSelect and SelectKernel call them, on
-// `scratch` standing in for UB (inputs read from GM, as the deferred copies do). No queues, no
-// checks, no deferred-copy list: the fastest this kernel's shape can run on the host, so
-// `kernel / passes` is the cost of the emulation's bookkeeping and `passes / plain` the cost of
-// the shape. float32, bfloat16 and int8 only (the dtypes the speed goals name); false otherwise.
+// The pass model (bench/pass_model.h) of the dtypes it models, on T's own buffers; false for
+// the others.
 template <typename T>
-bool PassModel(const T* g, const T* x, T* out, uint64_t n, uint64_t tile, float t, uint8_t* scratch, bool stream) {
-  namespace loops = cpu_ascendc::loops;
-  // The copy-out as the launch makes it: non-temporal from kStreamStoreMinBytes of output.
-  auto copy_out = [stream](void* dst, const void* src, uint64_t bytes) {
-    if (stream) {
-      loops::StreamCopyBytes(dst, src, bytes);
-    } else {
-      loops::CopyBytes(dst, src, bytes);
-    }
-  };
-  using AscendC::CMPMODE;
-  constexpr uint64_t kChunk = 2048;  // ThresholdSelect::kWideChunk
-  auto round64 = [](uint64_t bytes) { return (bytes + 63) / 64 * 64; };
-  uint8_t* out_ub[2] = {scratch, scratch + round64(tile * sizeof(T))};
-  uint8_t* mask = out_ub[1] + round64(tile * sizeof(T));
-  uint8_t* wide = mask + round64(tile / 8 + 1);
-  int k = 0;
-  if constexpr (std::is_same_v<T, float>) {
-    for (uint64_t b = 0; b < n; b += tile, k ^= 1) {
-      const uint64_t m = std::min(tile, n - b);
-      loops::CompareBits<CMPMODE::GT, float>(mask, x + b, t, m);
-      loops::SelectBits(reinterpret_cast<uint32_t*>(out_ub[k]), mask, reinterpret_cast<const uint32_t*>(g + b), 0u, m);
-      copy_out(out + b, out_ub[k], m * sizeof(T));
-    }
-    return true;
-  } else if constexpr (std::is_same_v<T, bfloat16_t>) {
-    const uint64_t chunk = std::clamp<uint64_t>(tile / 256 * 256, 256, kChunk);  // a whole tile, as Init picks
-    for (uint64_t b = 0; b < n; b += tile, k ^= 1) {
-      const uint64_t m = std::min(tile, n - b);
-      for (uint64_t c = 0; c < m; c += chunk) {
-        const uint64_t cm = std::min(chunk, m - c);
-        loops::Bf16ToFloat(reinterpret_cast<float*>(wide), reinterpret_cast<const uint16_t*>(x + b + c), cm);
-        loops::CompareBits<CMPMODE::GT, float>(mask + c / 8, reinterpret_cast<const float*>(wide), t, cm);
-      }
-      loops::SelectBits(reinterpret_cast<uint16_t*>(out_ub[k]), mask, reinterpret_cast<const uint16_t*>(g + b),
-                        uint16_t{0}, m);
-      copy_out(out + b, out_ub[k], m * sizeof(T));
-    }
-    return true;
-  } else if constexpr (std::is_same_v<T, int8_t>) {
-    const uint64_t chunk = std::min(tile, kChunk);
-    uint16_t* x_half = reinterpret_cast<uint16_t*>(wide);
-    uint16_t* minus_one = x_half + chunk;
-    std::fill(minus_one, minus_one + chunk, uint16_t{0xbc00});  // -1.0h
-    for (uint64_t b = 0; b < n; b += tile, k ^= 1) {
-      const uint64_t m = std::min(tile, n - b);
-      int8_t* keep = reinterpret_cast<int8_t*>(out_ub[k]);
-      for (uint64_t c = 0; c < m; c += chunk) {
-        const uint64_t cm = std::min(chunk, m - c);
-        loops::ByteIntToHalf(x_half, x + b + c, cm);
-        loops::CompareHalfBits<CMPMODE::GT>(mask, x_half, t, cm);
-        loops::SelectBits(x_half, mask, minus_one, uint16_t{0}, cm);
-        loops::HalfToByteIntRint(keep + c, x_half, cm);
-        loops::Zip(reinterpret_cast<int16_t*>(keep + c), reinterpret_cast<const int16_t*>(keep + c),
-                   reinterpret_cast<const int16_t*>(g + b + c), cm / 2, loops::ZipAlias::kDstX,
-                   [](int16_t a, int16_t v) { return static_cast<int16_t>(a & v); });
-      }
-      copy_out(out + b, out_ub[k], m * sizeof(T));
-    }
-    return true;
+bool RunPassModel(const T* g, const T* x, T* out, uint64_t n, uint64_t tile, float t, uint8_t* scratch,
+                  bool stream) {
+  if constexpr (std::is_same_v<T, bfloat16_t>) {
+    return ascend_kernels::bench::PassModel(reinterpret_cast<const uint16_t*>(g), reinterpret_cast<const uint16_t*>(x),
+                                            reinterpret_cast<uint16_t*>(out), n, tile, t, scratch, stream);
+  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int8_t>) {
+    return ascend_kernels::bench::PassModel(g, x, out, n, tile, t, scratch, stream);
   } else {
-    (void)g, (void)x, (void)out, (void)n, (void)tile, (void)t, (void)scratch, (void)k, (void)round64, (void)copy_out;
+    (void)g, (void)x, (void)out, (void)n, (void)tile, (void)t, (void)scratch, (void)stream;
     return false;
   }
 }
@@ -191,15 +134,17 @@ void Bench(uint64_t n, unsigned threads) {
     for (auto& t : pool) t.join();
   };
   // The pass model, split over the threads as the plain loop is, one UB stand-in per thread.
-  std::vector<test::Aligned<uint8_t>> ubs;
-  for (unsigned w = 0; w < std::max(threads, 1u); ++w) ubs.emplace_back(g_ub_size + 1024);
   const uint64_t tile = td.tiling.tile_data_num;
+  std::vector<test::Aligned<uint8_t>> ubs;
+  for (unsigned w = 0; w < std::max(threads, 1u); ++w) {
+    ubs.emplace_back(ascend_kernels::bench::PassModelScratchBytes<T>(tile));
+  }
   const bool stream = n * sizeof(T) >= ascend_kernels::StreamStoreMinBytes();
   bool has_passes = true;
   auto run_passes = [&] {
     const float t = kIsInt<T> ? 1.0f : 0.25f;
     if (threads <= 1) {
-      has_passes = PassModel(g.data(), x.data(), out.data(), n, tile, t, ubs[0].data(), stream);
+      has_passes = RunPassModel(g.data(), x.data(), out.data(), n, tile, t, ubs[0].data(), stream);
       if (stream) cpu_ascendc::loops::StoreFence();
       return;
     }
@@ -208,7 +153,7 @@ void Bench(uint64_t n, unsigned threads) {
     for (unsigned w = 0; w < threads; ++w) {
       pool.emplace_back([&, w] {
         const uint64_t b = std::min<uint64_t>(n, w * per), e = std::min<uint64_t>(n, b + per);
-        if (e > b) PassModel(g.data() + b, x.data() + b, out.data() + b, e - b, tile, t, ubs[w].data(), stream);
+        if (e > b) RunPassModel(g.data() + b, x.data() + b, out.data() + b, e - b, tile, t, ubs[w].data(), stream);
         if (stream) cpu_ascendc::loops::StoreFence();
       });
     }

@@ -28,6 +28,7 @@
 
 #ifdef JAX_THRESHOLD_HAS_FFI_HANDLER
 #include "xla_ffi/ffi_handler.h"
+#include "xla_ffi/ffi_probe_passes.h"
 #include "xla_ffi/ffi_probe_select.h"
 #endif
 
@@ -249,6 +250,15 @@ NB_MODULE(_native, m) {
             nb::capsule(reinterpret_cast<void*>(jax_threshold::ffi_handler::ProbeSelectCpuHandler())));
       },
       "(target name, XLA platform, handler PyCapsule) of the plain-loop select probe.");
+  // Not the operator's either: the kernel's passes without the emulation (ffi_probe_passes.h).
+  m.def(
+      "ffi_probe_passes_handler",
+      [] {
+        return nb::make_tuple(
+            jax_threshold::ffi_handler::kProbePassesTarget, "cpu",
+            nb::capsule(reinterpret_cast<void*>(jax_threshold::ffi_handler::ProbePassesCpuHandler())));
+      },
+      "(target name, XLA platform, handler PyCapsule) of the kernel pass-model probe.");
 #else
   m.attr("HAS_FFI_HANDLER") = false;
 #endif

@@ -1,8 +1,10 @@
 #include "xla_ffi/ffi_probe_select.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "xla/ffi/api/ffi.h"
 #include "xla_ffi/ffi_error.h"
@@ -26,11 +28,6 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void PlainSelect(
   }
 }
 
-struct ProbeCall {
-  std::unique_ptr<XlaThreadPoolStream> stream;
-  std::optional<ffi::CountDownPromise> done;
-};
-
 ffi::Future ProbeSelectCpu(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> grad,
                            ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> out,
                            double threshold) {
@@ -44,9 +41,27 @@ ffi::Future ProbeSelectCpu(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> grad,
   const float* xs = x.typed_data();
   float* o = out->typed_data();
   const float t = static_cast<float>(threshold);
-  const HostSplit split = SplitHostCall(pool.num_threads(), static_cast<uint64_t>(n) * sizeof(float));
+  return RunProbeBlocks(pool, static_cast<uint64_t>(n) * sizeof(float),
+                        [g, xs, o, n, t](int64_t b, int64_t blocks) {
+                          const int64_t begin = n * b / blocks, end = n * (b + 1) / blocks;
+                          PlainSelect(g + begin, xs + begin, o + begin, end - begin, t);
+                        });
+}
+
+}  // namespace
+
+namespace {
+struct ProbeCall {
+  std::unique_ptr<XlaThreadPoolStream> stream;
+  std::optional<ffi::CountDownPromise> done;
+};
+}  // namespace
+
+ffi::Future RunProbeBlocks(ffi::ThreadPool& pool, uint64_t out_bytes,
+                           std::function<void(int64_t block, int64_t blocks)> block) {
+  const HostSplit split = SplitHostCall(pool.num_threads(), out_bytes);
   if (split.run_inline) {
-    PlainSelect(g, xs, o, n, t);
+    block(0, 1);
     return ReadyFuture(ffi::Error::Success());
   }
   const int64_t workers = split.workers, blocks = split.blocks;
@@ -57,18 +72,12 @@ ffi::Future ProbeSelectCpu(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> grad,
   ffi::Future future(*call->done);
   ProbeCall* raw = call.get();  // the launch keeps `call` alive until `done` has returned
   call->stream->Launch(
-      static_cast<uint32_t>(blocks),
-      [g, xs, o, n, t, blocks](uint32_t b) {
-        const int64_t begin = n * b / blocks, end = n * (b + 1) / blocks;
-        PlainSelect(g + begin, xs + begin, o + begin, end - begin, t);
-      },
+      static_cast<uint32_t>(blocks), [block, blocks](uint32_t b) { block(b, blocks); },
       [raw] { raw->done->CountDown(1); });
   call->stream->Close();
   call->stream->WaitFinished(kFinishPoll);
   return future;
 }
-
-}  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdProbeSelectCpu, ProbeSelectCpu,
                               xla::ffi::Ffi::Bind()
