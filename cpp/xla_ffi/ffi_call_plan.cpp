@@ -90,6 +90,11 @@ std::optional<Layout> MakeLayout(const std::vector<int64_t>& out,
   return layout;
 }
 
+bool SameDims(const ffi::AnyBuffer& a, const ffi::AnyBuffer& b) {
+  const auto da = a.dimensions(), db = b.dimensions();
+  return da.size() == db.size() && std::equal(da.begin(), da.end(), db.begin());
+}
+
 // NumPy broadcasting of `shapes`; false if they do not broadcast.
 bool BroadcastDims(const std::array<const std::vector<int64_t>*, 3>& shapes,
                    std::vector<int64_t>& out) {
@@ -140,7 +145,6 @@ ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::Any
   const aclDataType grad_dtype = ToAclDataType(grad.element_type());
   const aclDataType x_dtype = ToAclDataType(x.element_type());
   const aclDataType out_dtype = ToAclDataType(out.element_type());
-  const std::vector<int64_t> grad_dims = Dims(grad), x_dims = Dims(x), out_dims = Dims(out);
   int64_t threshold_count = 1;
   for (int64_t d : threshold.dims) threshold_count *= d;
   const std::vector<int64_t> scalar_dims;
@@ -178,6 +182,16 @@ ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::Any
     return ffi::Error::Success();
   };
 
+  // The common call: grad_output, x and out of one shape, one threshold. The layout below would
+  // merge every dim into one contiguous view ([] for a single element); make it directly, with
+  // none of the per-call vectors the general case needs.
+  if (threshold_count == 1 && SameDims(grad, out) && SameDims(x, out) && out.element_count() > 0) {
+    const int64_t n = static_cast<int64_t>(out.element_count());
+    const View flat = n == 1 ? View{} : View{{n}, {1}, 0};
+    return add_slice(flat, flat, flat, 0);
+  }
+
+  const std::vector<int64_t> grad_dims = Dims(grad), x_dims = Dims(x), out_dims = Dims(out);
   // A direct custom call may declare any result; XLA hands it over as declared.
   if (std::vector<int64_t> expected; BroadcastDims({&grad_dims, &x_dims, &thr_dims}, expected) &&
                                      expected != out_dims) {
