@@ -19,20 +19,23 @@ import jax.numpy as jnp
 import jax_threshold as jt
 
 
-def _probe():
-  from jax_threshold import _native  # pylint: disable=g-import-not-at-top
-  target, platform, capsule = _native.ffi_probe_handler()
-  jax.ffi.register_ffi_target(target, capsule, platform=platform)
-  return target
+class _ProbeTest(parameterized.TestCase):
+  """Registers the probe target `_native.<HANDLER>()` names; skips without the extension."""
 
-
-class FfiProbeTest(parameterized.TestCase):
+  HANDLER = ""
 
   def setUp(self):
     super().setUp()
     if "ffi" not in jt.available_implementations():
       self.skipTest("needs the native extension")
-    self.target = _probe()
+    from jax_threshold import _native  # pylint: disable=g-import-not-at-top
+    target, platform, capsule = getattr(_native, self.HANDLER)()
+    jax.ffi.register_ffi_target(target, capsule, platform=platform)
+    self.target = target
+
+
+class FfiProbeTest(_ProbeTest):
+  HANDLER = "ffi_probe_handler"
 
   # 1000 elements run inline; 2^17 (512 KiB of output) run in blocks on XLA's pool.
   @parameterized.parameters(1000, 1 << 17)
@@ -51,20 +54,8 @@ class FfiProbeTest(parameterized.TestCase):
       jax.block_until_ready(call(jnp.ones(8, jnp.float32), jnp.ones(4, jnp.float32), threshold=0.5))
 
 
-def _passes_probe():
-  from jax_threshold import _native  # pylint: disable=g-import-not-at-top
-  target, platform, capsule = _native.ffi_probe_passes_handler()
-  jax.ffi.register_ffi_target(target, capsule, platform=platform)
-  return target
-
-
-class PassesProbeTest(parameterized.TestCase):
-
-  def setUp(self):
-    super().setUp()
-    if "ffi" not in jt.available_implementations():
-      self.skipTest("needs the native extension")
-    self.target = _passes_probe()
+class PassesProbeTest(_ProbeTest):
+  HANDLER = "ffi_probe_passes_handler"
 
   # Sizes below one 256-element step, between steps, inline (<= 64 KiB of output) and in blocks
   # on XLA's pool; the last of each dtype has 8 MiB of output or more (non-temporal stores).

@@ -21,11 +21,11 @@
 //
 // Buffers (beside the kernel's 2x2 input and 2 output queue buffers of `capacity` elements):
 // a mask of capacity/8 bytes, and a float32 chunk of min(2048, capacity/4) elements for half,
-// min(2048, capacity) for bfloat16 (rounded down to 256); for int8/uint8 (chunked too) a mask for one chunk and two half buffers of one chunk
-// of min(2048, capacity) elements (widened x, then the constant -1.0h that Select takes as its
-// tensor operand, written once per core as far as the tiles need it). Counts are rounded up to
-// whole vector repeats (`kAlign` elements); the lanes past the tile's real count compute on stale
-// UB and are never copied out.
+// min(2048, capacity) for bfloat16 (rounded down to 256); for int8/uint8 (chunked too) a mask for
+// one chunk and two half buffers of one chunk of min(2048, capacity) elements (widened x, then
+// the constant -1.0h that Select takes as its tensor operand, written once per core as far as
+// the tiles need it). Counts are rounded up to whole vector repeats (`kAlign` elements); the
+// lanes past the tile's real count compute on stale UB and are never copied out.
 #pragma once
 
 #include "kernel_operator.h"

@@ -28,6 +28,12 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void PlainSelect(
   }
 }
 
+// What a pooled probe call keeps alive until its last block has finished.
+struct ProbeCall {
+  std::unique_ptr<XlaThreadPoolStream> stream;
+  std::optional<ffi::CountDownPromise> done;
+};
+
 ffi::Future ProbeSelectCpu(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> grad,
                            ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> out,
                            double threshold) {
@@ -48,13 +54,6 @@ ffi::Future ProbeSelectCpu(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> grad,
                         });
 }
 
-}  // namespace
-
-namespace {
-struct ProbeCall {
-  std::unique_ptr<XlaThreadPoolStream> stream;
-  std::optional<ffi::CountDownPromise> done;
-};
 }  // namespace
 
 ffi::Future RunProbeBlocks(ffi::ThreadPool& pool, uint64_t out_bytes,
