@@ -533,11 +533,7 @@ def build_cases(names, g, x, threshold, libs, notes, donate):
 
 def probe_ffi_case(jax, jt, a, b, threshold):
   """The plain-loop custom call on float32 buffers of the case's byte count (fresh outputs)."""
-  from jax_threshold import _native  # pylint: disable=g-import-not-at-top
-  target, platform_name, capsule = _native.ffi_probe_handler()
-  if target not in _REGISTERED_PROBES:
-    jax.ffi.register_ffi_target(target, capsule, platform=platform_name)
-    _REGISTERED_PROBES.add(target)
+  target = _register_probe(jax, "ffi_probe_handler")
   aj, bj = jax.device_put(a), jax.device_put(b)
   call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(a.shape, a.dtype))
   f = jax.jit(lambda gg, xx: call(gg, xx, threshold=float(threshold)))
@@ -548,11 +544,7 @@ def probe_ffi_case(jax, jt, a, b, threshold):
 
 def probe_passes_case(jax, gj, xj, threshold, nbytes):
   """The kernel's passes as a custom call, on the case's arrays (fresh outputs)."""
-  from jax_threshold import _native  # pylint: disable=g-import-not-at-top
-  target, platform_name, capsule = _native.ffi_probe_passes_handler()
-  if target not in _REGISTERED_PROBES:
-    jax.ffi.register_ffi_target(target, capsule, platform=platform_name)
-    _REGISTERED_PROBES.add(target)
+  target = _register_probe(jax, "ffi_probe_passes_handler")
   call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(gj.shape, gj.dtype))
   f = jax.jit(lambda gg, xx: call(gg, xx, threshold=float(threshold)))
   return Case(KERNEL_SHAPE_PROBE, lambda: f(gj, xj).block_until_ready(),
@@ -561,6 +553,16 @@ def probe_passes_case(jax, gj, xj, threshold, nbytes):
 
 
 _REGISTERED_PROBES = set()
+
+
+def _register_probe(jax, handler):
+  """Registers the benchmark-only target `_native.<handler>()` names, once; returns its name."""
+  from jax_threshold import _native  # pylint: disable=g-import-not-at-top
+  target, platform_name, capsule = getattr(_native, handler)()
+  if target not in _REGISTERED_PROBES:
+    jax.ffi.register_ffi_target(target, capsule, platform=platform_name)
+    _REGISTERED_PROBES.add(target)
+  return target
 
 
 def aclnn_phase2_case(g, x, threshold, nbytes):

@@ -22,7 +22,7 @@
 namespace ascend_kernels::bench {
 
 // docs/behaviour.md §3: the tile (elements) the tiling gives for `ub_size` and `ub_data_number`.
-inline uint64_t SpecTileElements(uint64_t ub_size, uint64_t ub_data_number, uint64_t element_bytes) {
+constexpr uint64_t SpecTileElements(uint64_t ub_size, uint64_t ub_data_number, uint64_t element_bytes) {
   return (ub_size / 256) / ub_data_number * 256 / element_bytes;
 }
 

@@ -1,8 +1,7 @@
 #include "xla_ffi/ffi_probe_passes.h"
 
+#include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
 
 #include "ascend_kernels/host_launch.h"  // kStreamStoreMinBytes
 #include "bench/pass_model.h"
@@ -17,42 +16,42 @@ namespace {
 namespace ffi = ::xla::ffi;
 namespace bench = ::ascend_kernels::bench;
 
-struct FreeDeleter {
-  void operator()(uint8_t* p) const { std::free(p); }
-};
+// The host tile of T (the kernel's tiling at kHostUbSize), and the UB stand-in it needs.
+template <typename T>
+constexpr uint64_t HostTile() {
+  return bench::SpecTileElements(kHostUbSize, bench::PassModelUbDataNumber<T>(), sizeof(T));
+}
+template <typename T>
+constexpr uint64_t HostScratchBytes() {
+  return bench::PassModelScratchBytes<T>(HostTile<T>());
+}
+constexpr uint64_t kScratchBytes =
+    std::max({HostScratchBytes<float>(), HostScratchBytes<uint16_t>(), HostScratchBytes<int8_t>()});
 
-// The calling thread's UB stand-in, at least `bytes` (64-byte aligned, kept between calls).
-uint8_t* ThreadScratch(uint64_t bytes) {
-  thread_local std::unique_ptr<uint8_t, FreeDeleter> buffer;
-  thread_local uint64_t size = 0;
-  if (size < bytes) {
-    const uint64_t rounded = (bytes + 63) / 64 * 64;
-    buffer.reset(static_cast<uint8_t*>(std::aligned_alloc(64, rounded)));
-    size = buffer ? rounded : 0;
-  }
-  return buffer.get();
+// The calling thread's UB stand-in: fixed size, so a block never allocates.
+uint8_t* ThreadScratch() {
+  alignas(64) thread_local uint8_t scratch[kScratchBytes];
+  return scratch;
 }
 
 // T: float, uint16_t (bfloat16 bits) or int8_t. Tiles as the host UB tiles the kernel.
 template <typename T>
 ffi::Future Run(ffi::ThreadPool& pool, const void* grad, const void* x, void* out, int64_t n,
                 float t) {
-  const uint64_t tile = bench::SpecTileElements(kHostUbSize, bench::PassModelUbDataNumber<T>(), sizeof(T));
+  constexpr uint64_t tile = HostTile<T>();
   const bool stream = static_cast<uint64_t>(n) * sizeof(T) >= ::ascend_kernels::kStreamStoreMinBytes;
   const T* g = static_cast<const T*>(grad);
   const T* xs = static_cast<const T*>(x);
   T* o = static_cast<T*>(out);
   return RunProbeBlocks(pool, static_cast<uint64_t>(n) * sizeof(T),
-                        [g, xs, o, n, t, tile, stream](int64_t b, int64_t blocks) {
+                        [g, xs, o, n, t, stream](int64_t b, int64_t blocks) {
                           // Blocks start on 256-element steps, so only the last has a tail.
                           const int64_t begin = n * b / blocks / 256 * 256;
                           const int64_t end = b + 1 == blocks ? n : n * (b + 1) / blocks / 256 * 256;
                           if (end <= begin) return;
-                          uint8_t* scratch = ThreadScratch(bench::PassModelScratchBytes<T>(tile));
-                          if (scratch == nullptr) std::abort();  // a benchmark probe: no recovery
                           bench::PassModelAll(g + begin, xs + begin, o + begin,
-                                              static_cast<uint64_t>(end - begin), tile, t, scratch,
-                                              stream);
+                                              static_cast<uint64_t>(end - begin), tile, t,
+                                              ThreadScratch(), stream);
                           if (stream) cpu_ascendc::loops::StoreFence();
                         });
 }
