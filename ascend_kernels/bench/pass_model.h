@@ -3,7 +3,9 @@
 //
 // Per tile it runs the loops the CPU AscendC primitives run (cpu_ascendc/vector_loops.h), in the
 // order ThresholdSelect and SelectKernel call them, on `scratch` standing in for UB, inputs read
-// from GM as the deferred copies do. No queues, no checks, no deferred-copy list: the fastest
+// from GM as the deferred copies do, and the deferred vector ops' shortcuts as the primitives
+// take them (cpu_ascendc/deferred_vector_op.h: the compare of a widened x from x's own bits on
+// AVX-512 hosts, a streamed output's select straight into GM). No queues, no checks, no deferred-copy list: the fastest
 // this kernel's shape can run on the host. `kernel / passes` is what the emulation's bookkeeping
 // costs; `passes / a fused loop` what the shape costs. Used by the kernel microbenchmark
 // (bench/kernel_bench.cpp) and by the benchmark-only custom call probe_passes
@@ -57,6 +59,20 @@ bool PassModel(const T* g, const T* x, T* out, uint64_t n, uint64_t tile, float 
       loops::CopyBytes(dst, src, bytes);
     }
   };
+  // The select of a GM-read grad into UB and the copy-out; for a streamed output, the select
+  // straight into GM at the copy-out (deferred_vector_op.h).
+  auto select_out = [stream, &copy_out](auto* dst, const uint8_t* mask, const auto* src, uint64_t count,
+                                        uint8_t* ub) {
+    using B = std::remove_const_t<std::remove_pointer_t<decltype(src)>>;
+    if (stream) {
+      loops::StreamSelectBits(dst, mask, src, B{0}, count);
+    } else {
+      loops::SelectBits(reinterpret_cast<B*>(ub), mask, src, B{0}, count);
+      copy_out(dst, ub, count * sizeof(B));
+    }
+  };
+  // The compare of a widened x reads x's narrow bits on AVX-512 hosts (the deferred Cast).
+  const bool narrow_compare = loops::BestIsa() == loops::Isa::kAvx512;
   uint8_t* out_ub[2] = {scratch, scratch + round64(tile * sizeof(T))};
   uint8_t* mask = out_ub[1] + round64(tile * sizeof(T));
   uint8_t* wide = mask + round64(tile / 8 + 1);
@@ -65,9 +81,8 @@ bool PassModel(const T* g, const T* x, T* out, uint64_t n, uint64_t tile, float 
     for (uint64_t b = 0; b < n; b += tile, k ^= 1) {
       const uint64_t m = std::min(tile, n - b);
       loops::CompareBits<CMPMODE::GT, float>(mask, x + b, t, m);
-      loops::SelectBits(reinterpret_cast<uint32_t*>(out_ub[k]), mask, reinterpret_cast<const uint32_t*>(g + b),
-                        0u, m);
-      copy_out(out + b, out_ub[k], m * sizeof(T));
+      select_out(reinterpret_cast<uint32_t*>(out + b), mask, reinterpret_cast<const uint32_t*>(g + b), m,
+                 out_ub[k]);
     }
     return true;
   } else if constexpr (std::is_same_v<T, uint16_t>) {  // bfloat16 bits
@@ -77,11 +92,14 @@ bool PassModel(const T* g, const T* x, T* out, uint64_t n, uint64_t tile, float 
       const uint64_t m = std::min(tile, n - b);
       for (uint64_t c = 0; c < m; c += chunk) {
         const uint64_t cm = std::min(chunk, m - c);
-        loops::Bf16ToFloat(reinterpret_cast<float*>(wide), x + b + c, cm);
-        loops::CompareBits<CMPMODE::GT, float>(mask + c / 8, reinterpret_cast<const float*>(wide), t, cm);
+        if (narrow_compare) {
+          loops::CompareBf16Bits<CMPMODE::GT>(mask + c / 8, x + b + c, t, cm);
+        } else {
+          loops::Bf16ToFloat(reinterpret_cast<float*>(wide), x + b + c, cm);
+          loops::CompareBits<CMPMODE::GT, float>(mask + c / 8, reinterpret_cast<const float*>(wide), t, cm);
+        }
       }
-      loops::SelectBits(reinterpret_cast<uint16_t*>(out_ub[k]), mask, g + b, uint16_t{0}, m);
-      copy_out(out + b, out_ub[k], m * sizeof(T));
+      select_out(out + b, mask, g + b, m, out_ub[k]);
     }
     return true;
   } else if constexpr (std::is_same_v<T, int8_t>) {
@@ -94,8 +112,12 @@ bool PassModel(const T* g, const T* x, T* out, uint64_t n, uint64_t tile, float 
       int8_t* keep = reinterpret_cast<int8_t*>(out_ub[k]);
       for (uint64_t c = 0; c < m; c += chunk) {
         const uint64_t cm = std::min(chunk, m - c);
-        loops::ByteIntToHalf(x_half, x + b + c, cm);
-        loops::CompareHalfBits<CMPMODE::GT>(mask, x_half, t, cm);
+        if (narrow_compare) {
+          loops::CompareByteIntBits<CMPMODE::GT>(mask, x + b + c, t, cm);
+        } else {
+          loops::ByteIntToHalf(x_half, x + b + c, cm);
+          loops::CompareHalfBits<CMPMODE::GT>(mask, x_half, t, cm);
+        }
         loops::SelectBits(x_half, mask, minus_one, uint16_t{0}, cm);
         loops::HalfToByteIntRint(keep + c, x_half, cm);
         loops::Zip(reinterpret_cast<int16_t*>(keep + c), reinterpret_cast<const int16_t*>(keep + c),
@@ -106,7 +128,7 @@ bool PassModel(const T* g, const T* x, T* out, uint64_t n, uint64_t tile, float 
     }
     return true;
   } else {
-    (void)g, (void)x, (void)out, (void)n, (void)tile, (void)t, (void)scratch, (void)k, (void)copy_out;
+    (void)g, (void)x, (void)out, (void)n, (void)tile, (void)t, (void)scratch, (void)k, (void)select_out, (void)narrow_compare;
     return false;
   }
 }

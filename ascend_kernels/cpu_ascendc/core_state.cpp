@@ -6,7 +6,7 @@
 #include <memory>
 #include <utility>
 
-#include "deferred_copy.h"
+#include "pending_ub_work.h"
 #include "precondition.h"
 #include "vector_loops.h"
 
@@ -79,6 +79,7 @@ CoreScope::CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t platform_u
   s.pipe_live = false;
   s.stream_gm_stores = false;
   ThreadDeferredCopies().Clear();
+  ThreadDeferredVectorOps().Clear();
   s.gm_regions = gm_regions;  // into the thread's vector: no allocation once it has grown
   s.rules = &rules;
   t_core.active = true;
@@ -88,6 +89,7 @@ CoreScope::~CoreScope() {
   // Non-temporal stores of this block are made visible before the launcher can report it done.
   if (t_core.state.stream_gm_stores) loops::StoreFence();
   ThreadDeferredCopies().Clear();  // the UB dies with the block: pending copies are moot
+  ThreadDeferredVectorOps().Clear();
   t_core.active = false;
   t_core.state.gm_regions.clear();
 }

@@ -49,11 +49,26 @@ inline void CheckWholeBlocks(uint64_t count, const char* api) {
 // GM -> UB copies that read these GM bytes are made first (UB keeps the old values).
 inline void CopyToGm(void* gm, const void* ub, uint64_t bytes) {
   cpu_ascendc::ThreadDeferredCopies().SettleGm(gm, bytes);
+  cpu_ascendc::ThreadDeferredVectorOps().SettleGm(gm, bytes);
   if (cpu_ascendc::CurrentCore().stream_gm_stores) {
     cpu_ascendc::loops::StreamCopyBytes(gm, ub, bytes);
   } else {
     cpu_ascendc::loops::CopyBytes(gm, ub, bytes);
   }
+}
+// `bytes` of the UB view src (`count` elements of it checked) to GM: a deferred select that
+// produced them runs straight into GM (deferred_vector_op.h); otherwise the UB bytes are copied.
+template <typename T>
+inline void CopyUbToGm(void* gm, const LocalTensor<T>& src, uint64_t count, uint64_t bytes, const char* api) {
+  auto& ops = cpu_ascendc::ThreadDeferredVectorOps();
+  if (ops.Pending() != 0) {
+    cpu_ascendc::ThreadDeferredCopies().SettleGm(gm, bytes);
+    ops.SettleGm(gm, bytes);
+    if (ops.CopyOut(gm, src.CheckedAlignedData(count, api), bytes, cpu_ascendc::CurrentCore().stream_gm_stores)) {
+      return;
+    }
+  }
+  CopyToGm(gm, src.AlignedData(count, api), bytes);
 }
 }  // namespace internal
 
@@ -65,8 +80,9 @@ template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
   constexpr const char* kApi = "DataCopy(GM->UB)";
   internal::CheckWholeBlocks<T>(count, kApi);
-  cpu_ascendc::ThreadDeferredCopies().Defer(reinterpret_cast<uint8_t*>(dst.CheckedAlignedData(count, kApi)),
-                                            reinterpret_cast<const uint8_t*>(src.CheckedRange(count, kApi)),
+  uint8_t* ub = reinterpret_cast<uint8_t*>(dst.CheckedAlignedData(count, kApi));
+  cpu_ascendc::ThreadDeferredVectorOps().Overwrite(ub, count * sizeof(T));
+  cpu_ascendc::ThreadDeferredCopies().Defer(ub, reinterpret_cast<const uint8_t*>(src.CheckedRange(count, kApi)),
                                             count * sizeof(T));
 }
 
@@ -75,7 +91,7 @@ template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
   constexpr const char* kApi = "DataCopy(UB->GM)";
   internal::CheckWholeBlocks<T>(count, kApi);
-  internal::CopyToGm(dst.CheckedRange(count, kApi), src.AlignedData(count, kApi), count * sizeof(T));
+  internal::CopyUbToGm(dst.CheckedRange(count, kApi), src, count, count * sizeof(T), kApi);
 }
 
 // UB -> UB.
@@ -135,8 +151,12 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
   const uint64_t n = params.blockCount;
   if (n == 0) return;
   T* g = dst.CheckedRange((n - 1) * gm_pitch + elems, kApi);
-  const uint8_t* u =
-      reinterpret_cast<const uint8_t*>(src.AlignedData(((n - 1) * ub_pitch + params.blockLen) / sizeof(T), kApi));
+  const uint64_t ub_elems = ((n - 1) * ub_pitch + params.blockLen) / sizeof(T);
+  if (n == 1) {
+    internal::CopyUbToGm(g, src, ub_elems, params.blockLen, kApi);
+    return;
+  }
+  const uint8_t* u = reinterpret_cast<const uint8_t*>(src.AlignedData(ub_elems, kApi));
   for (uint64_t b = 0; b < n; ++b) internal::CopyToGm(g + b * gm_pitch, u + b * ub_pitch, params.blockLen);
 }
 

@@ -10,11 +10,13 @@
 // copy's source (DataCopy / DataCopyPad UB -> GM), so UB keeps the values GM had at DataCopy
 // time. A read-only operand (`ReadableUb`) that lies inside one deferred copy reads GM directly.
 //
-// Per host thread (a block runs on one thread from start to end); CoreScope clears the list.
+// Per host thread (a block runs on one thread from start to end; pending_ub_work.h); CoreScope
+// clears the list.
 #pragma once
 
 #include <cstdint>
 
+#include "byte_span.h"
 #include "vector_loops.h"
 
 namespace cpu_ascendc {
@@ -26,7 +28,7 @@ class DeferredCopies {
   void Defer(uint8_t* ub, const uint8_t* gm, uint64_t bytes) {
     for (int i = 0; i < n_;) {
       Entry& e = entries_[i];
-      if (Overlaps(e.ub, e.bytes, ub, bytes)) {
+      if (RangesOverlap(e.ub, e.bytes, ub, bytes)) {
         if (!(ub <= e.ub && e.ub + e.bytes <= ub + bytes)) Make(e);
         Remove(i);
       } else {
@@ -38,8 +40,8 @@ class DeferredCopies {
       Remove(0);
     }
     if (n_ == 0) {
-      ub_span_ = Span{};
-      gm_span_ = Span{};
+      ub_span_ = ByteSpan{};
+      gm_span_ = ByteSpan{};
     }
     entries_[n_++] = Entry{ub, gm, bytes};
     ub_span_.Add(ub, bytes);
@@ -92,16 +94,12 @@ class DeferredCopies {
     uint64_t bytes;
   };
 
-  static bool Overlaps(const void* a, uint64_t a_bytes, const void* b, uint64_t b_bytes) {
-    const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
-    return a_bytes != 0 && b_bytes != 0 && x < y + b_bytes && y < x + a_bytes;
-  }
   static void Make(const Entry& e) { loops::CopyBytes(e.ub, e.gm, e.bytes); }
   void Remove(int i) { entries_[i] = entries_[--n_]; }  // order is irrelevant
   void SettleWhere(const void* p, uint64_t bytes, bool by_source) {
     for (int i = 0; i < n_;) {
       const Entry& e = entries_[i];
-      if (Overlaps(by_source ? static_cast<const void*>(e.gm) : e.ub, e.bytes, p, bytes)) {
+      if (RangesOverlap(by_source ? static_cast<const void*>(e.gm) : e.ub, e.bytes, p, bytes)) {
         Make(e);
         Remove(i);
       } else {
@@ -110,32 +108,11 @@ class DeferredCopies {
     }
   }
 
-  // The smallest byte range holding every pending copy's UB (or GM) bytes since the list was last
-  // empty: a superset, so a range outside it overlaps no pending copy.
-  struct Span {
-    uintptr_t begin = UINTPTR_MAX;
-    uintptr_t end = 0;
-    void Add(const void* p, uint64_t bytes) {
-      const auto b = reinterpret_cast<uintptr_t>(p);
-      begin = b < begin ? b : begin;
-      end = b + bytes > end ? b + bytes : end;
-    }
-    bool Overlaps(const void* p, uint64_t bytes) const {
-      const auto b = reinterpret_cast<uintptr_t>(p);
-      return bytes != 0 && b < end && begin < b + bytes;
-    }
-  };
-
   Entry entries_[kMaxEntries] = {};
   int n_ = 0;
-  Span ub_span_;
-  Span gm_span_;
+  // The pending copies' UB (and GM) bytes since the list was last empty.
+  ByteSpan ub_span_;
+  ByteSpan gm_span_;
 };
-
-// The calling thread's deferred copies.
-inline DeferredCopies& ThreadDeferredCopies() {
-  thread_local DeferredCopies copies;
-  return copies;
-}
 
 }  // namespace cpu_ascendc

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "ascendc_types.h"
-#include "deferred_copy.h"
+#include "pending_ub_work.h"
 #include "precondition.h"
 
 namespace AscendC {
@@ -45,23 +45,26 @@ class LocalTensor {
 
   // For the CPU primitives: pointer to `count` elements, checked to lie inside the buffer and
   // to start 32-byte aligned (every UB operand of the vector and copy units must). The UB bytes
-  // hold their current values: deferred GM -> UB copies into them are made first
-  // (deferred_copy.h).
-  T* Data(uint64_t count, const char* api) const {
-    T* p = CheckedData(count, api);
-    cpu_ascendc::ThreadDeferredCopies().SettleUb(p, count * sizeof(T));
-    return p;
-  }
-  T* AlignedData(uint64_t count, const char* api) const {
-    T* p = CheckedAlignedData(count, api);
-    cpu_ascendc::ThreadDeferredCopies().SettleUb(p, count * sizeof(T));
-    return p;
-  }
+  // hold their current values: deferred GM -> UB copies and vector ops into them are made
+  // first (deferred_copy.h, deferred_vector_op.h).
+  T* Data(uint64_t count, const char* api) const { return Settled(CheckedData(count, api), count); }
+  T* AlignedData(uint64_t count, const char* api) const { return Settled(CheckedAlignedData(count, api), count); }
   // The same checks, for an operand that is only read: where its `count` elements can be read
   // now (its UB bytes, or the GM source of a deferred copy still pending for all of them).
   const T* ReadableData(uint64_t count, const char* api) const {
     const T* p = CheckedAlignedData(count, api);
-    return static_cast<const T*>(cpu_ascendc::ThreadDeferredCopies().Readable(p, count * sizeof(T)));
+    cpu_ascendc::PendingUbWork& work = cpu_ascendc::ThreadPendingUbWork();
+    work.ops.SettleUb(p, count * sizeof(T));
+    return static_cast<const T*>(work.copies.Readable(p, count * sizeof(T)));
+  }
+  // The same checks, for a destination written whole and not read: deferred vector ops it covers
+  // are dropped instead of made.
+  T* OverwrittenData(uint64_t count, const char* api) const {
+    T* p = CheckedAlignedData(count, api);
+    cpu_ascendc::PendingUbWork& work = cpu_ascendc::ThreadPendingUbWork();
+    work.copies.SettleUb(p, count * sizeof(T));
+    work.ops.Overwrite(p, count * sizeof(T));
+    return p;
   }
   // The checks alone: the UB address, whose bytes may still await a deferred copy (for overlap
   // checks and for DataCopy's own destination).
@@ -89,6 +92,12 @@ class LocalTensor {
 
  private:
   uint64_t bytes_left() const { return static_cast<uint64_t>(buf_end_ - addr_); }
+  static T* Settled(T* p, uint64_t count) {
+    cpu_ascendc::PendingUbWork& work = cpu_ascendc::ThreadPendingUbWork();
+    work.copies.SettleUb(p, count * sizeof(T));
+    work.ops.SettleUb(p, count * sizeof(T));
+    return p;
+  }
 };
 
 }  // namespace AscendC

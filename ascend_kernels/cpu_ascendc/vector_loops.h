@@ -809,6 +809,91 @@ inline void CompareHalfBits(uint8_t* __restrict dst, const uint16_t* __restrict 
 #endif
 }
 
+// ---- Compares of a widened operand straight from its narrow bits: bit i = widen(src[i]) <cmp>
+// t, the bits a Cast to float (bfloat16) or half (int8 / uint8, exact) and a CompareScalar
+// against t give, with no widened copy in between (cpu_ascendc/deferred_vector_op.h). n is a
+// multiple of 8. The AVX-512 forms are the ones used; the scalar forms are the reference and
+// the fallback. ----
+
+template <AscendC::CMPMODE kMode>
+inline void ScalarCompareBf16(uint8_t* __restrict dst, const uint16_t* __restrict src, float t, uint64_t n) {
+  for (uint64_t k = 0; k < n / 8; ++k) {
+    uint8_t byte = 0;
+    for (uint32_t j = 0; j < 8; ++j) {
+      byte |= static_cast<uint8_t>(ComparePred<kMode>(Bf16BitsToFloat(src[8 * k + j]), t) << j);
+    }
+    dst[k] = byte;
+  }
+}
+template <AscendC::CMPMODE kMode, typename I>
+inline void ScalarCompareByteInt(uint8_t* __restrict dst, const I* __restrict src, float t, uint64_t n) {
+  for (uint64_t k = 0; k < n / 8; ++k) {
+    uint8_t byte = 0;
+    for (uint32_t j = 0; j < 8; ++j) {
+      byte |= static_cast<uint8_t>(ComparePred<kMode>(static_cast<float>(src[8 * k + j]), t) << j);
+    }
+    dst[k] = byte;
+  }
+}
+
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+// 16 elements a step, widened in a register (bfloat16: its bits are a float's high half); an odd
+// last mask byte goes through the scalar form.
+template <AscendC::CMPMODE kMode>
+__attribute__((target("avx512f,avx512bw"))) void Avx512CompareBf16(uint8_t* __restrict dst,
+                                                                   const uint16_t* __restrict src, float t,
+                                                                   uint64_t n) {
+  const __m512 tv = _mm512_set1_ps(t);
+  uint64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i wide =
+        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i))), 16);
+    const uint16_t bits = static_cast<uint16_t>(CmpPsMask512<kMode>(_mm512_castsi512_ps(wide), tv));
+    std::memcpy(dst + i / 8, &bits, sizeof bits);
+  }
+  if (i < n) ScalarCompareBf16<kMode>(dst + i / 8, src + i, t, n - i);
+}
+template <AscendC::CMPMODE kMode, typename I>
+__attribute__((target("avx512f,avx512bw"))) void Avx512CompareByteInt(uint8_t* __restrict dst,
+                                                                      const I* __restrict src, float t, uint64_t n) {
+  const __m512 tv = _mm512_set1_ps(t);
+  uint64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    const __m512i wide = std::is_signed_v<I> ? _mm512_cvtepi8_epi32(bytes) : _mm512_cvtepu8_epi32(bytes);
+    const uint16_t bits = static_cast<uint16_t>(CmpPsMask512<kMode>(_mm512_cvtepi32_ps(wide), tv));
+    std::memcpy(dst + i / 8, &bits, sizeof bits);
+  }
+  if (i < n) ScalarCompareByteInt<kMode>(dst + i / 8, src + i, t, n - i);
+}
+#endif
+
+template <AscendC::CMPMODE kMode>
+inline void CompareBf16Bits(uint8_t* __restrict dst, const uint16_t* __restrict src, float t, uint64_t n,
+                            Isa isa = BestIsa()) {
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+  if (isa == Isa::kAvx512) {
+    Avx512CompareBf16<kMode>(dst, src, t, n);
+    return;
+  }
+#endif
+  (void)isa;
+  ScalarCompareBf16<kMode>(dst, src, t, n);
+}
+template <AscendC::CMPMODE kMode, typename I>
+inline void CompareByteIntBits(uint8_t* __restrict dst, const I* __restrict src, float t, uint64_t n,
+                               Isa isa = BestIsa()) {
+  static_assert(std::is_same_v<I, int8_t> || std::is_same_v<I, uint8_t>, "byte integers");
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+  if (isa == Isa::kAvx512) {
+    Avx512CompareByteInt<kMode>(dst, src, t, n);
+    return;
+  }
+#endif
+  (void)isa;
+  ScalarCompareByteInt<kMode>(dst, src, t, n);
+}
+
 // ---- Select (VSEL_TENSOR_SCALAR_MODE) on element bits: dst[i] = bit i ? src[i] : fill. ----
 // dst may equal src (in place); then both name the same memory, so no restrict here.
 
@@ -907,7 +992,8 @@ __attribute__((target("avx2"))) void Avx2Select(B* dst, const uint8_t* __restric
 // Whole mask bytes: the mask bytes a vector covers (2 for 16 x 32-bit lanes, 4 for 32 x 16-bit,
 // 1 for 8 x 64-bit) are its lane mask as they stand, and a masked move over a vector of `fill`
 // picks src lane by lane. The last bytes that do not fill a vector go through the AVX2 loop.
-template <typename B>
+// kStream: the whole vectors with streaming stores (dst 64-byte aligned).
+template <typename B, bool kStream = false>
 __attribute__((target("avx512f,avx512bw"))) void Avx512Select(B* dst, const uint8_t* __restrict mask, const B* src,
                                                               B fill, uint64_t bytes) {
   static_assert(sizeof(B) == 2 || sizeof(B) == 4 || sizeof(B) == 8, "16/32/64-bit lanes");
@@ -927,7 +1013,11 @@ __attribute__((target("avx512f,avx512bw"))) void Avx512Select(B* dst, const uint
     } else {
       r = _mm512_mask_mov_epi64(_mm512_set1_epi64(static_cast<long long>(fill)), static_cast<__mmask8>(mask[k]), s);
     }
-    _mm512_storeu_si512(dst + 8 * k, r);
+    if constexpr (kStream) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + 8 * k), r);
+    } else {
+      _mm512_storeu_si512(dst + 8 * k, r);
+    }
   }
   if (k < bytes) Avx2Select(dst + 8 * k, mask + k, src + 8 * k, fill, bytes - k);
 }
@@ -954,6 +1044,23 @@ inline void SelectBits(B* dst, const uint8_t* __restrict mask, const B* src, B f
 #else
   ScalarSelect(dst, mask, src, fill, n);
 #endif
+}
+
+// SelectBits with non-temporal stores where the build and host have AVX-512 and dst is 64-byte
+// aligned (otherwise plain SelectBits): a select whose result goes straight to an output in GM
+// that the launch does not read again (deferred_vector_op.h). Weakly ordered, like StreamCopyBytes.
+template <typename B>
+inline void StreamSelectBits(B* dst, const uint8_t* __restrict mask, const B* src, B fill, uint64_t n,
+                             Isa isa = BestIsa()) {
+#if CPU_ASCENDC_HAVE_AVX2_CLONE
+  if (isa == Isa::kAvx512 && (reinterpret_cast<uintptr_t>(dst) & 63) == 0) {
+    Avx512Select<B, /*kStream=*/true>(dst, mask, src, fill, n / 8);
+    const uint64_t done = n / 8 * 8;
+    if (done < n) ScalarSelect(dst + done, mask + done / 8, src + done, fill, n - done);
+    return;
+  }
+#endif
+  SelectBits(dst, mask, src, fill, n, isa);
 }
 
 }  // namespace loops

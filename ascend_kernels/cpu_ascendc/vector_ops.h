@@ -109,6 +109,49 @@ inline float RoundFloat(float v, RoundMode mode) {
   }
 }
 
+// Whether a deferred Cast of `kind` produces T elements (float from 16-bit floats, half from
+// byte integers).
+template <typename T>
+inline bool CastResultIs(cpu_ascendc::DeferredKind kind) {
+  using cpu_ascendc::DeferredKind;
+  if constexpr (std::is_same_v<T, float>) return kind == DeferredKind::kBf16ToFloat || kind == DeferredKind::kHalfToFloat;
+  return kind == DeferredKind::kInt8ToHalf || kind == DeferredKind::kUint8ToHalf;
+}
+
+// CompareScalar of a deferred Cast's results, from its narrow GM source (out of line: the
+// common compare stays small).
+template <CMPMODE kMode>
+void CompareNarrowSourceAs(uint8_t* d, const cpu_ascendc::DeferredVectorOps::CastSource& cast, float t,
+                           uint32_t count) {
+  namespace loops = cpu_ascendc::loops;
+  switch (cast.kind) {
+    case cpu_ascendc::DeferredKind::kBf16ToFloat:
+      loops::CompareBf16Bits<kMode>(d, static_cast<const uint16_t*>(cast.src), t, count);
+      break;
+    case cpu_ascendc::DeferredKind::kHalfToFloat:
+      loops::CompareHalfBits<kMode>(d, static_cast<const uint16_t*>(cast.src), t, count);
+      break;
+    case cpu_ascendc::DeferredKind::kInt8ToHalf:
+      loops::CompareByteIntBits<kMode>(d, static_cast<const int8_t*>(cast.src), t, count);
+      break;
+    default:
+      loops::CompareByteIntBits<kMode>(d, static_cast<const uint8_t*>(cast.src), t, count);
+      break;
+  }
+}
+__attribute__((noinline)) inline void CompareNarrowSource(uint8_t* d,
+                                                          const cpu_ascendc::DeferredVectorOps::CastSource& cast,
+                                                          float t, CMPMODE mode, uint32_t count) {
+  switch (mode) {
+    case CMPMODE::LT: CompareNarrowSourceAs<CMPMODE::LT>(d, cast, t, count); break;
+    case CMPMODE::GT: CompareNarrowSourceAs<CMPMODE::GT>(d, cast, t, count); break;
+    case CMPMODE::EQ: CompareNarrowSourceAs<CMPMODE::EQ>(d, cast, t, count); break;
+    case CMPMODE::LE: CompareNarrowSourceAs<CMPMODE::LE>(d, cast, t, count); break;
+    case CMPMODE::GE: CompareNarrowSourceAs<CMPMODE::GE>(d, cast, t, count); break;
+    case CMPMODE::NE: CompareNarrowSourceAs<CMPMODE::NE>(d, cast, t, count); break;
+  }
+}
+
 }  // namespace internal
 
 // dst bit i (LSB first in each byte) = src[i] <cmp> scalar, for i < count.
@@ -123,8 +166,18 @@ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, 
   CPU_ASCENDC_CHECK(static_cast<uint64_t>(count) * sizeof(T) % ONE_REPEAT_BYTE_SIZE == 0, kApi,
                     "count %u * %zu bytes is not a multiple of 256 bytes", count, sizeof(T));
   uint8_t* d = dst.AlignedData(count / 8, kApi);
-  internal::CheckOverlap(d, count / 8, src.CheckedAlignedData(count, kApi), static_cast<uint64_t>(count) * sizeof(T),
-                         kApi);
+  const T* s_ub = src.CheckedAlignedData(count, kApi);
+  internal::CheckOverlap(d, count / 8, s_ub, static_cast<uint64_t>(count) * sizeof(T), kApi);
+  // src the result of a deferred widening Cast: compared straight from the Cast's narrow GM
+  // source (deferred_vector_op.h), the same bits.
+  if constexpr (internal::kOneOf<T, float, half>) {
+    cpu_ascendc::DeferredVectorOps& ops = cpu_ascendc::ThreadDeferredVectorOps();
+    cpu_ascendc::DeferredVectorOps::CastSource cast;
+    if (ops.Pending() != 0 && ops.PendingCast(s_ub, count, &cast) && internal::CastResultIs<T>(cast.kind)) {
+      internal::CompareNarrowSource(d, cast, static_cast<float>(scalar), mode, count);
+      return;
+    }
+  }
   const T* s = src.ReadableData(count, kApi);
   using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
   const C t = static_cast<C>(scalar);
@@ -157,18 +210,27 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask, const 
                     "only VSEL_TENSOR_SCALAR_MODE takes a scalar src1");
   cpu_ascendc::CheckSelectScalarRule(cpu_ascendc::VTypeOf<T>());
   using B = internal::BitsOf<T>;
-  B* d = reinterpret_cast<B*>(dst.AlignedData(count, kApi));
-  const B* s = reinterpret_cast<const B*>(src0.CheckedAlignedData(count, kApi));
+  B* d = reinterpret_cast<B*>(dst.CheckedAlignedData(count, kApi));
+  const B* const s_ub = reinterpret_cast<const B*>(src0.CheckedAlignedData(count, kApi));
   const uint64_t mask_bytes = (static_cast<uint64_t>(count) + 7) / 8;
   const uint8_t* m = reinterpret_cast<const uint8_t*>(
       mask.AlignedData((mask_bytes + sizeof(U) - 1) / sizeof(U), kApi));
-  internal::CheckOverlap(d, count * sizeof(T), s, count * sizeof(T), kApi);
+  internal::CheckOverlap(d, count * sizeof(T), s_ub, count * sizeof(T), kApi);
   internal::CheckOverlap(d, count * sizeof(T), m, mask_bytes, kApi);
-  if (reinterpret_cast<const void*>(d) != reinterpret_cast<const void*>(s)) {
-    s = reinterpret_cast<const B*>(src0.ReadableData(count, kApi));  // GM while a copy is deferred
-  }
   B fill;
   std::memcpy(&fill, &scalar, sizeof fill);
+  if (reinterpret_cast<const void*>(d) == reinterpret_cast<const void*>(s_ub)) {  // in place: dst is read
+    cpu_ascendc::loops::SelectBits(reinterpret_cast<B*>(dst.AlignedData(count, kApi)), m, d, fill, count);
+    return;
+  }
+  const B* s = reinterpret_cast<const B*>(src0.ReadableData(count, kApi));  // GM while a copy is deferred
+  dst.OverwrittenData(count, kApi);
+  // src0 read from GM and an output streamed to memory: recorded, to run straight into GM if dst
+  // is copied out (deferred_vector_op.h).
+  if (s != s_ub && cpu_ascendc::CurrentCore().stream_gm_stores &&
+      cpu_ascendc::ThreadDeferredVectorOps().DeferSelect(d, m, s, fill, count)) {
+    return;
+  }
   cpu_ascendc::loops::SelectBits(d, m, s, fill, count);
 }
 
@@ -178,14 +240,31 @@ template <typename T, typename U>
 inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& round_mode, uint32_t count) {
   constexpr const char* kApi = "Cast";
   cpu_ascendc::CheckCastRule(cpu_ascendc::VTypeOf<T>(), cpu_ascendc::VTypeOf<U>(), round_mode);
-  T* d = dst.AlignedData(count, kApi);
-  const U* s = src.CheckedAlignedData(count, kApi);
+  T* d = dst.CheckedAlignedData(count, kApi);
+  const U* const s_ub = src.CheckedAlignedData(count, kApi);
+  const U* s = s_ub;
   internal::CheckOverlap(d, static_cast<uint64_t>(count) * sizeof(T), s, static_cast<uint64_t>(count) * sizeof(U), kApi);
   CPU_ASCENDC_CHECK(static_cast<const void*>(d) != static_cast<const void*>(s) || sizeof(T) == sizeof(U), kApi,
                     "in-place Cast between types of different width");
   if (static_cast<const void*>(d) != static_cast<const void*>(s)) {
     s = src.ReadableData(count, kApi);  // GM while a copy into src is deferred
+    // A widening Cast of GM-read src, where the compares that read its result can read the
+    // narrow source instead (AVX-512 loops): recorded, not run (deferred_vector_op.h).
+    constexpr cpu_ascendc::DeferredKind kKind =
+        std::is_same_v<T, float> && std::is_same_v<U, bfloat16_t> ? cpu_ascendc::DeferredKind::kBf16ToFloat
+        : std::is_same_v<T, float> && std::is_same_v<U, half>     ? cpu_ascendc::DeferredKind::kHalfToFloat
+        : std::is_same_v<T, half> && std::is_same_v<U, int8_t>    ? cpu_ascendc::DeferredKind::kInt8ToHalf
+        : std::is_same_v<T, half> && std::is_same_v<U, uint8_t>   ? cpu_ascendc::DeferredKind::kUint8ToHalf
+                                                                  : cpu_ascendc::DeferredKind::kSelect;
+    if constexpr (kKind != cpu_ascendc::DeferredKind::kSelect) {
+      if (s != s_ub && cpu_ascendc::loops::BestIsa() == cpu_ascendc::loops::Isa::kAvx512) {
+        dst.OverwrittenData(count, kApi);
+        cpu_ascendc::ThreadDeferredVectorOps().DeferCast(kKind, d, s, count);
+        return;
+      }
+    }
   }
+  d = dst.AlignedData(count, kApi);
   const RoundMode rm = round_mode;
   if constexpr (std::is_same_v<T, float> && std::is_same_v<U, half>) {
     cpu_ascendc::loops::HalfToFloat(d, reinterpret_cast<const uint16_t*>(s), count);

@@ -112,6 +112,55 @@ TEST(CompareHalfKeysMatchWidening) {
   }
 }
 
+// Compares straight from narrow bits (the deferred casts' consumer) against widening first, as
+// Cast + CompareScalar do: every bfloat16 and byte value, all modes, every form, odd tails.
+TEST(CompareFromNarrowBitsMatchesWidening) {
+  const uint64_t n = 0x10000;
+  Aligned<uint16_t> bf(n);
+  Aligned<float> bf_wide(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    bf.data()[i] = static_cast<uint16_t>(i);
+    bf_wide.data()[i] = cpu_ascendc::Bf16BitsToFloat(static_cast<uint16_t>(i));
+  }
+  Aligned<int8_t> s8(256);
+  Aligned<uint8_t> u8(256);
+  Aligned<float> s8_wide(256), u8_wide(256);
+  for (int i = 0; i < 256; ++i) {
+    s8.data()[i] = static_cast<int8_t>(i * 37 + 11);  // every value once, scrambled
+    u8.data()[i] = static_cast<uint8_t>(i * 37 + 11);
+    s8_wide.data()[i] = static_cast<float>(s8.data()[i]);
+    u8_wide.data()[i] = static_cast<float>(u8.data()[i]);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> ts = {0.0f, -0.0f, 1.0f, -1.5f, 0.5f, inf, -inf, std::nanf(""), 3.0f, 127.0f, -128.0f,
+                                 126.5f, 255.0f, 1e38f, -1e-40f, std::numeric_limits<float>::denorm_min()};
+  Aligned<uint8_t> fast(n / 8), ref(n / 8);
+  for (float t : ts) {
+    ForEachMode([&](auto tag) {
+      constexpr CMPMODE kMode = decltype(tag)::value;
+      const std::string what = "mode " + std::to_string(static_cast<int>(kMode)) + " t=" + std::to_string(t);
+      loops::ScalarCompare<kMode>(ref.data(), bf_wide.data(), t, n);
+      for (loops::Isa isa : Isas()) {
+        loops::CompareBf16Bits<kMode>(fast.data(), bf.data(), t, n, isa);
+        CHECK_MSG(std::memcmp(fast.data(), ref.data(), n / 8) == 0, "bfloat16 " + what);
+        loops::CompareBf16Bits<kMode>(fast.data(), bf.data() + 8, t, n - 24, isa);  // odd mask bytes
+        CHECK_MSG(std::memcmp(fast.data(), ref.data() + 1, n / 8 - 3) == 0, "bfloat16 odd tail " + what);
+      }
+      auto check_bytes = [&](const auto* src, const float* wide, const char* name) {
+        loops::ScalarCompare<kMode>(ref.data(), wide, t, 256);
+        for (loops::Isa isa : Isas()) {
+          loops::CompareByteIntBits<kMode>(fast.data(), src, t, 256, isa);
+          CHECK_MSG(std::memcmp(fast.data(), ref.data(), 32) == 0, name + (" " + what));
+          loops::CompareByteIntBits<kMode>(fast.data(), src + 8, t, 232, isa);
+          CHECK_MSG(std::memcmp(fast.data(), ref.data() + 1, 29) == 0, name + (" odd tail " + what));
+        }
+      };
+      check_bytes(s8.data(), s8_wide.data(), "int8");
+      check_bytes(u8.data(), u8_wide.data(), "uint8");
+    });
+  }
+}
+
 template <typename B>
 void CheckSelect() {
   std::mt19937_64 rng(23);
@@ -129,6 +178,17 @@ void CheckSelect() {
       loops::SelectBits(inplace.data(), mask.data(), inplace.data(), fill, n, isa);
       CHECK_MSG(std::memcmp(fast.data(), ref.data(), n * sizeof(B)) == 0, what);
       CHECK_MSG(std::memcmp(inplace.data(), ref.data(), n * sizeof(B)) == 0, "in place " + what);
+      // Streaming stores into a 64-byte aligned dst; 8 elements past it (16 or 32 bytes: not
+      // 64-byte aligned), the plain stores.
+      loops::StreamSelectBits(fast.data(), mask.data(), src.data(), fill, n, isa);
+      loops::StoreFence();
+      CHECK_MSG(std::memcmp(fast.data(), ref.data(), n * sizeof(B)) == 0, "streamed " + what);
+      const uint64_t skip = 8;
+      std::memset(fast.data(), 0, n * sizeof(B));
+      loops::StreamSelectBits(fast.data() + skip, mask.data() + skip / 8, src.data() + skip, fill, n - skip, isa);
+      CHECK_MSG(std::memcmp(fast.data() + skip, ref.data() + skip, (n - skip) * sizeof(B)) == 0 &&
+                    fast.data()[skip - 1] == 0,
+                "streamed, 8 elements in " + what);
     }
   }
 }
