@@ -815,25 +815,22 @@ inline void CompareHalfBits(uint8_t* __restrict dst, const uint16_t* __restrict 
 // multiple of 8. The AVX-512 forms are the ones used; the scalar forms are the reference and
 // the fallback. ----
 
-template <AscendC::CMPMODE kMode>
-inline void ScalarCompareBf16(uint8_t* __restrict dst, const uint16_t* __restrict src, float t, uint64_t n) {
+// The reference form: bit i = widen(src[i]) <cmp> t.
+template <AscendC::CMPMODE kMode, typename S, typename Widen>
+inline void ScalarCompareWidened(uint8_t* __restrict dst, const S* __restrict src, float t, uint64_t n, Widen widen) {
   for (uint64_t k = 0; k < n / 8; ++k) {
     uint8_t byte = 0;
-    for (uint32_t j = 0; j < 8; ++j) {
-      byte |= static_cast<uint8_t>(ComparePred<kMode>(Bf16BitsToFloat(src[8 * k + j]), t) << j);
-    }
+    for (uint32_t j = 0; j < 8; ++j) byte |= static_cast<uint8_t>(ComparePred<kMode>(widen(src[8 * k + j]), t) << j);
     dst[k] = byte;
   }
 }
+template <AscendC::CMPMODE kMode>
+inline void ScalarCompareBf16(uint8_t* __restrict dst, const uint16_t* __restrict src, float t, uint64_t n) {
+  ScalarCompareWidened<kMode>(dst, src, t, n, [](uint16_t b) { return Bf16BitsToFloat(b); });
+}
 template <AscendC::CMPMODE kMode, typename I>
 inline void ScalarCompareByteInt(uint8_t* __restrict dst, const I* __restrict src, float t, uint64_t n) {
-  for (uint64_t k = 0; k < n / 8; ++k) {
-    uint8_t byte = 0;
-    for (uint32_t j = 0; j < 8; ++j) {
-      byte |= static_cast<uint8_t>(ComparePred<kMode>(static_cast<float>(src[8 * k + j]), t) << j);
-    }
-    dst[k] = byte;
-  }
+  ScalarCompareWidened<kMode>(dst, src, t, n, [](I v) { return static_cast<float>(v); });
 }
 
 #if CPU_ASCENDC_HAVE_AVX2_CLONE
