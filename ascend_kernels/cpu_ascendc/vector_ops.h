@@ -249,7 +249,8 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
   if (static_cast<const void*>(d) != static_cast<const void*>(s)) {
     s = src.ReadableData(count, kApi);  // GM while a copy into src is deferred
     // A widening Cast of GM-read src, where the compares that read its result can read the
-    // narrow source instead (AVX-512 loops): recorded, not run (deferred_vector_op.h).
+    // narrow source instead (AVX-512 loops): recorded, not run (deferred_vector_op.h). kSelect
+    // stands for "no deferrable cast" here.
     constexpr cpu_ascendc::DeferredKind kKind =
         std::is_same_v<T, float> && std::is_same_v<U, bfloat16_t> ? cpu_ascendc::DeferredKind::kBf16ToFloat
         : std::is_same_v<T, float> && std::is_same_v<U, half>     ? cpu_ascendc::DeferredKind::kHalfToFloat
