@@ -45,30 +45,35 @@ inline void CheckWholeBlocks(uint64_t count, const char* api) {
                     "length %llu elements = %llu bytes is not a multiple of 32 bytes (use DataCopyPad)",
                     static_cast<unsigned long long>(count), static_cast<unsigned long long>(count * sizeof(T)));
 }
-// UB -> GM bytes: streaming (non-temporal) stores when the launcher asked for them. Deferred
-// GM -> UB copies that read these GM bytes are made first (UB keeps the old values).
-inline void CopyToGm(void* gm, const void* ub, uint64_t bytes) {
-  cpu_ascendc::ThreadDeferredCopies().SettleGm(gm, bytes);
-  cpu_ascendc::ThreadDeferredVectorOps().SettleGm(gm, bytes);
-  if (cpu_ascendc::CurrentCore().stream_gm_stores) {
+// GM [gm, gm + bytes) is about to be written: the deferred GM -> UB copies and vector ops that
+// read it are made first (UB keeps the old values).
+inline void SettleGmWrite(void* gm, uint64_t bytes) {
+  cpu_ascendc::PendingUbWork& work = cpu_ascendc::ThreadPendingUbWork();
+  work.copies.SettleGm(gm, bytes);
+  work.ops.SettleGm(gm, bytes);
+}
+// The UB bytes to GM, settled already: streaming (non-temporal) stores when `stream`.
+inline void WriteGm(void* gm, const void* ub, uint64_t bytes, bool stream) {
+  if (stream) {
     cpu_ascendc::loops::StreamCopyBytes(gm, ub, bytes);
   } else {
     cpu_ascendc::loops::CopyBytes(gm, ub, bytes);
   }
 }
+// UB -> GM bytes: streaming stores when the launcher asked for them.
+inline void CopyToGm(void* gm, const void* ub, uint64_t bytes) {
+  SettleGmWrite(gm, bytes);
+  WriteGm(gm, ub, bytes, cpu_ascendc::CurrentCore().stream_gm_stores);
+}
 // `bytes` of the UB view src (`count` elements of it checked) to GM: a deferred select that
 // produced them runs straight into GM (deferred_vector_op.h); otherwise the UB bytes are copied.
 template <typename T>
 inline void CopyUbToGm(void* gm, const LocalTensor<T>& src, uint64_t count, uint64_t bytes, const char* api) {
-  auto& ops = cpu_ascendc::ThreadDeferredVectorOps();
-  if (ops.Pending() != 0) {
-    cpu_ascendc::ThreadDeferredCopies().SettleGm(gm, bytes);
-    ops.SettleGm(gm, bytes);
-    if (ops.CopyOut(gm, src.CheckedAlignedData(count, api), bytes, cpu_ascendc::CurrentCore().stream_gm_stores)) {
-      return;
-    }
-  }
-  CopyToGm(gm, src.AlignedData(count, api), bytes);
+  SettleGmWrite(gm, bytes);
+  const bool stream = cpu_ascendc::CurrentCore().stream_gm_stores;
+  cpu_ascendc::DeferredVectorOps& ops = cpu_ascendc::ThreadDeferredVectorOps();
+  if (ops.Pending() != 0 && ops.CopyOut(gm, src.CheckedAlignedData(count, api), bytes, stream)) return;
+  WriteGm(gm, src.AlignedData(count, api), bytes, stream);
 }
 }  // namespace internal
 
