@@ -15,8 +15,6 @@ import subprocess
 
 from absl.testing import absltest
 from absl.testing import parameterized
-import jax
-import jax.numpy as jnp
 
 import jax_threshold as jt
 

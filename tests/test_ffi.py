@@ -403,7 +403,7 @@ class FfiExportTest(parameterized.TestCase):
   def _round_trip_in_a_new_process(self, exported, calls):
     """Runs `exported` in a new interpreter on each argument tuple of `calls`; the outputs."""
     try:
-      import flatbuffers  # pylint: disable=g-import-not-at-top,unused-import
+      import flatbuffers  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
     except ImportError:
       self.skipTest("jax.export serialization needs the 'flatbuffers' package")
     self.assertIn("jax_threshold_threshold_backward_v1", exported.mlir_module())
