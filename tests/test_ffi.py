@@ -361,7 +361,8 @@ class FfiErrorTest(parameterized.TestCase):
                  threshold_float=np.float64(0), threshold_int=np.int64(300))
 
   def test_direct_calls_of_both_targets_compute(self):
-    # The seed's example (docs/behaviour.md §1), threshold 1.0 and 0.0.
+    # The example of CANN's aclnnThresholdBackward documentation (docs/behaviour.md §1),
+    # threshold 1.0 and 0.0.
     g = np.array([4.5, 4.4, 4.3, 4.2], np.float32)
     x = np.array([0.2, 1.2, 2.2, 3.2], np.float32)
     out = self._call(jt_ffi.TARGET, (4,), jnp.float32, g, x, np.float32(1.0))
