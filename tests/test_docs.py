@@ -119,12 +119,13 @@ class RepositoryTest(absltest.TestCase):
       self.assertTrue(os.path.isfile(os.path.join(ROOT, doc)), doc)
 
   def test_nothing_tracked_speaks_of_development_history(self):
+    # The bracketed letters keep this pattern from matching its own source.
     history = re.compile(
         r"\b(first|second|third|fourth|fifth|sixth|seventh|this|last|next|previous) session"
-        r"|\bissue ?#?[0-9]+|\bticket ?#?[0-9]+|\bthe seed'?s?\b|\bseed article", re.I)
+        r"|\biss[u]e ?#?[0-9]+|\btick[e]t ?#?[0-9]+|\bthe se[e]d'?s?\b|\bse[e]d article", re.I)
     offenders = []
     for path, text in self._tracked_text_files():
-      if path == "tests/test_docs.py" or path.startswith(_HISTORY_NOT_SCANNED):
+      if path.startswith(_HISTORY_NOT_SCANNED):
         continue
       for number, line in enumerate(text.splitlines(), 1):
         if history.search(line):
