@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""vmap over many thresholds on a small x: time and peak memory of each path (issue 10).
+"""vmap over many thresholds on a small x: time and peak memory of each path.
 
     f = jax.jit(jax.vmap(lambda t: jt.threshold_backward(x, x, t, implementation=impl)))
 
@@ -54,7 +54,7 @@ _CHILD = textwrap.dedent("""
     for r in range(repeats):  # interleaved, in a rotated order
       for p in paths[r % len(paths):] + paths[:r % len(paths)]:
         if p.endswith(":per-threshold") and r % 5:
-          continue  # the slow path: every fifth round
+          continue  # the slow path: every fifth repetition
         t0 = time.perf_counter()
         fns[p](ts).block_until_ready()
         times[p].append(time.perf_counter() - t0)
@@ -74,7 +74,7 @@ def parse_args(argv=None):
   p.add_argument("--out-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                  "results"))
   p.add_argument("--quick", action="store_true",
-                 help="a smoke run (2000 thresholds, 5 rounds), not a measurement")
+                 help="a smoke run (2000 thresholds, 5 repetitions), not a measurement")
   args = p.parse_args(argv)
   if args.quick:
     args.thresholds, args.repeats = 2000, 5

@@ -30,7 +30,7 @@ import numpy as np
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
-import bench_threshold_backward as btb  # pylint: disable=g-import-not-at-top,wrong-import-position
+import bench_threshold_backward as btb  # noqa: E402  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 ACTIVATIONS = ("relu", "threshold:ffi", "threshold:reference", "threshold:auto")
 AUTO_GOAL = 1.05   # "auto" no slower than relu by more than 5 %

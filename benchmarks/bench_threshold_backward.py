@@ -82,7 +82,7 @@ DEFAULT_MIN_SAMPLE_S = 0.02
 # After a torch sample, time for libgomp's spinning workers to go to sleep before JAX is timed.
 TORCH_SETTLE_S = 0.005
 
-# The goals of issue 13 (same run): (name, dtype, impl, baseline, size, at least). A baseline
+# The speed goals, each judged within one run: (name, dtype, impl, baseline, size, at least). A baseline
 # "GB/s" makes the goal an absolute throughput of `impl`; otherwise it is a throughput ratio.
 GOALS = (
     ("ffi_vs_torch_2^20", "float32", "ffi", "torch", 1 << 20, 1.0),
@@ -941,7 +941,7 @@ def main(argv=None):
   for impl, what in compiled.items():
     print(f"compiled: {impl:<17} {' | '.join(sorted(what))}")
   print()
-  print("goals (issue 13, this run; 'best loop' is the same-run ceiling)"
+  print("speed goals (this run; 'best loop' is the same-run ceiling)"
         + (" -- --quick: a smoke run, not a measurement:" if args.quick else ":"))
   print(format_goals(goals))
   counts = {k: sum(g["status"] == k for g in goals) for k in ("PASS", "FAIL", "N/A")}

@@ -1,8 +1,8 @@
 """Quickstart: threshold_backward and the threshold activation through the JAX API.
 
-The seed article's {2, 2} example, under every available implementation
-("reference" always; "ffi" once the native extension is built), plus a
-jax.grad through `jax_threshold.threshold`.
+The {2, 2} example of CANN's aclnnThresholdBackward documentation, under every
+available implementation ("reference" always; "ffi" once the native extension
+is built), plus a jax.grad through `jax_threshold.threshold`.
 
     python examples/quickstart.py
 """
@@ -25,7 +25,7 @@ def main():
       out = jax.jit(jt.threshold_backward)(grad_output, x, 1.0)
       print(f"[{impl}] threshold_backward(threshold=1.0) =\n{np.asarray(out)}")
       np.testing.assert_array_equal(out, np.array([[0.0, 4.4], [4.3, 4.2]], np.float32))
-      # Threshold 0.0: every x passes (the seed article's claim of a 0 here is wrong).
+      # Threshold 0.0: every x passes (CANN's documentation claims a 0 here; 0.2 > 0).
       out = jt.threshold_backward(grad_output, x, 0.0)
       print(f"[{impl}] threshold_backward(threshold=0.0) =\n{np.asarray(out)}")
       np.testing.assert_array_equal(out, grad_output)

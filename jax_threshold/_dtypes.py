@@ -1,6 +1,6 @@
 """The dtypes threshold_backward accepts, and the checks that enforce them.
 
-The seed's Atlas A2 list (float32, float16, bfloat16, int32, int8, uint8) plus
+CANN's Atlas A2 list (float32, float16, bfloat16, int32, int8, uint8) plus
 int64 and float64; the 64-bit ones only exist as JAX arrays under x64.
 Everything else (bool, complex, int16, uint16/32/64, float8, ...) is rejected
 with a TypeError that names the dtype and this list (docs/behaviour.md §1).

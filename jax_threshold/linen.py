@@ -12,7 +12,7 @@ from jax_threshold._flax_import import import_flax
 
 nn = import_flax("linen", needed_by="jax_threshold.linen")
 
-import jax_threshold as _jt  # pylint: disable=g-import-not-at-top
+import jax_threshold as _jt  # noqa: E402  # pylint: disable=g-import-not-at-top
 
 
 class Threshold(nn.Module):

@@ -13,7 +13,7 @@ from jax_threshold._flax_import import import_flax
 
 nnx = import_flax("nnx", needed_by="jax_threshold.nnx")
 
-import jax_threshold as _jt  # pylint: disable=g-import-not-at-top
+import jax_threshold as _jt  # noqa: E402  # pylint: disable=g-import-not-at-top
 
 
 class Threshold(nnx.Module):

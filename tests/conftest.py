@@ -1,4 +1,4 @@
-"""Test session set-up.
+"""pytest set-up: which copy of jax_threshold the tests import.
 
 `python -m pytest` from a checkout puts the checkout first on sys.path, where `jax_threshold/`
 is the pure-Python source without the compiled `_native` extension. When the package is also

@@ -235,7 +235,7 @@ class StatusCodeTest(parameterized.TestCase):
                       ml_dtypes.bfloat16(3), np.array(7, np.int8)):
       self.assertEqual(_plan(a, a, threshold, a.copy())[0], aclnn.ACLNN_SUCCESS)
 
-  # Issue 10, item 12: bools are refused, as jax_threshold.threshold_backward refuses them.
+  # Bools are refused, as jax_threshold.threshold_backward refuses them.
   @parameterized.parameters((True,), (False,), (np.bool_(True),), (np.array(False),))
   def test_bool_threshold_refused(self, threshold):
     a = np.ones(4, np.float32)
@@ -305,8 +305,8 @@ class StatusCodeTest(parameterized.TestCase):
                      aclnn.ACLNN_ERR_PARAM_INVALID)
     self.assertIn("already run", aclnn.recent_error_message())
 
-  # Issue 10, item 3: ub_size / core_num are validated in phase one (they used to pass it and
-  # abort phase two); the crash itself is checked in a subprocess in CrashRegressionTest.
+  # ub_size / core_num are validated in phase one, so phase two never runs with them; that the
+  # process survives such a call is checked in a subprocess in HostileCallsDoNotCrashTest.
   @parameterized.parameters(
       dict(ub_size=512), dict(ub_size=2000), dict(ub_size=16384 - 32), dict(ub_size=2**40),
       dict(ub_size=2**64 - 1), dict(ub_size=0), dict(core_num=0), dict(core_num=4097),
@@ -332,14 +332,14 @@ class StatusCodeTest(parameterized.TestCase):
     self.assertEqual(_plan(a, a, 0.5, a.copy(), ub_size=np.int64(16384), core_num=4096)[0],
                      aclnn.ACLNN_SUCCESS)
 
-  # Issue 10, item 12.
+  # A broadcast whose element count overflows int64 is refused, and the message says so.
   def test_broadcast_overflow_is_named(self):
     g = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (2**32, 1), (0, 0))
     x = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (1, 2**32), (0, 0))
     self.assertEqual(_plan(g, x, 0.5, np.zeros(1, np.float32))[0], aclnn.ACLNN_ERR_PARAM_INVALID)
     self.assertIn("overflows int64", aclnn.recent_error_message())
 
-  # Issue 10, item 4: a byte-swapped array would be read as if native; it is refused.
+  # A byte-swapped array would be read as if native; it is refused.
   def test_byte_swapped_refused(self):
     native = np.arange(4, dtype=np.int32)
     swapped = native.astype(native.dtype.newbyteorder("S"))
@@ -357,8 +357,9 @@ class StatusCodeTest(parameterized.TestCase):
     np.testing.assert_array_equal(out, [0, 0, 6, 7])
 
 
-# Issue 10, items 1-3 crashed the process (heap overflow, abort); each runs in a subprocess, so
-# a regression is a failed test, not a dead pytest.
+# Calls that could overflow the heap or abort the process if a check were missing (a workspace
+# size that overflows, unaligned data, bad platform parameters); each runs in a subprocess, so
+# a crash is a failed test, not a dead pytest.
 _CRASH_PRELUDE = """
 import numpy as np
 from jax_threshold import aclnn
@@ -407,7 +408,7 @@ for kw in (dict(ub_size=2000), dict(ub_size=2**40), dict(ub_size=100), dict(core
 
 
 @needs_native
-class CrashRegressionTest(parameterized.TestCase):
+class HostileCallsDoNotCrashTest(parameterized.TestCase):
 
   @parameterized.parameters(*_CRASH_CASES)
   def test_no_crash(self, case):
@@ -433,7 +434,7 @@ class ValuesTest(parameterized.TestCase):
     np.testing.assert_array_equal(_bits(out), _bits(expected.astype(out.dtype)))
     return executor
 
-  def test_seed_example(self):
+  def test_cann_documentation_example(self):
     x = np.array([0.2, 1.2, 2.2, 3.2], np.float32).reshape(2, 2)
     g = np.array([4.5, 4.4, 4.3, 4.2], np.float32).reshape(2, 2)
     out = np.empty_like(x)
@@ -545,7 +546,7 @@ class ValuesTest(parameterized.TestCase):
     self.assertEqual(_run(g, x, 0.5, g)[0], aclnn.ACLNN_SUCCESS)
     np.testing.assert_array_equal(_bits(g), _bits(expected))
 
-  # Issue 10, item 8: out partly overlapping an input gives copy semantics.
+  # out partly overlapping an input gives copy semantics.
   @parameterized.product(dtype=HOST_DTYPES, shift=[1, -1, 7])
   def test_partial_overlap_copy_semantics(self, dtype, shift):
     rng = np.random.default_rng(7)

@@ -92,7 +92,7 @@ class ThresholdBackwardBenchmarkTest(_BenchTest):
       self.assertIn(goal["status"], ("PASS", "FAIL", "N/A"))
       self.assertEqual(goal["status"] != "N/A",
                        goal["goal"] == "ffi_vs_reference_2^10" and "ffi" in impls, goal)
-    self.assertIn("goals (issue 13, this run", stdout)
+    self.assertIn("speed goals (this run", stdout)
     self.assertIn("vs ref", stdout)
     if _has("torch"):
       self.assertIn("separate process, torch defaults", data["environment"]["torch_process"])

@@ -19,16 +19,16 @@ from absl.testing import parameterized
 import jax_threshold as jt
 
 try:
-  import flax  # pylint: disable=unused-import
-  import optax  # pylint: disable=unused-import
+  import flax  # noqa: F401  # pylint: disable=unused-import
+  import optax  # noqa: F401  # pylint: disable=unused-import
   HAVE_FLAX = True
 except ImportError:
   HAVE_FLAX = False
 
 try:
-  import matplotlib  # pylint: disable=unused-import
-  import sklearn  # pylint: disable=unused-import
-  import tqdm  # pylint: disable=unused-import
+  import matplotlib  # noqa: F401  # pylint: disable=unused-import
+  import sklearn  # noqa: F401  # pylint: disable=unused-import
+  import tqdm  # noqa: F401  # pylint: disable=unused-import
   HAVE_EXAMPLE_EXTRAS = True
 except ImportError:
   HAVE_EXAMPLE_EXTRAS = False

@@ -361,7 +361,8 @@ class FfiErrorTest(parameterized.TestCase):
                  threshold_float=np.float64(0), threshold_int=np.int64(300))
 
   def test_direct_calls_of_both_targets_compute(self):
-    # The seed's example (docs/behaviour.md §1), threshold 1.0 and 0.0.
+    # The example of CANN's aclnnThresholdBackward documentation (docs/behaviour.md §1),
+    # threshold 1.0 and 0.0.
     g = np.array([4.5, 4.4, 4.3, 4.2], np.float32)
     x = np.array([0.2, 1.2, 2.2, 3.2], np.float32)
     out = self._call(jt_ffi.TARGET, (4,), jnp.float32, g, x, np.float32(1.0))
@@ -403,7 +404,7 @@ class FfiExportTest(parameterized.TestCase):
   def _round_trip_in_a_new_process(self, exported, calls):
     """Runs `exported` in a new interpreter on each argument tuple of `calls`; the outputs."""
     try:
-      import flatbuffers  # pylint: disable=g-import-not-at-top,unused-import
+      import flatbuffers  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
     except ImportError:
       self.skipTest("jax.export serialization needs the 'flatbuffers' package")
     self.assertIn("jax_threshold_threshold_backward_v1", exported.mlir_module())

@@ -1,4 +1,4 @@
-"""Hostile inputs on the JAX side (issue 10): subnormals, symbolic shapes, high ranks, big vmap
+"""Hostile inputs on the JAX side: subnormals, symbolic shapes, high ranks, big vmap
 batches of thresholds, and shapes that overflow or lie.
 
 - Subnormals are numbers (docs/behaviour.md §1) on every path, although XLA's CPU threads run
@@ -303,8 +303,8 @@ class BatchedThresholdTest(parameterized.TestCase):
     _assert_bits_equal(outs[1], outs[0])
 
   def test_peak_memory_stays_small(self):
-    # 10^6 thresholds on 3 elements once took ~2 GB (an executor per element); now the custom
-    # call needs about what the reference needs. Generous bound.
+    # 10^6 thresholds on 3 elements: the custom call needs about what the reference needs, not
+    # an executor per element (~2 GB). Generous bound.
     code = textwrap.dedent("""
         import resource, jax, jax.numpy as jnp, numpy as np
         import jax_threshold as jt

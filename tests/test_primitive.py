@@ -55,12 +55,12 @@ class ThresholdBackwardValuesTest(parameterized.TestCase):
   def check(self, g, x, t):
     self.assertBitsEqual(jt.threshold_backward(g, x, t), oracle.threshold_backward(g, x, t))
 
-  def test_seed_example(self):
+  def test_cann_documentation_example(self):
     x = np.array([[0.2, 1.2], [2.2, 3.2]], np.float32)
     g = np.array([[4.5, 4.4], [4.3, 4.2]], np.float32)
     out = jt.threshold_backward(g, x, 1.0)
     self.assertBitsEqual(out, np.array([[0.0, 4.4], [4.3, 4.2]], np.float32))
-    # The seed article claims the same output for threshold 0.0; 0.2 > 0 passes.
+    # CANN's documentation claims the same output for threshold 0.0; but 0.2 > 0 passes.
     self.assertBitsEqual(jt.threshold_backward(g, x, 0.0), g)
 
   @parameterized.parameters(*FLOAT_DTYPES)

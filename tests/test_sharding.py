@@ -30,11 +30,11 @@ if HAS_FFI:
   from jax_threshold import partitioning
 
 try:
-  import flax  # pylint: disable=unused-import
-  import optax  # pylint: disable=unused-import
-  import sklearn  # pylint: disable=unused-import
-  import matplotlib  # pylint: disable=unused-import
-  import tqdm  # pylint: disable=unused-import
+  import flax  # noqa: F401  # pylint: disable=unused-import
+  import optax  # noqa: F401  # pylint: disable=unused-import
+  import sklearn  # noqa: F401  # pylint: disable=unused-import
+  import matplotlib  # noqa: F401  # pylint: disable=unused-import
+  import tqdm  # noqa: F401  # pylint: disable=unused-import
   HAVE_EXAMPLE_DEPS = True
 except ImportError:
   HAVE_EXAMPLE_DEPS = False

@@ -2,8 +2,9 @@
 
 Every real number a user can write -- int of any size, float, Fraction, Decimal, NumPy scalars,
 0-d arrays -- is rounded at most once, straight from its exact value (docs/behaviour.md §1). The
-regressions of issue 10 (items 5, 6 and the float64 part of 12) run on the executor's Python
-face and on every JAX implementation, against the independent oracle (tests/oracle.py).
+cases a conversion via float64 would get wrong (huge ints, thresholds one rounding apart, values
+beyond the float range) run on the executor's Python face and on every JAX implementation,
+against the independent oracle (tests/oracle.py).
 """
 
 import decimal
@@ -133,7 +134,8 @@ def _aclnn(g, x, threshold):
   return out
 
 
-# (x dtype, x, threshold, g, expected out) -- issue 10, items 5, 6, 12.
+# (x dtype, x, threshold, g, expected out): thresholds a conversion via float64 would round
+# wrongly, ints beyond int64 and the float range.
 REGRESSIONS = [
     ("int64", [-2**63], -2**63 - 1, [5], [5]),
     ("int64", [-2**63, 2**63 - 1], Fraction(-2**64 - 1, 2), [5, 6], [5, 6]),
@@ -152,7 +154,7 @@ REGRESSIONS = [
 ]
 
 
-class RegressionTest(parameterized.TestCase):
+class ExactConversionTest(parameterized.TestCase):
 
   def _arrays(self, dtype, x, g):
     dtype = np.dtype(BF16 if dtype == "bfloat16" else dtype)

@@ -1,7 +1,7 @@
-// The seed's example, on jax-threshold's aclnn-style executor: threshold_backward of a {2, 2}
-// float32 tensor, x = {0.2, 1.2, 2.2, 3.2}, grad_output = {4.5, 4.4, 4.3, 4.2}, threshold 1.0
-// -> {0, 4.4, 4.3, 4.2}. Then threshold 0.0, which gives {4.5, 4.4, 4.3, 4.2} (0.2 > 0; the
-// seed's article claims otherwise).
+// The example of CANN's aclnnThresholdBackward documentation, on jax-threshold's aclnn-style
+// executor: threshold_backward of a {2, 2} float32 tensor, x = {0.2, 1.2, 2.2, 3.2},
+// grad_output = {4.5, 4.4, 4.3, 4.2}, threshold 1.0 -> {0, 4.4, 4.3, 4.2}. Then threshold 0.0, which gives {4.5, 4.4, 4.3, 4.2} (0.2 > 0; the
+// documentation claims otherwise).
 //
 // Phase one (GetWorkspaceSize) validates and plans; phase two runs. Without an NPU the AscendC
 // kernels run on the CPU; a null stream runs them right away on this thread plus std::threads.
