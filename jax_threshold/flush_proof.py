@@ -15,6 +15,7 @@ import numpy as np
 _INT_OF_FLOAT = {np.dtype(np.float32): (np.int32, 0x7FFFFFFF, 0x7F800000, 0x00800000),
                  np.dtype(np.float64): (np.int64, 0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000,
                                         0x0010000000000000)}
+_UINT_OF_INT = {np.dtype(np.int32): np.dtype(np.uint32), np.dtype(np.int64): np.dtype(np.uint64)}
 
 
 def _float_bits(value):
@@ -25,22 +26,45 @@ def _float_bits(value):
   return bits, magnitude, np.asarray(inf_bits, int_dtype), np.asarray(min_normal_bits, int_dtype)
 
 
-def _ordered_key(value):
-  """An integer that orders like the float (±0 equal), and whether the float is NaN.
-
-  Non-negative floats order like their bits; a negative one maps to minus its magnitude bits,
-  so -0.0 and +0.0 both map to 0 and larger magnitudes go lower.
-  """
-  bits, magnitude, inf_bits, _ = _float_bits(value)
-  key = lax.select(bits < 0, -magnitude, bits)
-  return key, magnitude > inf_bits
-
-
 def greater(x, threshold):
-  """x > threshold for float32 or float64 operands of one dtype, by value (NaN: False)."""
-  x_key, x_nan = _ordered_key(x)
-  t_key, t_nan = _ordered_key(threshold)
-  return (x_key > t_key) & ~x_nan & ~t_nan
+  """x > threshold by value (NaN: False): float16 / bfloat16 / float32 x against a float32
+  threshold, float64 x against a float64 one.
+
+  A float compare is already exact in every flush mode when |threshold| is at least the smallest
+  normal, or ±inf, or NaN: a subnormal x, read as 0, falls on the same side as 0 does (so x may
+  even be widened by a flushing conversion). Only a zero or subnormal threshold needs the integer
+  form. The choice depends on the threshold alone: for a constant threshold XLA folds it away and
+  the fused loop runs a single form (for a normal threshold, the same compare as `x > t`).
+  """
+  _, magnitude, _, min_normal_bits = _float_bits(threshold)
+  plain = lax.convert_element_type(x, threshold.dtype) > threshold
+  return jnp.where(magnitude >= min_normal_bits, plain,
+                   greater_by_bits(to_float32(x) if x.dtype != np.float64 else x, threshold))
+
+
+def greater_by_bits(x, threshold):
+  """x > threshold by value (NaN: False) from the bits as integers, for every threshold.
+
+  With b the bits of x as an unsigned integer and m the magnitude bits of the threshold:
+  - threshold >= ±0: x passes when m < b <= (+inf bits), i.e. (b - (m + 1)) < (+inf bits - m)
+    unsigned. A negative x or a NaN has b beyond +inf's bits.
+  - threshold < -0: x passes when b < (threshold's bits), unsigned (every x >= ±0, and a
+    negative x of smaller magnitude), and x is not NaN.
+  Both are one unsigned range check (b - low) < width; the NaN test is needed only for a
+  negative threshold, so for a constant threshold of ±0 XLA leaves two integer ops.
+  """
+  int_dtype, _, _, _ = _INT_OF_FLOAT[np.dtype(x.dtype)]
+  uint_dtype = _UINT_OF_INT[np.dtype(int_dtype)]
+  t_bits, t_magnitude, inf_bits, _ = _float_bits(threshold)
+  zero = jnp.zeros_like(t_bits)
+  negative = (t_bits < 0) & (t_magnitude != 0)  # -0 counts as +0
+  low = lax.select(negative, zero, t_magnitude + int_dtype(1))
+  width = lax.select(negative, t_bits, inf_bits - t_magnitude)
+  width = lax.select(t_magnitude > inf_bits, zero, width)  # a NaN threshold: none passes
+  bits = lax.bitcast_convert_type(x, int_dtype)
+  in_range = (lax.bitcast_convert_type(bits - low, uint_dtype)
+              < lax.bitcast_convert_type(width, uint_dtype))
+  return in_range & ((x == x) | ~negative)
 
 
 def floor(t):
