@@ -129,6 +129,11 @@ class FusedProgramTest(parameterized.TestCase):
       with self.subTest(threshold=t):
         ours = _fused_ops(lambda g, x, t=t: jt.threshold_backward(g, x, t), x, x)
         where = _fused_ops(lambda g, x, t=t: jnp.where(x > t, g, jnp.zeros((), g.dtype)), x, x)
+        if dtype != np.float32:
+          # x is widened to float32 (the threshold is float32); XLA compares a bfloat16 either
+          # after the same widening (jaxlib 0.10) or widens inside its compare (0.12).
+          ours = (ours[0], [op for op in ours[1] if op != "convert"])
+          where = (where[0], [op for op in where[1] if op != "convert"])
         self.assertEqual(ours, where)
 
   def test_zero_threshold_compiles_to_two_integer_ops(self):
