@@ -9,8 +9,10 @@ call returning a fresh output), for each dtype, size and threshold:
   where       jax.jit(lambda g, x: jnp.where(x > t, g, 0))           the baseline
   auto        jax.jit(lambda g, x: jt.threshold_backward(g, x, t))     a static threshold
   auto_traced the same with t a jitted argument (the form that cannot fold at compile time)
-  bits_form   the static threshold through the integer-key compare alone
+  bits_form   the static threshold through the integer range check alone
               (flush_proof.greater_by_bits), for float x: what the float compare saves
+  forward     jt.threshold(x, t, 0) over jnp.where(x > t, x, 0): the forward activation, whose
+              compare is the named step `threshold_mask`
 
 and reports, per case, the median over repetitions of the same-repetition ratio
 time(where) / time(case): 1.0 is as fast as jnp.where, above is faster; auto_best is the ratio of
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib
 import json
 import os
 import re
@@ -38,7 +41,10 @@ import numpy as np
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_HERE)
 GOAL = 0.95
-CASES = ("where", "auto", "auto_best", "auto_traced", "bits_form")
+CASES = ("where", "auto", "auto_best", "auto_traced", "bits_form", "forward")
+# Each case's baseline: the backward cases against jnp.where(x > t, g, 0), the forward
+# jt.threshold(x, t, 0) against jnp.where(x > t, x, 0).
+BASELINE = {"forward": "forward_where", "forward_where": "forward_where"}
 
 
 def _import():
@@ -59,21 +65,22 @@ def _parse_sizes(text):
 
 
 def _functions(jax, jt, dtype, threshold):
-  jnp = jax.numpy
-  from jax import lax  # pylint: disable=g-import-not-at-top
-  from jax_threshold import flush_proof  # pylint: disable=g-import-not-at-top
-  from jax_threshold.threshold_operand import canonicalize_threshold  # pylint: disable=g-import-not-at-top
+  jnp, lax = jax.numpy, jax.lax
+  flush_proof = importlib.import_module("jax_threshold.flush_proof")
+  threshold_operand = importlib.import_module("jax_threshold.threshold_operand")
   zero = jnp.zeros((), dtype)
   fns = {
       "where": jax.jit(lambda g, x: jnp.where(x > threshold, g, zero)),
       "auto": jax.jit(lambda g, x: jt.threshold_backward(g, x, threshold)),
   }
+  fns["forward_where"] = jax.jit(lambda g, x: jnp.where(x > threshold, x, zero))
+  fns["forward"] = jax.jit(lambda g, x: jt.threshold(x, threshold, 0))
   traced = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t))
   t_traced = jnp.float32(threshold)
   fns["auto_traced"] = lambda g, x: traced(g, x, t_traced)
   floating = np.dtype(dtype).kind == "f" or np.dtype(dtype).name == "bfloat16"
   if floating and hasattr(flush_proof, "greater_by_bits"):
-    t_operand = canonicalize_threshold(threshold, dtype)
+    t_operand = threshold_operand.canonicalize_threshold(threshold, dtype)
 
     def bits_form(g, x):
       mask = flush_proof.greater_by_bits(flush_proof.to_float32(x), t_operand)
@@ -107,10 +114,10 @@ def run_case(jax, jt, dtype, size, threshold, repetitions, min_sample_s):
                      if np.dtype(dtype).kind != "i" else
                      rng.integers(-100, 100, size).astype(dtype))
   fns = _functions(jax, jt, dtype, threshold)
-  reference = np.asarray(fns["where"](g, x))
   for name, fn in fns.items():  # compile, warm up, and check every case computes the same
     out = np.asarray(fn(g, x))
-    if not np.array_equal(out.view(np.uint8), reference.view(np.uint8)):
+    expected = np.asarray(fns[BASELINE.get(name, "where")](g, x))
+    if not np.array_equal(out.view(np.uint8), expected.view(np.uint8)):
       raise AssertionError(f"{name} differs from jnp.where at {dtype} 2^{size.bit_length() - 1}")
   single = _time(fns["where"], g, x, 3)
   calls = max(1, int(min_sample_s / max(single, 1e-7)))
@@ -120,8 +127,9 @@ def run_case(jax, jt, dtype, size, threshold, repetitions, min_sample_s):
     order = names[rep % len(names):] + names[:rep % len(names)]
     for name in order:
       samples[name].append(_time(fns[name], g, x, calls))
-  ratios = {n: statistics.median(w / s for w, s in zip(samples["where"], samples[n]))
-            for n in names}
+  ratios = {n: statistics.median(
+      w / s for w, s in zip(samples[BASELINE.get(n, "where")], samples[n])) for n in names}
+  del ratios["forward_where"]
   # The ratio of the fastest samples: what each costs when the machine leaves it alone.
   ratios["auto_best"] = min(samples["where"]) / min(samples["auto"])
   seconds = {n: statistics.median(samples[n]) for n in names}

@@ -14,13 +14,15 @@ semantics (the input is read first); byte-swapped arrays raise ValueError. Failu
 aclnn status codes, exactly as the C API returns them, with the reason in
 `recent_error_message()`; the executor is then None. A NumPy dtype phase one does not support
 (bool, int16, complex, float8, ...) is passed through so phase one rejects it with
-ACLNN_ERR_PARAM_INVALID (`recent_error_message()` names it as NumPy does). Everything runs on the host (the project's CPU implementation of the
-AscendC primitives); `soc` only chooses the dtype list and the platform defaults of the tiling.
+ACLNN_ERR_PARAM_INVALID (`recent_error_message()` names it as NumPy does). Everything runs on
+the host (the project's CPU implementation of the AscendC primitives); `soc` only chooses the
+dtype list and the platform defaults of the tiling.
 """
 
 import decimal
 import math
 import numbers
+import re
 import threading
 from typing import Any, Optional
 
@@ -232,9 +234,8 @@ def _name_undefined_dtypes(tensors) -> None:
   named = message
   for name, array in tensors.items():
     if array is not None and acl_dtype(array.dtype) == ACL_DT_UNDEFINED:
-      dtype_name = array.dtype.name
-      named = named.replace(f"{name} has dtype undefined", f"{name} has dtype {dtype_name}")
-      named = named.replace(f"{name} dtype undefined", f"{name} dtype {dtype_name}")
+      named = re.sub(rf"\b{name} (has )?dtype undefined\b",
+                     lambda m, d=array.dtype.name: m.group(0).replace("undefined", d), named)
   if named != message:
     _unnamed_dtypes.message = (message, named)
 

@@ -78,8 +78,8 @@ def threshold_backward(grad_output, x, threshold, *, implementation=None):
   Raises:
     TypeError: a dtype outside the supported list, `grad_output` and `x` of
       different dtypes (both strongly typed, or a weak one JAX would not
-      promote to the other's dtype, e.g. a Python float for integer `x`), or a threshold that is not a real number (a bool,
-      a complex number, a string).
+      promote to the other's dtype, e.g. a Python float for integer `x`), or
+      a threshold that is not a real number (a bool, a complex number, a string).
     ValueError: shapes that do not broadcast, a non-scalar threshold, an
       unknown or unavailable implementation name.
 

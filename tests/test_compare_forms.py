@@ -1,4 +1,4 @@
-"""The reference compare's forms: each exact in every flush mode, and as cheap as the threshold allows.
+"""The reference compare's forms: each exact in every flush mode, as cheap as the threshold allows.
 
 `flush_proof.greater` picks, from the threshold alone, a plain float compare (|t| >= the smallest
 normal, ±inf, NaN) or the integer range check on the bits (zero and subnormal t); for a constant
