@@ -80,13 +80,16 @@ class ExactFormsTest(parameterized.TestCase):
         np.testing.assert_array_equal(_bits(f(g, x, F32(t))),
                                       _bits(oracle.threshold_backward(g, x, t)))
 
-  def test_vmap_over_thresholds_of_every_kind(self):
-    g = np.arange(1, SPECIAL32.size + 1).astype(F32)
+  @parameterized.parameters(np.float32, ml_dtypes.bfloat16)
+  def test_vmap_over_thresholds_of_every_kind(self, dtype):
+    with np.errstate(invalid="ignore", over="ignore"):
+      x = SPECIAL32.astype(dtype)
+    g = np.arange(1, x.size + 1).astype(dtype)
     ts = np.array(THRESHOLDS32, F32)
-    out = jax.jit(jax.vmap(lambda t: jt.threshold_backward(g, SPECIAL32, t,
+    out = jax.jit(jax.vmap(lambda t: jt.threshold_backward(g, x, t,
                                                            implementation="reference")))(ts)
     for row, t in zip(np.asarray(out), THRESHOLDS32):
-      np.testing.assert_array_equal(_bits(row), _bits(oracle.threshold_backward(g, SPECIAL32, t)))
+      np.testing.assert_array_equal(_bits(row), _bits(oracle.threshold_backward(g, x, t)))
 
   def test_integer_form_alone_is_exact_for_every_threshold(self):
     # greater_by_bits is also what a traced threshold runs; check it on its own.
@@ -142,6 +145,14 @@ class FusedProgramTest(parameterized.TestCase):
     self.assertEqual(fusions, 1)
     # bits - 1 < +inf's bits, unsigned; the two bitcasts are free.
     self.assertEqual(ops, ["add", "bitcast-convert", "bitcast-convert", "compare", "select"])
+
+  def test_bfloat16_zero_threshold_compares_its_own_bits(self):
+    x = jnp.ones(1024, jnp.bfloat16)
+    fusions, ops = _fused_ops(lambda g, x: jt.threshold_backward(g, x, 0.0), x, x)
+    self.assertEqual(fusions, 1)
+    self.assertNotIn("shift-left", ops)  # x is not widened
+    self.assertEqual(ops.count("compare"), 1)
+    self.assertEqual(ops.count("add"), 1)
 
   def test_traced_threshold_stays_one_fusion(self):
     x = jnp.ones(1024, F32)
