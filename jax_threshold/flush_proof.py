@@ -3,8 +3,8 @@
 XLA's CPU threads run with both modes set, so there a float comparison sees 1e-40f as 0, and a
 conversion that produces a subnormal float32 (1.5e-40 from float64) gives 0. docs/behaviour.md
 §1 says subnormals are numbers on every path. These helpers work on the bits as integers (integer
-ops ignore the modes), or do float arithmetic only on normal values, and fuse like any
-elementwise op.
+ops ignore the modes), or use float compares and arithmetic only where no flush mode can change
+the result, and fuse like any elementwise op.
 """
 
 import jax.numpy as jnp
