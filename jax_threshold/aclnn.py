@@ -14,12 +14,16 @@ semantics (the input is read first); byte-swapped arrays raise ValueError. Failu
 aclnn status codes, exactly as the C API returns them, with the reason in
 `recent_error_message()`; the executor is then None. A NumPy dtype phase one does not support
 (bool, int16, complex, float8, ...) is passed through so phase one rejects it with
-ACLNN_ERR_PARAM_INVALID. Everything runs on the host (the project's CPU implementation of the
-AscendC primitives); `soc` only chooses the dtype list and the platform defaults of the tiling.
+ACLNN_ERR_PARAM_INVALID (`recent_error_message()` names it as NumPy does). Everything runs on
+the host (the project's CPU implementation of the AscendC primitives); `soc` only chooses the
+dtype list and the platform defaults of the tiling.
 """
 
+import decimal
 import math
 import numbers
+import re
+import threading
 from typing import Any, Optional
 
 import numpy as np
@@ -102,6 +106,16 @@ _INTEGER_DTYPES = {_ACL_DTYPES[n]: np.dtype(n) for n in ("int8", "uint8", "int32
 _TINY = math.ldexp(1.0, -1074)
 
 
+def _as_numpy_scalar(threshold):
+  """A 0-d array-like of another library (a JAX array, jnp.float32(0.5), ...) as a NumPy array,
+  as the JAX API takes it; Python numbers, NumPy values, Decimals and strings stay as they are."""
+  if isinstance(threshold, (numbers.Number, np.generic, np.ndarray, decimal.Decimal, str, bytes)):
+    return threshold
+  if any(hasattr(threshold, a) for a in ("__array__", "__array_interface__", "__array_struct__")):
+    return np.asarray(threshold)
+  return threshold
+
+
 def _scalar_bytes(value, code: int):
   dtype = {_ACL_DTYPES["float32"]: np.float32, _ACL_DTYPES["float64"]: np.float64,
            _ACL_DTYPES["int64"]: np.int64}[code]
@@ -124,6 +138,7 @@ def _scalar(threshold, x_code: int):
   """
   if threshold is None:
     return None
+  threshold = _as_numpy_scalar(threshold)
   if isinstance(threshold, np.ndarray) and threshold.shape != ():
     raise ValueError(f"threshold must be a scalar, got an array of shape {threshold.shape}")
   item = threshold[()] if isinstance(threshold, np.ndarray) else threshold
@@ -209,6 +224,22 @@ def _soc_code(soc: str) -> int:
     raise ValueError(f"unknown soc {soc!r}; expected one of {', '.join(SOCS)}") from None
 
 
+# The executor names a dtype without an aclDataType "undefined"; this thread's last such failure,
+# with the NumPy names put in, for recent_error_message().
+_unnamed_dtypes = threading.local()
+
+
+def _name_undefined_dtypes(tensors) -> None:
+  message = _native.recent_error_message()
+  named = message
+  for name, array in tensors.items():
+    if array is not None and acl_dtype(array.dtype) == ACL_DT_UNDEFINED:
+      named = re.sub(rf"\b{name} (has )?dtype undefined\b",
+                     lambda m, d=array.dtype.name: m.group(0).replace("undefined", d), named)
+  if named != message:
+    _unnamed_dtypes.message = (message, named)
+
+
 def threshold_backward_get_workspace_size(
     grad_output: Optional[np.ndarray], x: Optional[np.ndarray], threshold: Any,
     out: Optional[np.ndarray], *, soc: str = "Ascend910B", core_num: Optional[int] = None,
@@ -218,7 +249,9 @@ def threshold_backward_get_workspace_size(
   Args:
     grad_output, x: NumPy arrays of any strides (ml_dtypes.bfloat16 too), or None for a null
       pointer. They broadcast against each other.
-    threshold: any real number (docs/behaviour.md §1), or None for a null pointer.
+    threshold: any real number (docs/behaviour.md §1): a Python number, a NumPy scalar, or
+      any 0-d array-like of a real dtype (a 0-d NumPy or JAX array, `jnp.float32(0.5)`, taken
+      with `np.asarray`); or None for a null pointer.
     out: a writable NumPy array of the broadcast shape and x's dtype, or None; the result is
       written into it by phase two (in place on an input is allowed).
     soc: "Ascend910B" (default), "Ascend950", "host"; "Ascend910" is refused by phase one.
@@ -255,6 +288,7 @@ def threshold_backward_get_workspace_size(
       g_desc, x_desc, _scalar(threshold, x_code), out_desc, soc=code, ub_size=ub_size,
       core_num=core_num)
   if native is None:
+    _name_undefined_dtypes({"grad_output": grad_output, "x": x, "out": out})
     return status, workspace_size, None
   return status, workspace_size, Executor(native, (grad_output, x, out))
 
@@ -319,7 +353,11 @@ def recent_error_message() -> str:
     >>> recent_error_message()
     'out is null'
   """
-  return _native.recent_error_message()
+  message = _native.recent_error_message()
+  renamed = getattr(_unnamed_dtypes, "message", None)
+  if renamed is not None and renamed[0] == message:
+    return renamed[1]  # a NumPy dtype the executor knows only as "undefined", named
+  return message
 
 
 def _tiling(fn, num_elements, dtype, ub_size, core_num) -> dict:

@@ -17,8 +17,38 @@ from jax_threshold.primitive import broadcast_shapes
 from jax_threshold.primitive import explicit_output_sharding
 from jax_threshold.primitive import match_varying_axes
 from jax_threshold.primitive import threshold_backward_p
-from jax_threshold.reference import threshold_mask
+from jax_threshold import reference as _reference
 from jax_threshold.threshold_operand import canonicalize_threshold
+
+# The forward's compare as one named step: a printed jaxpr shows `threshold_mask` instead of the
+# bit manipulation that keeps it exact for subnormals. XLA inlines the call, so the fused program
+# is the same as without it.
+threshold_mask = jax.jit(_reference.threshold_mask)
+
+
+def _common_dtype(grad_output, x):
+  """A weakly typed operand (a Python scalar, a weak_type array) takes the other's dtype where
+  JAX's promotion (as in jnp.where) gives that dtype; two weak ones take their promoted dtype.
+  Anything else is left for the dtype check to report."""
+  if grad_output.dtype == x.dtype:
+    return grad_output, x
+  g_weak, x_weak = jax.typeof(grad_output).weak_type, jax.typeof(x).weak_type
+  if not (g_weak or x_weak):
+    return grad_output, x
+  promoted = np.dtype(jnp.result_type(grad_output, x))
+  if g_weak and x_weak:
+    target = promoted
+  else:
+    target = np.dtype(x.dtype if g_weak else grad_output.dtype)
+    if promoted != target:  # e.g. a Python float against integer x: JAX gives a float
+      _dtypes.check_supported(grad_output.dtype, "grad_output")
+      _dtypes.check_supported(x.dtype, "x")
+      weak, strong = ("grad_output", "x") if g_weak else ("x", "grad_output")
+      raise TypeError(f"threshold_backward: the weakly typed {weak} ({promoted.name}) does not "
+                      f"take {strong}'s dtype {target.name}: JAX promotes the pair to "
+                      f"{promoted.name}; pass {weak} as an array of dtype {target.name}")
+  return (lax.convert_element_type(grad_output, target),
+          lax.convert_element_type(x, target))
 
 
 def threshold_backward(grad_output, x, threshold, *, implementation=None):
@@ -32,6 +62,8 @@ def threshold_backward(grad_output, x, threshold, *, implementation=None):
     grad_output: array, the incoming gradient; broadcasts against `x` (NumPy rules).
     x: array of the same dtype, the forward input. Supported dtypes: float32,
       float16, bfloat16, int32, int8, uint8, and int64/float64 under x64.
+      A weakly typed operand (a Python scalar, or a JAX array with
+      `weak_type=True`) takes the other's dtype, as in `jnp.where`.
     threshold: a real scalar — a Python int (any size), float, Fraction or
       Decimal, a NumPy scalar, or a 0-d array, traced or not. float16/bfloat16/
       float32 `x` compare in float32 against the threshold rounded once;
@@ -45,8 +77,9 @@ def threshold_backward(grad_output, x, threshold, *, implementation=None):
 
   Raises:
     TypeError: a dtype outside the supported list, `grad_output` and `x` of
-      different dtypes, or a threshold that is not a real number (a bool,
-      a complex number, a string).
+      different dtypes (both strongly typed, or a weak one JAX would not
+      promote to the other's dtype, e.g. a Python float for integer `x`), or
+      a threshold that is not a real number (a bool, a complex number, a string).
     ValueError: shapes that do not broadcast, a non-scalar threshold, an
       unknown or unavailable implementation name.
 
@@ -57,7 +90,7 @@ def threshold_backward(grad_output, x, threshold, *, implementation=None):
     Array([0. , 4.4, 4.3, 4.2], dtype=float32)
   """
   implementation = _implementation.resolve(implementation)
-  grad_output, x = jnp.asarray(grad_output), jnp.asarray(x)
+  grad_output, x = _common_dtype(jnp.asarray(grad_output), jnp.asarray(x))
   dtype = _dtypes.check_same_dtype(grad_output.dtype, x.dtype)
   broadcast_shapes(grad_output.shape, x.shape)
   threshold = canonicalize_threshold(threshold, dtype)
@@ -72,7 +105,11 @@ def _scalar_value(value, dtype):
     info = np.iinfo(dtype)
     if not (info.min <= value <= info.max):  # False for NaN too
       raise ValueError(f"threshold: value {value!r} does not fit x's dtype {dtype.name}")
-  value = jnp.asarray(value)
+  try:
+    value = jnp.asarray(value)
+  except (TypeError, ValueError):
+    raise TypeError("threshold: value must be a real number (a Python number or a 0-d "
+                    f"array); got {type(value).__name__} {value!r}") from None
   if value.ndim:
     raise ValueError("threshold: value must be a scalar (a Python number or a 0-d array); "
                      f"got an array of shape {value.shape}")

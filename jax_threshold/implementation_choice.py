@@ -38,10 +38,14 @@ _scoped_implementation = jax_config.optional_enum_state(
 )
 
 
-def validate_name(name) -> str:
+def validate_name(name, where: str = "threshold_backward") -> str:
+  """`name` if it is an implementation name, else ValueError (prefixed by `where`)."""
   if not isinstance(name, str) or name not in IMPLEMENTATIONS:
-    raise ValueError(f"threshold_backward: unknown implementation {name!r}; "
-                     f"expected one of {IMPLEMENTATIONS} (or None for the default)")
+    hint = ""
+    if isinstance(name, str) and name.lower() in IMPLEMENTATIONS:
+      hint = f"; did you mean {name.lower()!r}?"
+    raise ValueError(f"{where}: unknown implementation {name!r}; expected one of "
+                     f"{IMPLEMENTATIONS} (or None for the default){hint}")
   return name
 
 
@@ -60,8 +64,19 @@ def note_unavailable(name: str, reason: str) -> None:
   _missing_reasons[name] = reason
 
 
+def _shadowing_reason(name: str) -> str | None:
+  """For "ffi": whether a source tree hides the installed package (then that is the reason)."""
+  if name != "ffi":
+    return None
+  try:
+    from jax_threshold import native_paths  # pylint: disable=g-import-not-at-top
+  except ImportError:
+    return None
+  return native_paths.source_tree_shadowing()
+
+
 def missing_reason(name: str, default: str) -> str:
-  return _missing_reasons.get(name, default)
+  return _shadowing_reason(name) or _missing_reasons.get(name, default)
 
 
 def available_implementations() -> tuple[str, ...]:
@@ -81,14 +96,14 @@ def available_implementations() -> tuple[str, ...]:
   return ("reference",) + tuple(n for n in IMPLEMENTATIONS if n in _registered)
 
 
-def check_available(name: str) -> None:
+def check_available(name: str, where: str = "threshold_backward") -> None:
   """Raises ValueError when `name` ("auto"/"reference" always are) is not registered."""
   if name in ("auto", "reference") or name in _registered:
     return
-  reason = _missing_reasons.get(
+  reason = missing_reason(
       name, "the native extension jax_threshold._native is missing; build the package "
             "with its C++ extension (pip install .)")
-  raise ValueError(f"threshold_backward: implementation {name!r} is not available: {reason}")
+  raise ValueError(f"{where}: implementation {name!r} is not available: {reason}")
 
 
 def default_implementation() -> str:
@@ -138,7 +153,7 @@ def implementation(name):
     >>> with jax_threshold.implementation("reference"):
     ...   y = jax.jit(f)(x)  # every threshold_backward inside f lowers to jnp
   """
-  name = validate_name(name)
-  check_available(name)
+  name = validate_name(name, where="jax_threshold.implementation")
+  check_available(name, where="jax_threshold.implementation")
   with _scoped_implementation(name):
     yield

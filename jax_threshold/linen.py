@@ -24,6 +24,9 @@ class Threshold(nn.Module):
     implementation: a name from `jax_threshold.available_implementations()`
       ("auto", "reference", "ffi"), or None to follow the enclosing
       `jax_threshold.implementation(...)` context.
+    inplace: accepted so that `torch.nn.Threshold(0.1, 20, inplace=True)` ports
+      verbatim; a no-op: JAX arrays are immutable and the result is always a new
+      array (under `jax.jit` with `donate_argnums`, XLA may reuse x's buffer).
 
   Call: `module.apply({}, x)` (or inside `nn.Sequential`) returns an array of
   x's shape and dtype; errors are those of `jax_threshold.threshold`
@@ -40,6 +43,7 @@ class Threshold(nn.Module):
   threshold: float
   value: float
   implementation: str | None = None
+  inplace: bool = False
 
   def __call__(self, x):
     return _jt.threshold(

@@ -8,9 +8,12 @@ Wheel layout (cpp/CMakeLists.txt installs it):
     jax_threshold/lib/libjax_threshold_aclnn.so
 """
 
+import importlib.machinery
+import importlib.metadata
 import os
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+DISTRIBUTION = "jax-threshold"
 
 LIBRARY_NAME = "jax_threshold_aclnn"
 
@@ -47,3 +50,34 @@ def get_lib() -> str:
     '.../site-packages/jax_threshold/lib'
   """
   return os.path.join(_PACKAGE_DIR, "lib")
+
+
+def source_tree_shadowing() -> str | None:
+  """Why the native extension is missing when a source tree hides the installed package, or None.
+
+  The typical case: `pip install .`, then `python` in the repository root, where the checkout's
+  `jax_threshold/` (no compiled `_native`) comes first on sys.path. Detected as: the imported
+  package has no `_native`, but an installed jax-threshold distribution has one elsewhere.
+  """
+  if any(os.path.exists(os.path.join(_PACKAGE_DIR, "_native" + suffix))
+         for suffix in importlib.machinery.EXTENSION_SUFFIXES):
+    return None
+  try:
+    dist = importlib.metadata.distribution(DISTRIBUTION)
+  except importlib.metadata.PackageNotFoundError:
+    return None
+  installed = [dist.locate_file(f) for f in dist.files or ()
+               if f.parts[:1] == ("jax_threshold",) and f.name.startswith("_native.")]
+  installed = [os.path.dirname(os.path.abspath(str(f))) for f in installed
+               if os.path.exists(str(f))]
+  if not installed or any(os.path.samefile(d, _PACKAGE_DIR) for d in installed):
+    return None
+  tree = os.path.dirname(_PACKAGE_DIR)
+  if os.path.abspath(os.getcwd()) == tree:
+    where = "the source tree in the current directory"
+    remedy = "run from another directory"
+  else:
+    where = f"the source tree at {tree}"
+    remedy = "take it off sys.path (PYTHONPATH) or run from another directory"
+  return (f"{where} shadows the installed jax-threshold; {remedy} (the installed package, "
+          f"with its native extension: {installed[0]})")

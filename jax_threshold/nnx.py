@@ -25,6 +25,10 @@ class Threshold(nnx.Module):
     implementation: a name from `jax_threshold.available_implementations()`
       ("auto", "reference", "ffi"), or None to follow the enclosing
       `jax_threshold.implementation(...)` context.
+    inplace: accepted (also positionally, third, as in PyTorch) so that
+      `torch.nn.Threshold(0.1, 20, inplace=True)` ports verbatim; a no-op: JAX
+      arrays are immutable and the result is always a new array (under
+      `jax.jit` with `donate_argnums`, XLA may reuse x's buffer).
 
   Call: `module(x)` returns an array of x's shape and dtype; errors are those of
   `jax_threshold.threshold` (TypeError for an unsupported dtype, ValueError for
@@ -36,10 +40,11 @@ class Threshold(nnx.Module):
     (2, 4)
   """
 
-  def __init__(self, threshold: float, value: float, *,
+  def __init__(self, threshold: float, value: float, inplace: bool = False, *,
                implementation: str | None = None):
     self.threshold = threshold
     self.value = value
+    self.inplace = inplace  # a no-op (see above)
     self.implementation = implementation
 
   def __call__(self, x):

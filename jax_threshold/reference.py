@@ -43,11 +43,9 @@ def _integer_mask_for_real_threshold(x, threshold):
 def threshold_mask(x, threshold):
   """The boolean `x > threshold` of docs/behaviour.md §1, for a canonical threshold operand."""
   x_dtype = np.dtype(x.dtype)
-  if x_dtype in _dtypes.NARROW_FLOAT_DTYPES:
-    # float16 and bfloat16 widen to float32 exactly; the threshold is already float32.
-    # Compared as integer keys of the bits: subnormals are numbers in any flush mode.
-    return flush_proof.greater(flush_proof.to_float32(x), threshold)
   if _dtypes.is_floating(x_dtype):
+    # float16 / bfloat16 / float32 against the float32 threshold, float64 against float64;
+    # subnormals are numbers in every flush mode (flush_proof.greater).
     return flush_proof.greater(x, threshold)
   if np.dtype(threshold.dtype) == x_dtype:
     return x > threshold

@@ -16,6 +16,7 @@ from absl.testing import absltest
 from absl.testing import parameterized
 import hypothesis
 from hypothesis import strategies as st
+import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 
@@ -218,8 +219,8 @@ class StatusCodeTest(parameterized.TestCase):
     else:
       self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_INVALID)
       self.assertIsNone(executor)
-      self.assertIn(np.dtype(_dtype(dtype)).name if dtype != "float8_e4m3fn" else "undefined",
-                    aclnn.recent_error_message())
+      # Named as NumPy / ml_dtypes name it, also where the dtype has no aclDataType.
+      self.assertIn(f"has dtype {np.dtype(_dtype(dtype)).name}", aclnn.recent_error_message())
 
   def test_threshold_types(self):
     a = np.ones(4, np.float32)
@@ -234,6 +235,45 @@ class StatusCodeTest(parameterized.TestCase):
                       Decimal("0.1"), Decimal("-Infinity"), np.longdouble(2.5),
                       ml_dtypes.bfloat16(3), np.array(7, np.int8)):
       self.assertEqual(_plan(a, a, threshold, a.copy())[0], aclnn.ACLNN_SUCCESS)
+
+  def test_dtype_without_an_acl_code_is_named(self):
+    f8, f32 = np.ones(4, ml_dtypes.float8_e4m3fn), np.ones(4, np.float32)
+    self.assertEqual(_plan(f32, f32, 0.5, f8)[0], aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertIn("out dtype float8_e4m3fn differs from x dtype float32",
+                  aclnn.recent_error_message())
+    self.assertEqual(_plan(f32, f32, 0.5, f32.copy())[0], aclnn.ACLNN_SUCCESS)
+    # A success does not change the last failure's message (aclGetRecentErrMsg's rule).
+    self.assertIn("float8_e4m3fn", aclnn.recent_error_message())
+    self.assertEqual(_plan(np.ones(4, np.int16), f32, 0.5, f32.copy())[0],
+                     aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertIn("int16", aclnn.recent_error_message())
+    self.assertNotIn("float8", aclnn.recent_error_message())
+
+  @parameterized.parameters(
+      (lambda: jnp.float32(0.5), "ThresholdGradV2D"),
+      (lambda: jnp.asarray(0.0, jnp.bfloat16), "ReluGrad"),
+      (lambda: jnp.asarray(-0.0), "ReluGrad"),
+      (lambda: jnp.int32(2), "ThresholdGradV2D"),
+      (lambda: jnp.asarray(np.float16(1.5)), "ThresholdGradV2D"))
+  def test_jax_scalar_threshold(self, make, kernel):
+    threshold = make()
+    x = np.array([-1.0, 0.0, 0.4, 0.5, 1.0, 1.5, 2.0, 3.0], np.float32)
+    g = np.arange(1, 9, dtype=np.float32)
+    out = np.empty_like(x)
+    status, size, executor = _plan(g, x, threshold, out)
+    self.assertEqual(status, aclnn.ACLNN_SUCCESS)
+    self.assertEqual(executor.kernel, kernel)
+    workspace = np.empty(size, np.uint8) if size else None
+    self.assertEqual(aclnn.threshold_backward(workspace, size, executor), aclnn.ACLNN_SUCCESS)
+    np.testing.assert_array_equal(out, oracle.threshold_backward(g, x, np.asarray(threshold)))
+
+  def test_jax_threshold_that_is_not_a_real_scalar(self):
+    a = np.ones(4, np.float32)
+    with self.assertRaisesRegex(TypeError, "bool"):
+      _plan(a, a, jnp.asarray(True), a.copy())
+    with self.assertRaisesRegex(ValueError, "scalar"):
+      _plan(a, a, jnp.ones(2), a.copy())
+    self.assertEqual(_plan(a, a, jnp.complex64(1), a.copy())[0], aclnn.ACLNN_ERR_PARAM_INVALID)
 
   # Bools are refused, as jax_threshold.threshold_backward refuses them.
   @parameterized.parameters((True,), (False,), (np.bool_(True),), (np.array(False),))

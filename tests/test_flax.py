@@ -201,6 +201,14 @@ class LinenThresholdTest(parameterized.TestCase):
     with self.assertRaisesRegex(ValueError, "no-such"):
       layer.apply({}, X)
 
+  @parameterized.parameters(True, False)
+  def test_pytorch_inplace_is_accepted_and_changes_nothing(self, inplace):
+    # torch.nn.Threshold(0.1, 20, inplace=True) ports verbatim; JAX arrays are immutable.
+    x = jnp.asarray(X)
+    out = jax.jit(jt_linen.Threshold(0.1, 20, inplace=inplace).apply)({}, x)
+    np.testing.assert_array_equal(out, expected_forward(X, 0.1, 20))
+    np.testing.assert_array_equal(x, X)  # the input is untouched
+
 
 @requires_flax
 class NnxThresholdTest(parameterized.TestCase):
@@ -212,6 +220,16 @@ class NnxThresholdTest(parameterized.TestCase):
   def test_has_no_state(self):
     _, state = nnx.split(jt_nnx.Threshold(THRESHOLD, VALUE))
     self.assertEmpty(jax.tree.leaves(state))
+
+  def test_pytorch_inplace_is_accepted_and_changes_nothing(self):
+    x = jnp.asarray(X)
+    for layer in (jt_nnx.Threshold(0.1, 20, inplace=True), jt_nnx.Threshold(0.1, 20, True),
+                  jt_nnx.Threshold(0.1, 20, inplace=False)):
+      np.testing.assert_array_equal(nnx.jit(lambda m, x: m(x))(layer, x),
+                                    expected_forward(X, 0.1, 20))
+      _, state = nnx.split(layer)
+      self.assertEmpty(jax.tree.leaves(state))
+    np.testing.assert_array_equal(x, X)
 
   def test_inside_sequential(self):
     rngs = nnx.Rngs(0)

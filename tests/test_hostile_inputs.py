@@ -2,8 +2,9 @@
 batches of thresholds, and shapes that overflow or lie.
 
 - Subnormals are numbers (docs/behaviour.md §1) on every path, although XLA's CPU threads run
-  with flush-to-zero / denormals-are-zero: the reference compares ordered integer keys of the
-  bits, the FFI handler clears the flush bits around its work.
+  with flush-to-zero / denormals-are-zero: the reference compares floats only against thresholds
+  a flushed subnormal cannot cross and the bits as integers otherwise (test_compare_forms.py),
+  the FFI handler clears the flush bits around its work.
 - jax.export with a symbolic batch dim, on both implementations.
 - Any rank JAX accepts (NumPy's shape helpers stop at 32).
 - vmap over many thresholds through the custom call: small memory, bits as the reference's
