@@ -218,7 +218,11 @@ def _output_grid(sharding, operand_shape, out_shape):
   return grid.reshape((1,) * lead + grid.shape)
 
 
-def _infer_from_operands(target, arg_shapes, arg_shardings, result_shape, backend_config):
+_OPERAND_TARGET = "jax_threshold_threshold_backward_v1"
+
+
+def _infer_from_operands(arg_shapes, arg_shardings, result_shape, backend_config, *,
+                         target=_OPERAND_TARGET):
   """GSPMD forward propagation: each output dim tiled as the first operand that tiles it.
 
   Operands may tile different dims (a vmapped threshold shards the batch dim, x a data
@@ -339,7 +343,7 @@ def register_partitioner(targets) -> None:
     register = functools.partial(
         _xc.register_custom_call_partitioner, target,
         _propagate_user, _make_partition(target),
-        functools.partial(_infer_from_operands, target),
+        functools.partial(_infer_from_operands, target=target),
         can_side_effecting_have_replicated_sharding=True)
     register()
     _xla_bridge.register_plugin_callbacks(register)

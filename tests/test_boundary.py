@@ -182,7 +182,7 @@ class CheckCallTest(parameterized.TestCase):
     s = _FakeShape
     tuple_result = s(tuple_of=[s((8,)), s((8,))])
     self.assertIsNone(self.p._infer_from_operands(  # pylint: disable=protected-access
-        self.target, [s((8,)), s((8,)), s(())], [None, None, None], tuple_result, b""))
+        [s((8,)), s((8,)), s(())], [None, None, None], tuple_result, b"", target=self.target))
 
 
 if __name__ == "__main__":
