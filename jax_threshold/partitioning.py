@@ -16,6 +16,14 @@ result. Two pieces make each device run the executor on its own block instead:
   the dims it shares with the output (replicated along its broadcast dims) and
   returns the per-device program: the same custom call on the local blocks.
 
+- Validation. Every callback checks the call first (`check_call`): one array
+  result, the target's operand count, the dtypes, operands that broadcast to the
+  result as `primitive.py` says, row-major shapes. `partition` raises
+  `UnsupportedCallError` for any other call (XLA reports a compile error); the
+  GSPMD propagation callbacks return None instead, since XLA aborts on an
+  exception from them. Nothing calls `dimensions()` on a tuple shape, which
+  CHECK-fails in XLA.
+
 Because the partitioner is keyed by target name, not by an object of the process
 that traced the function, a `jax.export`ed module partitions the same way in any
 process that imports jax_threshold (which it must anyway, to run the targets).
