@@ -7,6 +7,7 @@
 // - a workspace that shares a byte with a tensor's extent was refused;
 // - for float32 tensors that do not overlap, out holds the select's bits (docs/behaviour.md §1).
 // Tensors live in one arena; a view that does not fit in it is only planned, never run.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -27,8 +28,9 @@ class Input {
     for (int i = 0; i < 4; ++i) v = v << 8 | Byte();
     return v;
   }
-  int64_t Range(int64_t lo, int64_t hi) {  // [lo, hi]
-    return lo + static_cast<int64_t>(U32() % static_cast<uint64_t>(hi - lo + 1));
+  int64_t Range(int64_t lo, int64_t hi) {  // [lo, hi]; one byte for a small range
+    const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+    return lo + static_cast<int64_t>((span <= 256 ? Byte() : U32()) % span);
   }
 
  private:
@@ -192,7 +194,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     bool in_arena = false;
     size_t ws_begin = 0;
     if (where % 4 == 0 && size <= kArenaBytes) {
-      ws_begin = static_cast<size_t>(in.Range(0, static_cast<int64_t>(kArenaBytes - size)));
+      // Near one of the tensors: before it, over it, or just after it.
+      const int64_t near = static_cast<int64_t>(views[where / 4 % 3].base) +
+                           in.Range(-static_cast<int64_t>(size) - 64, 256);
+      ws_begin = static_cast<size_t>(
+          std::min<int64_t>(std::max<int64_t>(near, 0), static_cast<int64_t>(kArenaBytes - size)));
       workspace = arena.data() + ws_begin;
       in_arena = true;
     }
@@ -203,7 +209,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (ran == ACLNN_SUCCESS) {
       const View& out = views[2];
       const bool empty = views[0].empty || views[1].empty || out.empty;
-      if (in_arena && size > 0 && !empty) {
+      if (in_arena && workspace_size > 0 && !empty) {  // with nothing planned it is unused
         for (int k = 0; k < 3; ++k) {
           if (Overlap(ws_begin, ws_begin + size, views[k].begin, views[k].end)) {
             __builtin_trap();  // a workspace over a tensor was accepted
