@@ -39,6 +39,7 @@ import jax
 from jax.interpreters import mlir
 
 from jax_threshold import batch_transpose as _batch_transpose
+from jax_threshold import layout_check as _layout_check
 from jax_threshold import lowering as _lowering
 from jax_threshold import partitioning as _partitioning
 
@@ -144,6 +145,7 @@ def _register() -> None:
     jax.ffi.register_ffi_target(name, capsule, platform=platform)
     platforms.add(platform)
   _partitioning.register_partitioner(ffi_targets())
+  _layout_check.install(ffi_targets())
   for platform in sorted(platforms):
     lowering_platform = _LOWERING_PLATFORM.get(platform)
     if lowering_platform is None:

@@ -16,6 +16,14 @@ result. Two pieces make each device run the executor on its own block instead:
   the dims it shares with the output (replicated along its broadcast dims) and
   returns the per-device program: the same custom call on the local blocks.
 
+- Validation. Every callback checks the call first (`check_call`): one array
+  result, the target's operand count, the dtypes, operands that broadcast to the
+  result as `primitive.py` says, row-major shapes. `partition` raises
+  `UnsupportedCallError` for any other call (XLA reports a compile error); the
+  GSPMD propagation callbacks return None instead, since XLA aborts on an
+  exception from them. Nothing calls `dimensions()` on a tuple shape, which
+  CHECK-fails in XLA.
+
 Because the partitioner is keyed by target name, not by an object of the process
 that traced the function, a `jax.export`ed module partitions the same way in any
 process that imports jax_threshold (which it must anyway, to run the targets).
@@ -34,8 +42,98 @@ from jax.extend.mlir.dialects import stablehlo
 from jax.interpreters import mlir
 import numpy as np
 
+from jax_threshold import _dtypes
+from jax_threshold import primitive as _primitive
+
 _REPLICATED = _xc.OpSharding.Type.REPLICATED
 _TYPED_FFI_API_VERSION = 4
+
+
+class UnsupportedCallError(ValueError):
+  """A custom call to one of the project's targets that its lowering never emits.
+
+  Raised by the partitioner's callbacks before they look at a shape: XLA turns it into a
+  compile error instead of running the call on blocks that do not match.
+  """
+
+
+def _operand_count(target: str) -> int:
+  """Operands of a target: grad_output, x and, unless the threshold is in attributes, it."""
+  return 2 if target.endswith("_static_v1") else 3
+
+
+def _describe(shape) -> str:
+  return str(shape) if shape is not None else "nothing"
+
+
+def _is_row_major(shape) -> bool:
+  """True when `shape` carries no layout or the row-major one (minor_to_major = rank-1 .. 0)."""
+  try:
+    layout = shape.layout()
+  except Exception:  # pylint: disable=broad-except  (a shape without a layout)
+    return True
+  if layout is None:
+    return True
+  minor_to_major = tuple(layout.minor_to_major())
+  return not minor_to_major or minor_to_major == tuple(range(shape.rank() - 1, -1, -1))
+
+
+def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], ...]:
+  """The operand shapes of a call the handler accepts, or UnsupportedCallError saying why.
+
+  What the project's lowering emits (docs/behaviour.md, "The custom-call boundary"): one array
+  result; grad_output and x (and, for the operand target, a threshold) as arrays; grad_output
+  and x of one supported dtype, the result of x's dtype, the threshold of a dtype primitive.py
+  allows for it; the result's shape the broadcast shape of the operands under primitive.py's
+  rule; row-major layouts where XLA shows them. Nothing here calls `dimensions()` on a shape
+  that is not an array (XLA CHECK-fails on a tuple).
+  """
+  where = f"jax_threshold: custom call {target}"
+  if result_shape is None or not result_shape.is_array():
+    raise UnsupportedCallError(f"{where} must have one array result; got "
+                               f"{_describe(result_shape)}")
+  arg_shapes = list(arg_shapes)
+  expected = _operand_count(target)
+  if len(arg_shapes) != expected:
+    raise UnsupportedCallError(f"{where} takes {expected} operands; got {len(arg_shapes)}")
+  for i, s in enumerate(arg_shapes):
+    if not s.is_array():
+      raise UnsupportedCallError(f"{where}: operand {i} must be an array; got {s}")
+  names = ("grad_output", "x", "threshold")
+  for name, s in list(zip(names, arg_shapes)) + [("the result", result_shape)]:
+    if not _is_row_major(s):
+      raise UnsupportedCallError(f"{where}: {name} {s} has a layout that is not row-major; "
+                                 "the handler reads every buffer row-major")
+    if s.is_dynamic():
+      raise UnsupportedCallError(f"{where}: {name} {s} has a dynamic dimension")
+  dtypes = [np.dtype(s.numpy_dtype()) for s in arg_shapes]
+  try:
+    x_dtype = _dtypes.check_same_dtype(dtypes[0], dtypes[1])
+  except TypeError as e:
+    raise UnsupportedCallError(f"{where}: {e}") from None
+  result_dtype = np.dtype(result_shape.numpy_dtype())
+  if result_dtype != x_dtype:
+    raise UnsupportedCallError(f"{where}: the result has dtype {result_dtype.name}, not x's "
+                               f"{x_dtype.name}")
+  shapes = tuple(tuple(int(d) for d in s.dimensions()) for s in arg_shapes)
+  threshold_shape = ()
+  if expected == 3:
+    allowed = _dtypes.threshold_operand_dtypes(x_dtype)
+    if dtypes[2] not in allowed:
+      raise UnsupportedCallError(
+          f"{where}: the threshold for x of dtype {x_dtype.name} must have dtype "
+          f"{' or '.join(d.name for d in allowed)}; got {dtypes[2].name}")
+    threshold_shape = shapes[2]
+  out_shape = tuple(int(d) for d in result_shape.dimensions())
+  try:
+    want = _primitive._output_shape(shapes[0], shapes[1], threshold_shape)  # pylint: disable=protected-access
+  except ValueError as e:
+    raise UnsupportedCallError(f"{where}: {e}") from None
+  if tuple(want) != out_shape:
+    raise UnsupportedCallError(
+        f"{where}: the result's shape {list(out_shape)} is not the broadcast shape "
+        f"{list(want)} of the operands {', '.join(str(list(s)) for s in shapes)}")
+  return shapes
 
 
 def _broadcast_dims(operand_shape, out_shape) -> list[bool]:
@@ -128,18 +226,32 @@ def _output_grid(sharding, operand_shape, out_shape):
   return grid.reshape((1,) * lead + grid.shape)
 
 
-def _infer_from_operands(arg_shapes, arg_shardings, result_shape, backend_config):
+_OPERAND_TARGET = "jax_threshold_threshold_backward_v1"
+
+
+def _infer_from_operands(arg_shapes, arg_shardings, result_shape, backend_config, *,
+                         target=_OPERAND_TARGET):
   """GSPMD forward propagation: each output dim tiled as the first operand that tiles it.
 
   Operands may tile different dims (a vmapped threshold shards the batch dim, x a data
   dim): every device's tile index is read per dim from the operand owning that dim, and
   devices with the same indices become replicas. None when that gives no valid tiling.
+  A call the handler would refuse gets None here (XLA aborts on an exception from this
+  callback); `partition` refuses it.
   """
+  try:
+    return _infer_checked(target, arg_shapes, arg_shardings, result_shape, backend_config)
+  except Exception:  # pylint: disable=broad-except  (never let XLA see an exception here)
+    return None
+
+
+def _infer_checked(target, arg_shapes, arg_shardings, result_shape, backend_config):
   del backend_config
+  shapes = check_call(target, arg_shapes, result_shape)
   out_shape = tuple(result_shape.dimensions())
   rank = len(out_shape)
-  grids = [g for g in (_output_grid(sh, tuple(s.dimensions()), out_shape)
-                       for s, sh in zip(arg_shapes, arg_shardings)) if g is not None]
+  grids = [g for g in (_output_grid(sh, s, out_shape)
+                       for s, sh in zip(shapes, arg_shardings)) if g is not None]
   owner = {}
   for grid in grids:
     for dim in range(rank):
@@ -165,7 +277,11 @@ def _infer_from_operands(arg_shapes, arg_shardings, result_shape, backend_config
 
 
 def _propagate_user(user_sharding, shape, backend_config):
-  """GSPMD backward propagation: the output takes the sharding its user wants."""
+  """GSPMD backward propagation: the output takes the sharding its user wants.
+
+  Shape-free (XLA aborts on an exception from this callback): a call with another result than
+  one array is refused by `partition`.
+  """
   del shape, backend_config
   return user_sharding
 
@@ -210,11 +326,14 @@ def _row_major(shape):
 def _make_partition(target):
   def partition(arg_shapes, arg_shardings, result_shape, result_sharding, backend_config):
     del arg_shardings  # XLA reshards each operand to what is returned here
+    shapes = check_call(target, arg_shapes, result_shape)  # before any dimensions() call
     out_shape = tuple(result_shape.dimensions())
     if result_sharding is None:
       result_sharding = _xc.HloSharding.replicate()
-    shardings = [operand_sharding(result_sharding, tuple(s.dimensions()), out_shape)
-                 for s in arg_shapes]
+    if result_sharding.tuple_elements():
+      raise UnsupportedCallError(f"jax_threshold: custom call {target} has a tuple sharding "
+                                 "for its one array result")
+    shardings = [operand_sharding(result_sharding, s, out_shape) for s in shapes]
     local_args = [sh.tile(s) for sh, s in zip(shardings, arg_shapes)]
     local_result = result_sharding.tile(result_shape)
     module = _per_device_module(target, backend_config, local_args, local_result)
@@ -230,8 +349,10 @@ def register_partitioner(targets) -> None:
   """
   for target in targets:
     register = functools.partial(
-        _xc.register_custom_call_partitioner, target, _propagate_user, _make_partition(target),
-        _infer_from_operands, can_side_effecting_have_replicated_sharding=True)
+        _xc.register_custom_call_partitioner, target,
+        _propagate_user, _make_partition(target),
+        functools.partial(_infer_from_operands, target=target),
+        can_side_effecting_have_replicated_sharding=True)
     register()
     _xla_bridge.register_plugin_callbacks(register)
 

@@ -410,7 +410,11 @@ inline uint16_t ByteIntToHalfBits(I v) {
 inline bool HostHasF16c() {
   static const bool has = [] {
     __builtin_cpu_init();
+#if defined(__clang__) && __clang_major__ < 15
+    return __builtin_cpu_supports("avx2") != 0;  // clang 14 knows no "f16c"; AVX2 CPUs have it
+#else
     return __builtin_cpu_supports("f16c") != 0;
+#endif
   }();
   return has;
 }

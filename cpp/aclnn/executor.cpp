@@ -21,6 +21,7 @@
 #include "aclnn/threshold_params.h"
 #include "aclnn/platform_check.h"
 #include "aclnn/view_bounds.h"
+#include "aclnn/workspace.h"
 
 namespace jax_threshold::aclnn {
 namespace {
@@ -370,15 +371,15 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   plan->library_ws_offset = ws;
   sized = sized && !__builtin_add_overflow(ws, kHostLibraryWorkspace, &ws) &&
           ws <= kMaxPlannedBytes;
-  if (!sized) {
+  if (!sized || !PlanWorkspace(ws, kMaxPlannedBytes, bounds, &plan->workspace)) {
     return cleanup(ACLNN_ERR_PARAM_INVALID,
                    "the workspace for out shape " + ShapeString(shape) + " of " +
                        DataTypeName(x->dtype) + " (contiguous copies of strided, broadcast, " +
                        "unaligned or overlapping tensors) overflows a 64-bit byte count");
   }
-  plan->workspace_size = ws;
+  plan->workspace_size = plan->workspace.size;
 
-  *workspace_size = ws;
+  *workspace_size = plan->workspace.size;
   *executor = exec;
   return ACLNN_SUCCESS;
 }
@@ -390,13 +391,11 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
     return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
   }
   std::shared_ptr<ExecutorPlan> plan = executor->plan;
-  if (workspace_size < plan->workspace_size) {
-    return Fail(ACLNN_ERR_PARAM_INVALID, "workspace_size " + std::to_string(workspace_size) +
-                                             " is smaller than the planned " +
-                                             std::to_string(plan->workspace_size));
-  }
-  if (workspace == nullptr && plan->workspace_size > 0) {
-    return Fail(ACLNN_ERR_PARAM_NULLPTR, "workspace is null");
+  char* base = nullptr;
+  std::string error;
+  if (aclnnStatus status = PlaceWorkspace(plan->workspace, workspace, workspace_size, &base, &error);
+      status != ACLNN_SUCCESS) {
+    return Fail(status, error);
   }
   if (plan->started.exchange(true)) {
     return Fail(ACLNN_ERR_PARAM_INVALID, "the executor has already run (an executor runs once)");
@@ -407,7 +406,7 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
   }
   std::vector<Step> steps;
   try {
-    steps = BuildSteps(plan, static_cast<char*>(workspace));
+    steps = BuildSteps(plan, base);
   } catch (const std::exception& e) {
     plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
     return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string("kernel launch failed: ") + e.what());

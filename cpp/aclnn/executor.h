@@ -10,6 +10,7 @@
 #include "ascend_kernels/kernel_args.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
 #include "aclnn/strided_copy.h"
+#include "aclnn/workspace.h"
 
 namespace jax_threshold::aclnn {
 
@@ -35,7 +36,8 @@ struct ExecutorPlan {
   char* out = nullptr;
   std::optional<StridedCopyPlan> grad_copy, x_copy, out_copy;
   uint64_t grad_ws_offset = 0, x_ws_offset = 0, out_ws_offset = 0, library_ws_offset = 0;
-  uint64_t workspace_size = 0;
+  uint64_t workspace_size = 0;  // reported by phase one: workspace.size
+  WorkspacePlan workspace;
 
   std::atomic<bool> started{false};
   std::atomic<int32_t> run_status{ACLNN_SUCCESS};

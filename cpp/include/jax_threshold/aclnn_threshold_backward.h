@@ -117,9 +117,13 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
 // aclnnThresholdBackwardRunStatus(executor). The executor's plan is reference-counted, so the
 // executor may be destroyed while its asynchronous run is still in flight (the workspace and the
 // tensors' memory must stay valid until on_done).
-// Errors (nothing runs): null executor -> PARAM_NULLPTR; executor already run -> PARAM_INVALID;
-// workspace_size below the planned size -> PARAM_INVALID; null workspace when the planned size
-// is > 0 -> PARAM_NULLPTR. A failing kernel block -> ACLNN_ERR_RUNTIME_ERROR (synchronous).
+// The workspace may have any alignment: the size phase one reports includes the slack phase two
+// needs to align its buffers inside it.
+// Errors (nothing runs): null executor -> PARAM_NULLPTR; workspace_size below the reported size
+// -> PARAM_INVALID; null workspace when the reported size is > 0 -> PARAM_NULLPTR; a workspace
+// whose [workspace, workspace + workspace_size) wraps or shares a byte with the extent of
+// grad_output, x or out -> PARAM_INVALID; executor already run -> PARAM_INVALID. A failing
+// kernel block -> ACLNN_ERR_RUNTIME_ERROR (synchronous).
 aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
                                    aclOpExecutor* executor, void* stream,
                                    std::function<void()> on_done = nullptr);

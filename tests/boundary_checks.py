@@ -1,0 +1,192 @@
+"""Custom calls to the project's targets that its lowering never emits (run by test_boundary.py).
+
+    python tests/boundary_checks.py CASE [--gspmd]
+
+with XLA_FLAGS=--xla_force_host_platform_device_count=4 (set by the parent). Each CASE is a
+hand-written `jax.ffi.ffi_call` to one of `jt.ffi_targets()`, run four ways: jitted on one
+device, jitted with its operands and result sharded over 4 devices, and both again from a
+`jax.export` module that was serialized and deserialized. Every way must raise an exception
+(never abort the process, never return a result), except the "valid-*" cases, which must give
+the oracle's bits, and LENIENT_ON_ONE_DEVICE's, which may give them on one device. Prints "ok CASE/WAY" or "FAIL CASE/WAY: why" per way; exits 1 on a failure.
+The "layout-*" cases edit the exported module's layouts instead (an ffi_call with those
+layouts is already refused when it is lowered).
+"""
+
+import dataclasses
+import sys
+import traceback
+
+import jax
+from jax import export
+import jax.numpy as jnp
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+import numpy as np
+
+import jax_threshold as jt
+import oracle
+
+DEVICES = 4
+TARGET, STATIC_TARGET = "jax_threshold_threshold_backward_v1", \
+    "jax_threshold_threshold_backward_static_v1"
+F32 = jnp.float32
+
+
+def _sds(shape, dtype=F32):
+  return jax.ShapeDtypeStruct(shape, dtype)
+
+
+def _static_attrs(value=0.5):
+  return dict(threshold_dtype="float32", threshold_float=np.float64(value),
+              threshold_int=np.int64(0))
+
+
+# name -> (target, operands as (shape, dtype, spec), result(s), ffi_call kwargs, attributes)
+# Specs shard over the mesh axis "d" (4 devices); the result is constrained to `out_spec`.
+_X = ((8,), np.float32, P("d"))
+_T = ((), np.float32, P())
+CASES = {
+    "two-results": (TARGET, [_X, _X, _T], (_sds((8,)), _sds((8,))), {}, {}),
+    "no-results": (TARGET, [_X, _X, _T], (), dict(has_side_effect=True), {}),
+    "valid-tuple-of-one-result": (TARGET, [_X, _X, _T], (_sds((8,)),), {}, {}),
+    "two-operands-to-the-operand-target": (TARGET, [_X, _X], _sds((8,)), {}, {}),
+    "four-operands": (TARGET, [_X, _X, _T, _T], _sds((8,)), {}, {}),
+    "three-operands-to-the-static-target": (STATIC_TARGET, [_X, _X, _T], _sds((8,)), {},
+                                            _static_attrs()),
+    "result-dtype-differs": (TARGET, [_X, _X, _T], _sds((8,), jnp.int32), {}, {}),
+    "operand-dtypes-differ": (TARGET, [((8,), np.int32, P("d")), _X, _T], _sds((8,)), {}, {}),
+    "unsupported-dtype": (TARGET, [((8,), np.int16, P("d")), ((8,), np.int16, P("d")), _T],
+                          _sds((8,), jnp.int16), {}, {}),
+    "threshold-dtype": (TARGET, [_X, _X, ((), np.int32, P())], _sds((8,)), {}, {}),
+    "grad-3-for-x-4": (TARGET, [((3,), np.float32, P()), ((4,), np.float32, P("d")), _T],
+                       _sds((4,)), {}, {}),
+    "threshold-3-for-result-4": (TARGET, [((4,), np.float32, P("d")), ((4,), np.float32, P("d")),
+                                          ((3,), np.float32, P())], _sds((4,)), {}, {}),
+    "threshold-rank-below-result": (TARGET, [((4, 8), np.float32, P(None, "d"))] * 2 +
+                                    [((8,), np.float32, P("d"))], _sds((4, 8)), {}, {}),
+    "result-larger-than-broadcast": (TARGET, [_X, _X, _T], _sds((4, 8)), {}, {}),
+    "result-smaller-than-broadcast": (TARGET, [((2, 8), np.float32, P(None, "d"))] * 2 + [_T],
+                                      _sds((8,)), {}, {}),
+    "static-result-wrong-shape": (STATIC_TARGET, [_X, _X], _sds((4, 8)), {}, _static_attrs()),
+    "layout-operand-column-major": (TARGET, [((4, 8), np.float32, P(None, "d"))] * 2 + [_T],
+                                    _sds((4, 8)), {}, {}),
+    "layout-result-column-major": (STATIC_TARGET, [((4, 8), np.float32, P(None, "d"))] * 2,
+                                   _sds((4, 8)), {}, _static_attrs()),
+    "valid-operand-target": (TARGET, [((4, 8), np.float32, P(None, "d")),
+                                      ((8,), np.float32, P("d")), _T], _sds((4, 8)), {}, {}),
+    "valid-static-target": (STATIC_TARGET, [_X, _X], _sds((8,)), {}, _static_attrs()),
+    "valid-batched-threshold": (TARGET, [((4, 8), np.float32, P("d")),
+                                         ((4, 8), np.float32, P("d")),
+                                         ((4, 1), np.float32, P("d"))], _sds((4, 8)), {}, {}),
+}
+
+# Calls the handler computes exactly on one device though the lowering never emits them (a
+# threshold of another dtype, or of a lower rank than the result): refused once partitioned.
+LENIENT_ON_ONE_DEVICE = frozenset({"threshold-dtype", "threshold-rank-below-result"})
+
+_failures = []
+
+
+def _operands(specs, mesh, sharded, rng):
+  values = []
+  for shape, dtype, spec in specs:
+    v = (rng.standard_normal(shape) * 2).astype(dtype)
+    values.append(jax.device_put(v, NamedSharding(mesh, spec)) if sharded else jnp.asarray(v))
+  return values
+
+
+def _constrained(fn, mesh, sharded):
+  """fn's results as a list, the first one sharded along its last dim when `sharded`."""
+  def f(*args):
+    leaves = jax.tree.leaves(fn(*args))
+    if sharded and leaves and leaves[0].ndim:
+      spec = P(*([None] * (leaves[0].ndim - 1)), "d")
+      leaves[0] = jax.lax.with_sharding_constraint(leaves[0], NamedSharding(mesh, spec))
+    return leaves
+  return f
+
+
+def _function(name, mesh, sharded):
+  target, _, result, kwargs, attrs = CASES[name]
+  call = jax.ffi.ffi_call(target, result, **kwargs)
+  return _constrained(lambda *args: call(*args, **attrs), mesh, sharded)
+
+
+def _edit_layouts(exported, name):
+  """The exported module with the custom call's first operand (or result) column-major."""
+  from jax._src.export import _export  # pylint: disable=g-import-not-at-top  (no public API)
+  from jax.interpreters import mlir  # pylint: disable=g-import-not-at-top
+  text = exported.mlir_module()
+  row, column = "dense<[1, 0]> : tensor<2xindex>", "dense<[0, 1]> : tensor<2xindex>"
+  key = "operand_layouts = [" if "operand" in name else "result_layouts = ["
+  at = text.index(key) + len(key)
+  assert text.startswith(row, at), text[at:at + 80]
+  text = text[:at] + column + text[at + len(row):]
+  with mlir.make_ir_context():
+    module = mlir.ir.Module.parse(text)
+    serialized = _export._module_to_bytecode(module)  # pylint: disable=protected-access
+  return dataclasses.replace(exported, mlir_module_serialized=serialized)
+
+
+def _expected(name, args):
+  g, x, *rest = [np.asarray(a) for a in args]
+  t = rest[0] if rest else np.float32(0.5)
+  out = oracle.threshold_backward(g, x, t) if t.ndim == 0 else np.where(x > t, g, 0)  # exact
+  return np.asarray(out, np.float32)
+
+
+def run(name, way):
+  mesh = jax.make_mesh((DEVICES,), ("d",), axis_types=(jax.sharding.AxisType.Auto,))
+  sharded = "sharded" in way
+  rng = np.random.default_rng(25)
+  args = _operands(CASES[name][1], mesh, sharded, rng)
+  fn = jax.jit(_function(name, mesh, sharded))
+  layout = name.startswith("layout-")
+  if "export" in way or layout:
+    # Exported without shardings (JAX calls a module exported with shardings only under the
+    # partitioner it was exported with), then called inside a sharded jit.
+    specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
+    exported = export.export(
+        jax.jit(_function(name, mesh, False)),
+        disabled_checks=[export.DisabledSafetyCheck.custom_call(t) for t in jt.ffi_targets()],
+    )(*specs)
+    if layout:
+      exported = _edit_layouts(exported, name)
+    exported = export.deserialize(exported.serialize())
+    fn = jax.jit(_constrained(exported.call, mesh, sharded))
+  try:
+    out = jax.block_until_ready(fn(*args))
+  except Exception as e:  # pylint: disable=broad-except  (any clean error is the answer)
+    if name.startswith("valid-"):
+      raise AssertionError(f"a valid call failed: {e}") from e
+    return f"refused: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+  lenient = name in LENIENT_ON_ONE_DEVICE and not sharded
+  if not name.startswith("valid-") and not lenient:
+    raise AssertionError(f"computed a result: {[np.asarray(o).tolist() for o in out]}")
+  got = np.asarray(out[0])
+  want = _expected(name, args)
+  assert got.tobytes() == want.tobytes(), f"{got} != {want}"
+  return "oracle's bits"
+
+
+def case_names():
+  return list(CASES)
+
+
+def main(argv):
+  if "--gspmd" in argv:
+    jax.config.update("jax_use_shardy_partitioner", False)
+  names = [a for a in argv if not a.startswith("--")]
+  for name in names:
+    for way in ("jit", "jit-sharded", "export", "export-sharded"):
+      print(f"start {name}/{way}", flush=True)
+      try:
+        print(f"ok {name}/{way}: {run(name, way)}", flush=True)
+      except Exception:  # pylint: disable=broad-except  (report every way)
+        _failures.append(f"{name}/{way}")
+        print(f"FAIL {name}/{way}: {traceback.format_exc()}", flush=True)
+  return 1 if _failures else 0
+
+
+if __name__ == "__main__":
+  sys.exit(main(sys.argv[1:]))

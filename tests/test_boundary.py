@@ -1,0 +1,189 @@
+"""The custom-call boundary (docs/behaviour.md, "The custom-call boundary").
+
+Custom calls to the project's targets that its lowering never emits — two results or none,
+other operand counts, dtypes, shapes that do not broadcast to the result, non-row-major layouts
+— are a clean error, never a process abort and never a result computed on mismatched blocks:
+on one device and sharded over 4 CPU devices, jitted and from a deserialized `jax.export`
+module, under Shardy and GSPMD. The calls run in child processes (boundary_checks.py), since a
+regression would abort the process; a crashed child fails the case it was running and the
+remaining cases run in a fresh one. The partitioner's checks are also tested here directly.
+"""
+
+import functools
+import os
+import subprocess
+import sys
+
+from absl.testing import absltest
+from absl.testing import parameterized
+import numpy as np
+
+import jax_threshold as jt
+
+HAS_FFI = "ffi" in jt.available_implementations()
+SKIP_REASON = "the native extension with the XLA FFI handler is not built"
+_TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, _TESTS_DIR)
+import boundary_checks  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+WAYS = ("jit", "jit-sharded", "export", "export-sharded")
+PARTITIONERS = ("shardy", "gspmd")
+
+
+def _child(cases, partitioner):
+  env = dict(os.environ)
+  package_root = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
+  env["PYTHONPATH"] = os.pathsep.join([package_root, _TESTS_DIR, env.get("PYTHONPATH", "")])
+  env["JAX_PLATFORMS"] = "cpu"
+  env["XLA_FLAGS"] = env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
+  args = list(cases) + (["--gspmd"] if partitioner == "gspmd" else [])
+  return subprocess.run([sys.executable, os.path.join(_TESTS_DIR, "boundary_checks.py"), *args],
+                        env=env, capture_output=True, text=True, timeout=900, check=False,
+                        cwd=package_root)
+
+
+@functools.lru_cache(maxsize=None)
+def outcomes(partitioner):
+  """{(case, way): "ok ..." / "FAIL ..." / "crashed ..."} for every case, in as few children
+  as crashes allow."""
+  remaining = boundary_checks.case_names()
+  result = {}
+  while remaining:
+    proc = _child(remaining, partitioner)
+    started = None
+    for line in proc.stdout.splitlines():
+      kind, _, rest = line.partition(" ")
+      key = tuple(rest.split(":", 1)[0].split("/", 1))
+      if kind == "start":
+        started = key
+      elif kind in ("ok", "FAIL") and len(key) == 2:
+        result[key] = line
+        started = None
+    done = {case for case, _ in result}
+    if proc.returncode in (0, 1) or started is None:
+      for case in remaining:
+        for way in WAYS:
+          result.setdefault((case, way), f"missing (rc {proc.returncode}): {proc.stderr[-2000:]}")
+      break
+    result[started] = f"crashed (rc {proc.returncode}): {proc.stderr[-2000:]}"
+    remaining = [c for c in remaining if c not in done and c != started[0]]
+    for way in WAYS:  # the crashed case's later ways did not run
+      result.setdefault((started[0], way), "not run: an earlier way crashed")
+  return result
+
+
+@absltest.skipUnless(HAS_FFI, SKIP_REASON)
+class BoundaryCallTest(parameterized.TestCase):
+
+  @parameterized.product(case=boundary_checks.case_names(), partitioner=PARTITIONERS)
+  def test_clean_error_or_the_oracle(self, case, partitioner):
+    got = outcomes(partitioner)
+    for way in WAYS:
+      line = got[(case, way)]
+      self.assertTrue(line.startswith("ok "), f"{case}/{way} under {partitioner}: {line}")
+      if not case.startswith("valid-") and (way.endswith("sharded") or
+                                            case not in boundary_checks.LENIENT_ON_ONE_DEVICE):
+        self.assertIn("refused", line)
+
+
+class _FakeShape:
+  """Stands in for xla_client.Shape: aborts like XLA if dimensions() is asked of a tuple."""
+
+  def __init__(self, dims=None, dtype=np.float32, tuple_of=None):
+    self._dims, self._dtype, self._tuple = dims, np.dtype(dtype), tuple_of
+
+  def is_tuple(self):
+    return self._tuple is not None
+
+  def is_array(self):
+    return self._tuple is None
+
+  def is_dynamic(self):
+    return False
+
+  def dimensions(self):
+    if self._tuple is not None:
+      raise AssertionError("dimensions() of a tuple shape (XLA would abort the process)")
+    return self._dims
+
+  def rank(self):
+    return len(self._dims)
+
+  def numpy_dtype(self):
+    return self._dtype
+
+  def layout(self):
+    return None
+
+  def __str__(self):
+    return f"{self._dtype.name}{list(self._dims or [])}"
+
+
+@absltest.skipUnless(HAS_FFI, SKIP_REASON)
+class CheckCallTest(parameterized.TestCase):
+  """partitioning.check_call: what the partitioner accepts before it computes anything."""
+
+  def setUp(self):
+    super().setUp()
+    from jax_threshold import partitioning  # pylint: disable=g-import-not-at-top
+    self.p = partitioning
+    self.target = "jax_threshold_threshold_backward_v1"
+
+  def _check(self, args, result, target=None):
+    return self.p.check_call(target or self.target, args, result)
+
+  def test_the_lowerings_calls_pass(self):
+    s = _FakeShape
+    self.assertEqual(self._check([s((4, 8)), s((8,)), s(())], s((4, 8))), ((4, 8), (8,), ()))
+    self._check([s((4, 8)), s((4, 8)), s((4, 1))], s((4, 8)))  # a vmapped threshold
+    self._check([s((8,), np.int8), s((8,), np.int8), s((), np.float64)], s((8,), np.int8))
+    self._check([s((8,)), s((8,))], s((8,)), target="jax_threshold_threshold_backward_static_v1")
+
+  @parameterized.named_parameters(
+      ("tuple_result", [(8,), (8,), ()], "tuple", "one array result"),
+      ("tuple_operand", ["tuple", (8,), ()], (8,), "operand 0 must be an array"),
+      ("two_operands", [(8,), (8,)], (8,), "takes 3 operands; got 2"),
+      ("grad_3_for_x_4", [(3,), (4,), ()], (4,), "do not broadcast"),
+      ("threshold_3_for_result_4", [(4,), (4,), (3,)], (4,), "threshold operand must be 0-d"),
+      ("threshold_rank_below_result", [(4, 8), (4, 8), (8,)], (4, 8), "threshold operand"),
+      ("result_not_the_broadcast", [(8,), (8,), ()], (2, 8), r"not the broadcast shape \[8\]"),
+  )
+  def test_refused(self, args, result, message):
+    s = _FakeShape
+    def make(d):
+      return s(tuple_of=[s((8,)), s((8,))]) if d == "tuple" else s(d)
+    with self.assertRaisesRegex(self.p.UnsupportedCallError, message):
+      self._check([make(a) for a in args], make(result))
+
+  @parameterized.named_parameters(
+      ("result_dtype", [np.float32, np.float32, np.float32], np.int32, "not x's float32"),
+      ("operand_dtypes", [np.int32, np.float32, np.float32], np.float32, "same dtype"),
+      ("unsupported", [np.int16, np.int16, np.float32], np.int16, "unsupported dtype int16"),
+      ("threshold_dtype", [np.float32, np.float32, np.int32], np.float32,
+       "must have dtype float32; got int32"),
+  )
+  def test_dtypes_refused(self, dtypes, result_dtype, message):
+    s = _FakeShape
+    with self.assertRaisesRegex(self.p.UnsupportedCallError, message):
+      self._check([s((8,), dtypes[0]), s((8,), dtypes[1]), s((), dtypes[2])],
+                  s((8,), result_dtype))
+
+  def test_non_row_major_layout_refused(self):
+    from jax._src.lib import xla_client as xc  # pylint: disable=g-import-not-at-top
+    row = xc.Shape.array_shape(np.dtype(np.float32), (2, 3), (1, 0))
+    column = xc.Shape.array_shape(np.dtype(np.float32), (2, 3), (0, 1))
+    scalar = xc.Shape.array_shape(np.dtype(np.float32), ())
+    self._check([row, row, scalar], row)
+    with self.assertRaisesRegex(self.p.UnsupportedCallError, "not row-major"):
+      self._check([row, column, scalar], row)
+
+  def test_infer_declines_instead_of_raising(self):
+    # GSPMD aborts on an exception from its propagation callbacks: they return None instead.
+    s = _FakeShape
+    tuple_result = s(tuple_of=[s((8,)), s((8,))])
+    self.assertIsNone(self.p._infer_from_operands(  # pylint: disable=protected-access
+        [s((8,)), s((8,)), s(())], [None, None, None], tuple_result, b"", target=self.target))
+
+
+if __name__ == "__main__":
+  absltest.main()
