@@ -27,6 +27,7 @@
 #ifdef JAX_THRESHOLD_ASCEND
 #include "acl/acl.h"
 #include "aclnn/npu_phase_two.h"
+#include "aclnn/soc_dtypes.h"  // SocUbBytes
 #endif
 
 namespace jax_threshold::ffi_handler {
@@ -201,6 +202,99 @@ ffi::Future ThresholdBackwardStaticCpu(ffi::ThreadPool pool, ffi::AnyBuffer grad
       ReadyFuture);
 }
 
+//===-- NPU (JAX Ascend PJRT plugin) -------------------------------------------------------===//
+#ifdef JAX_THRESHOLD_ASCEND
+
+ffi::Error AclError(const char* function, aclError code) {
+  return ffi::Error(ffi::ErrorCode::kInternal, std::string("jax_threshold: ") + function +
+                                                   " failed with ACL error " +
+                                                   std::to_string(code));
+}
+
+// The platform phase one plans for: the device's SoC, which must be the one the kernels were
+// compiled for (JAX_THRESHOLD_NPU_SOC, from SOC_VERSION in ascend_kernels/npu/CMakeLists.txt),
+// its UB, and its vector core count.
+ffi::Error NpuPlatform(aclnn::PlatformInfo* info) {
+  const char* name = aclrtGetSocName();
+  if (name == nullptr) {
+    return ffi::Error(ffi::ErrorCode::kInternal, "jax_threshold: aclrtGetSocName returned null");
+  }
+  const std::string soc(name);
+  auto starts = [&soc](const char* prefix) { return soc.rfind(prefix, 0) == 0; };
+  if ((starts("Ascend910B") && soc.size() > 10 && soc[10] >= '1' && soc[10] <= '4') ||
+      starts("Ascend910_93")) {
+    info->soc = aclnn::SocVersion::kAscend910B;
+  } else if (starts("Ascend950")) {
+    info->soc = aclnn::SocVersion::kAscend950;
+  } else {
+    return ffi::Error(ffi::ErrorCode::kUnimplemented,
+                      "jax_threshold: device SoC " + soc +
+                          " cannot run the kernels (built for Ascend910B1..B4, Ascend910_93xx, "
+                          "Ascend950 only; see README, NPU build)");
+  }
+  if (static_cast<int>(info->soc) != JAX_THRESHOLD_NPU_SOC) {
+    return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
+                      "jax_threshold: the kernels were built for another SOC_VERSION than device " +
+                          soc);
+  }
+  info->ub_size = aclnn::SocUbBytes(info->soc);
+  int32_t device = 0;
+  int64_t cores = 0;
+  if (aclrtGetDevice(&device) == ACL_SUCCESS &&
+      aclGetDeviceCapability(static_cast<uint32_t>(device), ACL_DEVICE_INFO_VECTOR_CORE_NUM,
+                             &cores) == ACL_SUCCESS &&
+      cores > 0) {
+    info->core_num = static_cast<uint32_t>(cores);
+  }  // else the PlatformInfo default (48, the 910B's AIV count)
+  return ffi::Error::Success();
+}
+
+// Phase one on the host, phase two submitted on the stream (aclnn/npu_phase_two.h); returns
+// without waiting for the kernels.
+ffi::Error RunOnNpu(aclrtStream stream, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
+                    const ThresholdValues& threshold, const ffi::AnyBuffer& out) {
+  aclnn::PlatformInfo platform;
+  if (ffi::Error e = NpuPlatform(&platform); e.failure()) return e;
+  CallState state;
+  if (ffi::Error e = PlanCall(state, grad, x, threshold, out, &platform); e.failure()) return e;
+  const aclnnStatus status =
+      aclnn::aclnnThresholdBackwardOnNpu(nullptr, 0, state.executor, stream);
+  return status == aclnn::ACLNN_SUCCESS ? ffi::Error::Success()
+                                        : AclnnError("aclnnThresholdBackward", status);
+}
+
+ffi::Error ThresholdBackwardNpu(aclrtStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
+                                ffi::AnyBuffer threshold, ffi::Result<ffi::AnyBuffer> out) {
+  // A traced threshold lives on the device and phase one reads it on the host: copy it once its
+  // producer has run. (Constant thresholds take the static target, which never waits.)
+  ThresholdValues t = OperandThreshold(threshold);
+  std::vector<char> host(threshold.size_bytes());
+  if (!host.empty()) {
+    if (aclError rc = aclrtSynchronizeStream(stream); rc != ACL_SUCCESS) {
+      return AclError("aclrtSynchronizeStream", rc);
+    }
+    if (aclError rc = aclrtMemcpy(host.data(), host.size(), threshold.untyped_data(), host.size(),
+                                  ACL_MEMCPY_DEVICE_TO_HOST);
+        rc != ACL_SUCCESS) {
+      return AclError("aclrtMemcpy", rc);
+    }
+  }
+  t.data = host.data();
+  return RunOnNpu(stream, grad, x, t, *out);
+}
+
+ffi::Error ThresholdBackwardStaticNpu(aclrtStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
+                                      ffi::Result<ffi::AnyBuffer> out,
+                                      std::string_view threshold_dtype, double threshold_float,
+                                      int64_t threshold_int) {
+  return WithStaticThreshold(
+      threshold_dtype, threshold_float, threshold_int,
+      [&](const ThresholdValues& threshold) { return RunOnNpu(stream, grad, x, threshold, *out); },
+      [](ffi::Error e) { return e; });
+}
+
+#endif  // JAX_THRESHOLD_ASCEND
+
 }  // namespace
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardCpu, ThresholdBackwardCpu,
@@ -221,11 +315,36 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardStaticCpu, ThresholdB
                                   .Attr<double>("threshold_float")
                                   .Attr<int64_t>("threshold_int"));
 
+#ifdef JAX_THRESHOLD_ASCEND
+XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardNpu, ThresholdBackwardNpu,
+                              xla::ffi::Ffi::Bind()
+                                  .Ctx<xla::ffi::PlatformStream<aclrtStream>>()
+                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
+                                  .Arg<xla::ffi::AnyBuffer>()  // x
+                                  .Arg<xla::ffi::AnyBuffer>()  // threshold
+                                  .Ret<xla::ffi::AnyBuffer>());
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardStaticNpu, ThresholdBackwardStaticNpu,
+                              xla::ffi::Ffi::Bind()
+                                  .Ctx<xla::ffi::PlatformStream<aclrtStream>>()
+                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
+                                  .Arg<xla::ffi::AnyBuffer>()  // x
+                                  .Ret<xla::ffi::AnyBuffer>()
+                                  .Attr<std::string_view>("threshold_dtype")
+                                  .Attr<double>("threshold_float")
+                                  .Attr<int64_t>("threshold_int"));
+#endif
+
 std::vector<FfiTarget> FfiTargets() {
   std::vector<FfiTarget> targets = {
       {kThresholdBackwardTarget, "cpu", JaxThresholdThresholdBackwardCpu},
       {kThresholdBackwardStaticTarget, "cpu", JaxThresholdThresholdBackwardStaticCpu},
   };
+#ifdef JAX_THRESHOLD_ASCEND
+  targets.push_back({kThresholdBackwardTarget, "ASCEND", JaxThresholdThresholdBackwardNpu});
+  targets.push_back(
+      {kThresholdBackwardStaticTarget, "ASCEND", JaxThresholdThresholdBackwardStaticNpu});
+#endif
   return targets;
 }
 
