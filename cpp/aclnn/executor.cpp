@@ -161,9 +161,25 @@ void RunSliceRange(const ExecutorPlan* p, char* workspace, uint32_t r) {
   const ThresholdBatch& b = *p->batch;
   char* ws = workspace == nullptr ? nullptr : workspace + r * b.range_workspace;
   const int64_t begin = b.count * r / b.ranges, end = b.count * (r + 1) / b.ranges;
+  const bool copies = p->grad_copy || p->x_copy || p->out_copy;
   for (int64_t k = begin; k < end; ++k) {
     ascend_kernels::ThresholdGradV2DTilingData tiling;
-    RunStepsInline(BuildSteps(p, ws, BatchSlice(*p, k, &tiling)));
+    const SliceArgs s = BatchSlice(*p, k, &tiling);
+    if (copies) {
+      RunStepsInline(BuildSteps(p, ws, s));
+      continue;
+    }
+    // The common small slice: just the kernel, without building its steps.
+    void* library_ws = ws == nullptr ? nullptr : ws + p->library_ws_offset;
+    const ascend_kernels::HostLaunch launch =
+        s.kernel == KernelKind::kReluGrad
+            ? ascend_kernels::MakeReluGradLaunch(p->dtype, s.grad, s.x, s.out, library_ws,
+                                                 &p->relu_grad_tiling, p->ub_size,
+                                                 KernelSocOf(p->soc))
+            : ascend_kernels::MakeThresholdGradV2DLaunch(p->dtype, s.grad, s.x, s.out,
+                                                         library_ws, &tiling, p->ub_size,
+                                                         KernelSocOf(p->soc));
+    for (uint32_t b = 0; b < launch.block_dim; ++b) launch.run_block(b);
   }
 }
 
