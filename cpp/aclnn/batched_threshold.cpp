@@ -234,16 +234,32 @@ aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
   batch.threshold_dtype = threshold->dtype;
   batch.threshold = tdata;
   batch.threshold_bytes = threshold_bytes;
-  uint64_t ws = slice_ws;
+  // Workspace: one slice's for every range (small slices) or for every slice (large ones).
+  batch.range_workspace = (slice_ws + kWorkspaceAlignment - 1) / kWorkspaceAlignment *
+                          kWorkspaceAlignment;  // slice_ws < 2^63 - 512: phase one checked it
+  uint64_t parts = static_cast<uint64_t>(batch.count);
   if (small) {
     batch.ranges = static_cast<uint32_t>(std::min<int64_t>(batch.count, std::max<uint32_t>(core_num, 1)));
-    batch.range_workspace = (slice_ws + kWorkspaceAlignment - 1) / kWorkspaceAlignment *
-                            kWorkspaceAlignment;  // slice_ws < 2^63 - 512: phase one checked it
-    if (__builtin_mul_overflow(batch.range_workspace, uint64_t{batch.ranges}, &ws) ||
-        ws > static_cast<uint64_t>(INT64_MAX)) {
-      return fail(ACLNN_ERR_PARAM_INVALID, "the workspace of " + std::to_string(batch.ranges) +
-                                               " slices overflows a 64-bit byte count");
+    parts = batch.ranges;
+  } else {
+    // Each step launches count times its blocks (copies and kernel alike, at most kMaxCores).
+    uint64_t max_blocks = std::max(plan->relu_grad_tiling.tiling.block_dim,
+                                   plan->threshold_grad_tiling.tiling.block_dim);
+    for (const auto* copy : {&plan->grad_copy, &plan->x_copy, &plan->out_copy}) {
+      if (*copy) max_blocks = std::max<uint64_t>(max_blocks, (*copy)->block_dim);
     }
+    if (static_cast<uint64_t>(batch.count) * max_blocks > UINT32_MAX) {
+      return fail(ACLNN_ERR_PARAM_INVALID, std::to_string(batch.count) +
+                                               " threshold slices of " +
+                                               std::to_string(max_blocks) +
+                                               " blocks exceed a launch's block count");
+    }
+  }
+  uint64_t ws = 0;
+  if (__builtin_mul_overflow(batch.range_workspace, parts, &ws) ||
+      ws > static_cast<uint64_t>(INT64_MAX)) {
+    return fail(ACLNN_ERR_PARAM_INVALID, "the workspace of " + std::to_string(parts) +
+                                             " slices overflows a 64-bit byte count");
   }
   plan->workspace_size = ws;
   plan->batch = std::move(batch);

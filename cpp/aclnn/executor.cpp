@@ -183,28 +183,44 @@ void RunSliceRange(const ExecutorPlan* p, char* workspace, uint32_t r) {
   }
 }
 
-// The steps of run `slice` of the plan: the whole tensors (no batch), one slice (a batch run
-// slice by slice), or every range of small slices as one step.
-std::vector<Step> StepsOfSlice(const ExecutorPlan* p, char* workspace, int64_t slice,
-                               ascend_kernels::ThresholdGradV2DTilingData* tiling) {
+// The steps of the plan's run: the whole tensors; for a batch of small slices, every range of
+// whole slices as one step; for a batch of large slices, each step of a slice launched for all
+// slices at once (block i: slice i / d, that slice's block i % d of the step's d blocks), each
+// slice in its own part of the workspace. So a run is at most four launches, whatever the batch.
+std::vector<Step> PlanSteps(const ExecutorPlan* p, char* workspace) {
   if (!p->batch) return BuildSteps(p, workspace, WholeTensors(*p));
-  if (p->batch->ranges == 0) return BuildSteps(p, workspace, BatchSlice(*p, slice, tiling));
-  return {Step{"ThresholdBatch", p->batch->ranges,
-               [p, workspace](uint32_t r) { RunSliceRange(p, workspace, r); }}};
-}
-
-// How many runs of StepsOfSlice a plan makes.
-int64_t SliceRuns(const ExecutorPlan& p) {
-  return p.batch && p.batch->ranges == 0 ? p.batch->count : 1;
+  const ThresholdBatch& b = *p->batch;
+  if (b.ranges > 0) {
+    return {Step{"ThresholdBatch", b.ranges,
+                 [p, workspace](uint32_t r) { RunSliceRange(p, workspace, r); }}};
+  }
+  ascend_kernels::ThresholdGradV2DTilingData tiling;
+  std::vector<Step> steps = BuildSteps(p, workspace, BatchSlice(*p, 0, &tiling));
+  for (size_t j = 0; j < steps.size(); ++j) {
+    // The kernel step: as many blocks as the larger of the two kernels' tilings (slices pick
+    // their kernel by their threshold).
+    const bool kernel_step = std::string(steps[j].name) == KernelKindName(KernelKind::kReluGrad) ||
+                             std::string(steps[j].name) == KernelKindName(KernelKind::kThresholdGradV2D);
+    const uint32_t d = kernel_step ? static_cast<uint32_t>(std::max(
+                                         p->relu_grad_tiling.tiling.block_dim,
+                                         p->threshold_grad_tiling.tiling.block_dim))
+                                   : steps[j].block_dim;
+    steps[j].block_dim = static_cast<uint32_t>(b.count) * d;  // phase one checked the product
+    steps[j].run_block = [p, workspace, j, d](uint32_t i) {
+      const int64_t k = i / d;
+      char* ws = workspace == nullptr ? nullptr : workspace + k * p->batch->range_workspace;
+      ascend_kernels::ThresholdGradV2DTilingData slice_tiling;
+      const std::vector<Step> slice = BuildSteps(p, ws, BatchSlice(*p, k, &slice_tiling));
+      if (i % d < slice[j].block_dim) slice[j].run_block(i % d);
+    };
+  }
+  return steps;
 }
 
 // State of an asynchronous run: the steps are launched one after another, each from the
-// previous one's done(); a batch run slice by slice builds each slice's steps when it starts.
+// previous one's done().
 struct AsyncRun {
   std::shared_ptr<ExecutorPlan> plan;  // keeps tilings and copy plans alive
-  char* workspace = nullptr;
-  int64_t slice = 0;
-  ascend_kernels::ThresholdGradV2DTilingData tiling{};  // the slice's, while it runs
   std::vector<Step> steps;
   HostStream* stream;
   std::function<void()> on_done;
@@ -214,16 +230,6 @@ struct AsyncRun {
 };
 
 void LaunchFrom(const std::shared_ptr<AsyncRun>& run, size_t i) {
-  if (i == run->steps.size() && !run->failed.load() && run->slice + 1 < SliceRuns(*run->plan)) {
-    ++run->slice;
-    try {
-      run->steps = StepsOfSlice(run->plan.get(), run->workspace, run->slice, &run->tiling);
-    } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> lock(run->error_mu);
-      if (!run->failed.exchange(true)) run->error = e.what();
-    }
-    i = 0;
-  }
   if (i == run->steps.size() || run->failed.load()) {
     if (run->failed.load()) run->plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
     if (run->on_done) run->on_done();
@@ -498,33 +504,29 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
   }
   char* ws = static_cast<char*>(workspace);
   if (stream == nullptr) {
-    ascend_kernels::ThresholdGradV2DTilingData tiling;
-    for (int64_t slice = 0; slice < SliceRuns(*plan); ++slice) {
-      std::vector<Step> steps;
-      try {
-        steps = StepsOfSlice(plan.get(), ws, slice, &tiling);
-      } catch (const std::exception& e) {
+    std::vector<Step> steps;
+    try {
+      steps = PlanSteps(plan.get(), ws);
+    } catch (const std::exception& e) {
+      plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
+      return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string("kernel launch failed: ") + e.what());
+    }
+    for (const Step& step : steps) {
+      std::string error = RunBlocksSynchronously(step.block_dim, [&step](uint32_t b) {
+        ScopedDenormalsAsNumbers guard;
+        step.run_block(b);
+      });
+      if (!error.empty()) {
         plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
-        return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string("kernel launch failed: ") + e.what());
-      }
-      for (const Step& step : steps) {
-        std::string error = RunBlocksSynchronously(step.block_dim, [&step](uint32_t b) {
-          ScopedDenormalsAsNumbers guard;
-          step.run_block(b);
-        });
-        if (!error.empty()) {
-          plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
-          return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string(step.name) + " failed: " + error);
-        }
+        return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string(step.name) + " failed: " + error);
       }
     }
     return ACLNN_SUCCESS;
   }
   auto run = std::make_shared<AsyncRun>();
   run->plan = plan;
-  run->workspace = ws;
   try {
-    run->steps = StepsOfSlice(plan.get(), ws, 0, &run->tiling);
+    run->steps = PlanSteps(plan.get(), ws);
   } catch (const std::exception& e) {
     plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
     return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string("kernel launch failed: ") + e.what());

@@ -32,8 +32,9 @@ struct ThresholdBatch {
   aclDataType threshold_dtype = ACL_DT_UNDEFINED;
   const char* threshold = nullptr;               // the threshold's first element (host memory)
   uint64_t threshold_bytes = 0;
-  // > 0: slices are small and run whole, `ranges` blocks of consecutive slices, each with its own
-  // `range_workspace` bytes of workspace; 0: slices run one after another, each on every block.
+  // > 0: slices are small and run whole, `ranges` blocks of consecutive slices, each range with
+  // its own `range_workspace` bytes of workspace; 0: each step runs for every slice in one launch,
+  // each slice with its own `range_workspace` bytes.
   uint32_t ranges = 0;
   uint64_t range_workspace = 0;
 

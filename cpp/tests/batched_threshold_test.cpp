@@ -175,12 +175,28 @@ TEST(BatchedThreshold, PerElementFloat16ThresholdsMatchTheReference) {
   }
 }
 
-TEST(BatchedThreshold, RowThresholdsOverLargeSlicesRunSliceBySlice) {
+TEST(BatchedThreshold, RowThresholdsOverLargeSlicesMatchTheReference) {
   std::mt19937_64 rng(4);
   for (bool on_stream : {false, true}) {
     HostTensor g = Filled(ACL_FLOAT, {1, 40000}, rng), x = Filled(ACL_FLOAT, {3, 40000}, rng);
     HostTensor t = Filled(ACL_FLOAT, {3, 1}, rng, /*zero_every=*/2);
     HostTensor out = MakeTensor(ACL_FLOAT, {3, 40000});
+    RunAndCompare(g, x, t, out, 8, on_stream);
+  }
+}
+
+TEST(BatchedThreshold, LargeStridedSlicesEachGetTheirOwnWorkspace) {
+  std::mt19937_64 rng(7);
+  for (bool on_stream : {false, true}) {
+    HostTensor g = Filled(ACL_FLOAT, {1, 40000}, rng);
+    HostTensor x = MakeTensor(ACL_FLOAT, {3, 40000}, {80000, 2});  // every other element: copied
+    std::normal_distribution<double> normal(0, 1.5);
+    for (int64_t i = 0; i < 3 * 40000; ++i) StoreDouble(ACL_FLOAT, normal(rng), x.At(i));
+    HostTensor t = Filled(ACL_FLOAT, {3, 1}, rng, /*zero_every=*/2);
+    HostTensor out = MakeTensor(ACL_FLOAT, {3, 40000});
+    Planned p = Plan(g, x, t, out, 8);
+    ASSERT_EQ(p.status, ACLNN_SUCCESS) << p.message;
+    EXPECT_GE(p.ws, 3u * 40000 * 4);  // a contiguous copy of x per slice
     RunAndCompare(g, x, t, out, 8, on_stream);
   }
 }
