@@ -480,13 +480,11 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
-                                   aclOpExecutor* executor, void* stream,
-                                   std::function<void()> on_done) {
+aclnnStatus StartRun(void* workspace, uint64_t workspace_size, aclOpExecutor* executor) {
   if (executor == nullptr || executor->plan == nullptr) {
     return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
   }
-  std::shared_ptr<ExecutorPlan> plan = executor->plan;
+  const ExecutorPlan* plan = executor->plan.get();
   if (workspace_size < plan->workspace_size) {
     return Fail(ACLNN_ERR_PARAM_INVALID, "workspace_size " + std::to_string(workspace_size) +
                                              " is smaller than the planned " +
@@ -495,9 +493,20 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
   if (workspace == nullptr && plan->workspace_size > 0) {
     return Fail(ACLNN_ERR_PARAM_NULLPTR, "workspace is null");
   }
-  if (plan->started.exchange(true)) {
+  if (executor->plan->started.exchange(true)) {
     return Fail(ACLNN_ERR_PARAM_INVALID, "the executor has already run (an executor runs once)");
   }
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
+                                   aclOpExecutor* executor, void* stream,
+                                   std::function<void()> on_done) {
+  if (aclnnStatus status = StartRun(workspace, workspace_size, executor);
+      status != ACLNN_SUCCESS) {
+    return status;
+  }
+  std::shared_ptr<ExecutorPlan> plan = executor->plan;
   if (plan->kernel == KernelKind::kNone) {
     if (stream != nullptr && on_done) on_done();
     return ACLNN_SUCCESS;

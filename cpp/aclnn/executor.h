@@ -93,6 +93,11 @@ inline constexpr uint64_t kWorkspaceAlignment = 512;
 // (ReluGrad or ThresholdGradV2D); false with a message when it cannot be made.
 bool TileKernel(KernelKind kind, uint32_t core_num, ExecutorPlan* plan, std::string* error);
 
+// Phase two's checks of what phase one could not see, for every kind of stream (the one place
+// they live): a null executor, a workspace smaller than planned or null, a second run. On
+// success the executor is marked as started.
+aclnnStatus StartRun(void* workspace, uint64_t workspace_size, aclOpExecutor* executor);
+
 // Records `message` as aclGetRecentErrMsg()'s and returns `status`.
 aclnnStatus Fail(aclnnStatus status, std::string message);
 // Library workspace the kernels ask for on the host: none (on the NPU it is the platform's

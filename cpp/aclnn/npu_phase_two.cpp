@@ -118,23 +118,15 @@ aclError Submit(const ExecutorPlan& p, const NpuLaunch& l, aclrtStream stream, v
 
 aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size,
                                         aclOpExecutor* executor, aclrtStream stream) {
-  (void)workspace;
-  if (executor == nullptr || executor->plan == nullptr) {
-    return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
-  }
-  ExecutorPlan* p = executor->plan.get();
-  if (workspace_size < p->workspace_size) {
-    return Fail(ACLNN_ERR_PARAM_INVALID, "workspace_size " + std::to_string(workspace_size) +
-                                             " is smaller than the planned " +
-                                             std::to_string(p->workspace_size));
-  }
-  if (p->grad_copy || p->x_copy || p->out_copy || p->workspace_size > 0) {
+  ExecutorPlan* p = executor == nullptr ? nullptr : executor->plan.get();
+  if (p != nullptr && (p->grad_copy || p->x_copy || p->out_copy || p->workspace_size > 0)) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
                 "on the NPU, grad_output and x must have out's shape and be contiguous "
                 "(broadcast them in JAX first): the executor's copies are host code");
   }
-  if (p->started.exchange(true)) {
-    return Fail(ACLNN_ERR_PARAM_INVALID, "the executor has already run (an executor runs once)");
+  if (aclnnStatus status = StartRun(workspace, workspace_size, executor);
+      status != ACLNN_SUCCESS) {
+    return status;
   }
   if (p->kernel == KernelKind::kNone) return ACLNN_SUCCESS;
 
