@@ -25,14 +25,19 @@ def _run_child(code, timeout=300):
   env = dict(os.environ)
   package_root = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
   env["PYTHONPATH"] = os.pathsep.join([package_root, env.get("PYTHONPATH", "")])
-  return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                        capture_output=True, text=True, timeout=timeout, check=False,
-                        cwd=package_root)
+  return subprocess.run(
+    [sys.executable, "-c", textwrap.dedent(code)],
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=timeout,
+    check=False,
+    cwd=package_root,
+  )
 
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
 class BatchOfOneThresholdTest(parameterized.TestCase):
-
   @parameterized.parameters("ffi", "reference")
   def test_vmap_over_one_threshold_matches_the_oracle(self, impl):
     g = jnp.array([1.0, 2.0, 3.0], jnp.float32)
@@ -40,8 +45,9 @@ class BatchOfOneThresholdTest(parameterized.TestCase):
     f = jax.vmap(lambda t: jt.threshold_backward(g, x, t, implementation=impl))
     out = np.asarray(f(jnp.array([0.5], jnp.float32)))
     self.assertEqual(out.shape, (1, 3))
-    np.testing.assert_array_equal(out[0], oracle.threshold_backward(np.asarray(g), np.asarray(x),
-                                                                    0.5))
+    np.testing.assert_array_equal(
+      out[0], oracle.threshold_backward(np.asarray(g), np.asarray(x), 0.5)
+    )
 
   def test_direct_call_with_a_one_element_threshold_of_rank_two(self):
     g = x = jnp.array([0.2, 0.7, 1.5], jnp.float32)
@@ -73,8 +79,10 @@ class PerElementThresholdBatchTest(parameterized.TestCase):
     expected = np.where(x > t.astype(np.float32), g, np.float32(0))
     np.testing.assert_array_equal(oracle.bits(out), oracle.bits(expected))
 
-  @absltest.skipIf("asan" in os.environ.get("LD_PRELOAD", ""),
-                   "AddressSanitizer's allocator keeps freed memory in quarantine")
+  @absltest.skipIf(
+    "asan" in os.environ.get("LD_PRELOAD", ""),
+    "AddressSanitizer's allocator keeps freed memory in quarantine",
+  )
   def test_peak_memory_is_bounded_by_the_output(self):
     # float16 thresholds, one per element of a float16 output of 2^20 elements (2 MiB).
     proc = _run_child("""
@@ -102,7 +110,6 @@ class PerElementThresholdBatchTest(parameterized.TestCase):
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
 class EmptyResultTest(parameterized.TestCase):
-
   # Shapes XLA itself accepts (it refuses a zero after a huge dim: [2^62, 0, 4]).
   @parameterized.parameters([(0, 2**62, 4)], [(1, 0, 2**62)], [(0, 2**61, 2)])
   def test_empty_result_with_huge_dims_is_empty(self, shape):

@@ -87,9 +87,8 @@ aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
   const std::vector<int64_t>& os = out->shape;
   std::vector<int64_t> shape;
   if (BroadcastShapes({&gs, &xs}, &shape) == BroadcastResult::kIncompatible) {
-    return Fail(ACLNN_ERR_PARAM_INVALID, "grad_output shape " + ShapeString(gs) +
-                                             " and x shape " + ShapeString(xs) +
-                                             " do not broadcast");
+    return Fail(ACLNN_ERR_PARAM_INVALID, "grad_output shape " + ShapeString(gs) + " and x shape " +
+                                             ShapeString(xs) + " do not broadcast");
   }
   const std::string operands = "grad_output " + ShapeString(gs) + ", x " + ShapeString(xs) +
                                " and threshold " + ShapeString(ts);
@@ -97,7 +96,8 @@ aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
   const bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();
   switch (broadcast) {
     case BroadcastResult::kIncompatible:
-      return Fail(ACLNN_ERR_PARAM_INVALID, operands + " do not broadcast to out " + ShapeString(os));
+      return Fail(ACLNN_ERR_PARAM_INVALID,
+                  operands + " do not broadcast to out " + ShapeString(os));
     case BroadcastResult::kOverflow:
       if (empty) break;  // no element: the other dims' product never counts anything
       return Fail(ACLNN_ERR_PARAM_INVALID, operands + " broadcast to " + ShapeString(shape) +
@@ -137,10 +137,9 @@ aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
       return Fail(ACLNN_ERR_PARAM_NULLPTR, std::string(names[k]) + " data is null");
     }
     if (tensors[k]->strides.size() != tensors[k]->shape.size()) {
-      return Fail(ACLNN_ERR_PARAM_INVALID, std::string(names[k]) + " has " +
-                                               std::to_string(tensors[k]->strides.size()) +
-                                               " strides for rank " +
-                                               std::to_string(tensors[k]->shape.size()));
+      return Fail(ACLNN_ERR_PARAM_INVALID,
+                  std::string(names[k]) + " has " + std::to_string(tensors[k]->strides.size()) +
+                      " strides for rank " + std::to_string(tensors[k]->shape.size()));
     }
     if (!ComputeViewBounds(*tensors[k], names[k], &bounds, &error)) {
       return Fail(ACLNN_ERR_PARAM_INVALID, error);
@@ -239,7 +238,8 @@ aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
                           kWorkspaceAlignment;  // slice_ws < 2^63 - 512: phase one checked it
   uint64_t parts = static_cast<uint64_t>(batch.count);
   if (small) {
-    batch.ranges = static_cast<uint32_t>(std::min<int64_t>(batch.count, std::max<uint32_t>(core_num, 1)));
+    batch.ranges =
+        static_cast<uint32_t>(std::min<int64_t>(batch.count, std::max<uint32_t>(core_num, 1)));
     parts = batch.ranges;
   } else {
     // Each step launches count times its blocks (copies and kernel alike, at most kMaxCores).
@@ -249,8 +249,7 @@ aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
       if (*copy) max_blocks = std::max<uint64_t>(max_blocks, (*copy)->block_dim);
     }
     if (static_cast<uint64_t>(batch.count) * max_blocks > UINT32_MAX) {
-      return fail(ACLNN_ERR_PARAM_INVALID, std::to_string(batch.count) +
-                                               " threshold slices of " +
+      return fail(ACLNN_ERR_PARAM_INVALID, std::to_string(batch.count) + " threshold slices of " +
                                                std::to_string(max_blocks) +
                                                " blocks exceed a launch's block count");
     }

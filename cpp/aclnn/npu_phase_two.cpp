@@ -82,12 +82,16 @@ std::vector<NpuLaunch> PlanLaunches(const ExecutorPlan& p) {
   launches.reserve(static_cast<size_t>(b.count));
   for (int64_t k = 0; k < b.count; ++k) {
     const std::array<int64_t, 4> off = b.Offsets(k);
-    const auto at = [&b](int64_t elements) { return elements * static_cast<int64_t>(b.element_bytes); };
+    const auto at = [&b](int64_t elements) {
+      return elements * static_cast<int64_t>(b.element_bytes);
+    };
     aclScalar t;
-    LoadScalar(b.threshold + off[ThresholdBatch::kThreshold] * static_cast<int64_t>(b.threshold_bytes),
-               b.threshold_dtype, &t);
+    LoadScalar(
+        b.threshold + off[ThresholdBatch::kThreshold] * static_cast<int64_t>(b.threshold_bytes),
+        b.threshold_dtype, &t);
     ascend_kernels::ThresholdGradV2DTilingData tiling = p.threshold_grad_tiling;
-    const KernelKind kernel = t.IsExactlyZero() ? KernelKind::kReluGrad : KernelKind::kThresholdGradV2D;
+    const KernelKind kernel =
+        t.IsExactlyZero() ? KernelKind::kReluGrad : KernelKind::kThresholdGradV2D;
     if (kernel == KernelKind::kThresholdGradV2D) tiling.threshold = MakeThresholdParams(t, p.dtype);
     launches.push_back(LaunchOf(p, p.grad + at(off[ThresholdBatch::kGrad]),
                                 p.x + at(off[ThresholdBatch::kX]),
@@ -103,15 +107,14 @@ aclnnStatus AclFailure(const char* function, aclError rc, ExecutorPlan* plan) {
 }
 
 aclError Submit(const ExecutorPlan& p, const NpuLaunch& l, aclrtStream stream, void* tiling) {
-  const uint32_t block_dim = static_cast<uint32_t>(
-      l.kernel == KernelKind::kReluGrad ? p.relu_grad_tiling.tiling.block_dim
-                                        : p.threshold_grad_tiling.tiling.block_dim);
+  const uint32_t block_dim = static_cast<uint32_t>(l.kernel == KernelKind::kReluGrad
+                                                       ? p.relu_grad_tiling.tiling.block_dim
+                                                       : p.threshold_grad_tiling.tiling.block_dim);
   return l.kernel == KernelKind::kReluGrad
              ? ascend_kernels::LaunchReluGradOnNpu(p.dtype, block_dim, stream, l.grad, l.x, l.out,
                                                    /*workspace=*/nullptr, tiling)
-             : ascend_kernels::LaunchThresholdGradV2DOnNpu(p.dtype, block_dim, stream, l.grad,
-                                                           l.x, l.out, /*workspace=*/nullptr,
-                                                           tiling);
+             : ascend_kernels::LaunchThresholdGradV2DOnNpu(p.dtype, block_dim, stream, l.grad, l.x,
+                                                           l.out, /*workspace=*/nullptr, tiling);
 }
 
 }  // namespace
@@ -124,8 +127,7 @@ aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size
                 "on the NPU, grad_output and x must have out's shape and be contiguous "
                 "(broadcast them in JAX first): the executor's copies are host code");
   }
-  if (aclnnStatus status = StartRun(workspace, workspace_size, executor);
-      status != ACLNN_SUCCESS) {
+  if (aclnnStatus status = StartRun(workspace, workspace_size, executor); status != ACLNN_SUCCESS) {
     return status;
   }
   if (p->kernel == KernelKind::kNone) return ACLNN_SUCCESS;
@@ -156,7 +158,8 @@ aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size
       rc != ACL_SUCCESS || device == nullptr) {
     return AclFailure("aclrtMalloc", rc, p);
   }
-  aclError rc = aclrtMemcpy(device, host.size(), host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE);
+  aclError rc =
+      aclrtMemcpy(device, host.size(), host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE);
   for (size_t j = 0; j < uncached.size() && rc == ACL_SUCCESS; ++j) {
     rc = Submit(*p, launches[uncached[j]], stream, static_cast<char*>(device) + j * kTilingSlot);
   }

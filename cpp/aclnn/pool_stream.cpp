@@ -69,10 +69,10 @@ HostSplit SplitHostCall(int64_t pool_threads, uint64_t out_bytes) {
   HostSplit split;
   split.run_inline = pool_threads <= 0 || out_bytes <= kInlineMaxBytes;
   split.workers = std::min(pool_threads + 1, HostThreads());
-  split.blocks = std::clamp<int64_t>(
-      std::min<int64_t>(split.workers * kBlocksPerWorker,
-                        static_cast<int64_t>(out_bytes / kMinBlockBytes)),
-      1, kMaxCores);
+  split.blocks =
+      std::clamp<int64_t>(std::min<int64_t>(split.workers * kBlocksPerWorker,
+                                            static_cast<int64_t>(out_bytes / kMinBlockBytes)),
+                          1, kMaxCores);
   return split;
 }
 
@@ -139,7 +139,8 @@ bool PoolStream::WaitFinished(std::chrono::microseconds limit) const {
 
 void PoolStream::RecordError(const char* what) {
   std::lock_guard<std::mutex> lock(error_mu_);
-  if (first_error_.empty()) first_error_ = (what != nullptr && *what) ? what : "kernel block failed";
+  if (first_error_.empty())
+    first_error_ = (what != nullptr && *what) ? what : "kernel block failed";
 }
 
 std::string PoolStream::FirstError() const {

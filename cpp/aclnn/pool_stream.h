@@ -62,8 +62,7 @@ class PoolStream : public HostStream {
   ~PoolStream() override;
 
   uint32_t NumWorkers() const override { return num_workers_; }
-  void Launch(uint32_t n, std::function<void(uint32_t)> block,
-              std::function<void()> done) override;
+  void Launch(uint32_t n, std::function<void(uint32_t)> block, std::function<void()> done) override;
 
   // Keeps `owner` alive while any launch of this stream is running.
   void SetOwner(std::weak_ptr<void> owner) { owner_ = std::move(owner); }
@@ -96,7 +95,7 @@ class PoolStream : public HostStream {
   std::recursive_mutex mu_;
   Schedule schedule_;  // guarded by mu_; empty after Close()
   const uint32_t num_workers_;
-  bool flushed_ = false;  // guarded by mu_
+  bool flushed_ = false;                           // guarded by mu_
   std::vector<std::shared_ptr<Launched>> queued_;  // guarded by mu_
   std::weak_ptr<void> owner_;
   std::atomic<uint32_t> unfinished_{0};  // launches whose `done` has not returned

@@ -34,9 +34,8 @@ Planned Plan(const HostTensor& g, const HostTensor& x, const HostTensor& t, Host
   info.core_num = core_num;
   Planned p{};
   aclOpExecutor* e = nullptr;
-  p.status = aclnnThresholdBackwardBatchedGetWorkspaceSize(g.tensor.get(), x.tensor.get(),
-                                                           t.tensor.get(), out.tensor.get(),
-                                                           &p.ws, &e, &info);
+  p.status = aclnnThresholdBackwardBatchedGetWorkspaceSize(
+      g.tensor.get(), x.tensor.get(), t.tensor.get(), out.tensor.get(), &p.ws, &e, &info);
   p.executor.reset(e);
   p.message = aclGetRecentErrMsg();
   return p;
@@ -49,8 +48,9 @@ void RunAndCompare(const HostTensor& g, const HostTensor& x, const HostTensor& t
   Planned p = Plan(g, x, t, out, core_num);
   ASSERT_EQ(p.status, ACLNN_SUCCESS) << p.message;
   std::vector<unsigned char> ws(p.ws + kWorkspaceAlignment);
-  void* base = ws.data() + (kWorkspaceAlignment - reinterpret_cast<uintptr_t>(ws.data()) %
-                                                       kWorkspaceAlignment) % kWorkspaceAlignment;
+  void* base = ws.data() + (kWorkspaceAlignment -
+                            reinterpret_cast<uintptr_t>(ws.data()) % kWorkspaceAlignment) %
+                               kWorkspaceAlignment;
   if (on_stream) {
     ThreadPoolHostStream stream(2);
     std::promise<void> done;
@@ -155,8 +155,8 @@ TEST(BatchedThreshold, EmptyResultWithHugeDimsPlansNothing) {
   TensorPtr t = make(ACL_FLOAT, {});
   uint64_t ws = 7;
   aclOpExecutor* e = nullptr;
-  ASSERT_EQ(aclnnThresholdBackwardBatchedGetWorkspaceSize(g.get(), x.get(), t.get(), out.get(),
-                                                          &ws, &e, nullptr),
+  ASSERT_EQ(aclnnThresholdBackwardBatchedGetWorkspaceSize(g.get(), x.get(), t.get(), out.get(), &ws,
+                                                          &e, nullptr),
             ACLNN_SUCCESS)
       << aclGetRecentErrMsg();
   ExecutorPtr owned(e);

@@ -90,16 +90,16 @@ ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::Any
                                     empty || x.element_count() == 0);
   int64_t threshold_count = 1;
   for (int64_t d : threshold.dims) threshold_count = d == 0 ? 0 : threshold_count;
-  state.tensors[2] =
-      RowMajorTensor(threshold.dims, threshold.dtype, threshold.data, empty || threshold_count == 0);
-  state.tensors[3] = RowMajorTensor(Dims(out), ToAclDataType(out.element_type()),
-                                    out.untyped_data(), empty);
+  state.tensors[2] = RowMajorTensor(threshold.dims, threshold.dtype, threshold.data,
+                                    empty || threshold_count == 0);
+  state.tensors[3] =
+      RowMajorTensor(Dims(out), ToAclDataType(out.element_type()), out.untyped_data(), empty);
   for (aclnn::aclTensor* t : state.tensors) {
     if (t == nullptr) return InvalidArgument("a buffer's row-major strides overflow int64");
   }
   const aclnnStatus status = aclnn::aclnnThresholdBackwardBatchedGetWorkspaceSize(
-      state.tensors[0], state.tensors[1], state.tensors[2], state.tensors[3],
-      &state.workspace_size, &state.executor, platform);
+      state.tensors[0], state.tensors[1], state.tensors[2], state.tensors[3], &state.workspace_size,
+      &state.executor, platform);
   if (status != aclnn::ACLNN_SUCCESS) {
     return AclnnError("aclnnThresholdBackwardGetWorkspaceSize", status);
   }
@@ -171,14 +171,15 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
     return ReadyFuture(state->RunOutcome());
   }
   AdviseHugePages(out);
-  state->stream = std::make_unique<XlaThreadPoolStream>(&pool, static_cast<uint32_t>(split.workers));
+  state->stream =
+      std::make_unique<XlaThreadPoolStream>(&pool, static_cast<uint32_t>(split.workers));
   state->stream->SetOwner(state);
   state->done.emplace(1);
   ffi::Future future(*state->done);
   CallState* raw = state.get();  // launches keep the state alive until on_done has returned
-  const aclnnStatus status =
-      aclnn::aclnnThresholdBackward(state->workspace, state->workspace_size, state->executor,
-                                    state->stream.get(), [raw] { raw->done->CountDown(raw->RunOutcome()); });
+  const aclnnStatus status = aclnn::aclnnThresholdBackward(
+      state->workspace, state->workspace_size, state->executor, state->stream.get(),
+      [raw] { raw->done->CountDown(raw->RunOutcome()); });
   if (status != aclnn::ACLNN_SUCCESS) {
     state->done->CountDown(AclnnError("aclnnThresholdBackward", status));
   }
@@ -192,8 +193,8 @@ ffi::Future ThresholdBackwardCpu(ffi::ThreadPool pool, ffi::AnyBuffer grad, ffi:
   return RunOnHost(pool, grad, x, OperandThreshold(threshold), *out);
 }
 
-ffi::Future ThresholdBackwardStaticCpu(ffi::ThreadPool pool, ffi::AnyBuffer grad,
-                                       ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> out,
+ffi::Future ThresholdBackwardStaticCpu(ffi::ThreadPool pool, ffi::AnyBuffer grad, ffi::AnyBuffer x,
+                                       ffi::Result<ffi::AnyBuffer> out,
                                        std::string_view threshold_dtype, double threshold_float,
                                        int64_t threshold_int) {
   return WithStaticThreshold(
@@ -206,9 +207,9 @@ ffi::Future ThresholdBackwardStaticCpu(ffi::ThreadPool pool, ffi::AnyBuffer grad
 #ifdef JAX_THRESHOLD_ASCEND
 
 ffi::Error AclError(const char* function, aclError code) {
-  return ffi::Error(ffi::ErrorCode::kInternal, std::string("jax_threshold: ") + function +
-                                                   " failed with ACL error " +
-                                                   std::to_string(code));
+  return ffi::Error(
+      ffi::ErrorCode::kInternal,
+      std::string("jax_threshold: ") + function + " failed with ACL error " + std::to_string(code));
 }
 
 // The platform phase one plans for: the device's SoC, which must be the one the kernels were
@@ -233,9 +234,9 @@ ffi::Error NpuPlatform(aclnn::PlatformInfo* info) {
                           "Ascend950 only; see README, NPU build)");
   }
   if (static_cast<int>(info->soc) != JAX_THRESHOLD_NPU_SOC) {
-    return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
-                      "jax_threshold: the kernels were built for another SOC_VERSION than device " +
-                          soc);
+    return ffi::Error(
+        ffi::ErrorCode::kFailedPrecondition,
+        "jax_threshold: the kernels were built for another SOC_VERSION than device " + soc);
   }
   info->ub_size = aclnn::SocUbBytes(info->soc);
   int32_t device = 0;
@@ -257,8 +258,7 @@ ffi::Error RunOnNpu(aclrtStream stream, const ffi::AnyBuffer& grad, const ffi::A
   if (ffi::Error e = NpuPlatform(&platform); e.failure()) return e;
   CallState state;
   if (ffi::Error e = PlanCall(state, grad, x, threshold, out, &platform); e.failure()) return e;
-  const aclnnStatus status =
-      aclnn::aclnnThresholdBackwardOnNpu(nullptr, 0, state.executor, stream);
+  const aclnnStatus status = aclnn::aclnnThresholdBackwardOnNpu(nullptr, 0, state.executor, stream);
   return status == aclnn::ACLNN_SUCCESS ? ffi::Error::Success()
                                         : AclnnError("aclnnThresholdBackward", status);
 }

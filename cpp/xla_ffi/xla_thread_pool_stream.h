@@ -14,10 +14,9 @@ class XlaThreadPoolStream final : public aclnn::PoolStream {
  public:
   // `pool` may be null: everything then runs inline. It must outlive Close().
   XlaThreadPoolStream(xla::ffi::ThreadPool* pool, uint32_t num_workers)
-      : PoolStream(pool == nullptr ? Schedule()
-                                   : Schedule([pool](std::function<void()> task) {
-                                       pool->Schedule(std::move(task));
-                                     }),
+      : PoolStream(pool == nullptr ? Schedule() : Schedule([pool](std::function<void()> task) {
+                     pool->Schedule(std::move(task));
+                   }),
                    num_workers) {}
 };
 
