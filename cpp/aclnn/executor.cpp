@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "ascend_kernels/host_launch.h"
+#include "aclnn/broadcast.h"
+#include "aclnn/denormal_mode.h"
 #include "aclnn/host_stream.h"
 #include "tiling/relu_grad_tiling.h"
 #include "aclnn/soc_dtypes.h"
@@ -26,49 +28,23 @@
 namespace jax_threshold::aclnn {
 namespace {
 
-using ascend_kernels::KernelDType;
-
-constexpr size_t kMaxRank = 8;
-
 thread_local std::string recent_error;
+
+}  // namespace
 
 aclnnStatus Fail(aclnnStatus status, std::string message) {
   recent_error = std::move(message);
   return status;
 }
 
-std::string ShapeString(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
+namespace {
 
-enum class BroadcastResult { kOk, kIncompatible, kOverflow };
+using ascend_kernels::KernelDType;
 
-// NumPy broadcasting. kOverflow: the shapes broadcast, but the result has more elements than
-// int64 holds.
-BroadcastResult BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
-                                std::vector<int64_t>* out) {
-  const size_t rank = std::max(a.size(), b.size());
-  out->assign(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1) return BroadcastResult::kIncompatible;
-    (*out)[i] = da == 1 ? db : da;
-  }
-  int64_t n;
-  return CheckedNumElements(*out, &n) ? BroadcastResult::kOk : BroadcastResult::kOverflow;
-}
+constexpr size_t kMaxRank = 8;
 
-// Strides of `t` seen with the broadcast shape (rank `rank`): 0 along broadcast dims.
 std::vector<int64_t> BroadcastStrides(const aclTensor& t, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> strides(shape.size(), 0);
-  const size_t lead = shape.size() - t.shape.size();
-  for (size_t i = 0; i < t.shape.size(); ++i) {
-    strides[lead + i] = t.shape[i] == 1 ? 0 : t.strides[i];
-  }
-  return strides;
+  return aclnn::BroadcastStrides(t.shape, t.strides, shape);
 }
 
 // Largest byte count phase one plans: anything larger cannot be one allocation (ptrdiff_t).
@@ -98,23 +74,58 @@ ascend_kernels::KernelSoc KernelSocOf(SocVersion soc) {
   return static_cast<ascend_kernels::KernelSoc>(soc);
 }
 
-std::vector<Step> BuildSteps(const std::shared_ptr<ExecutorPlan>& plan, char* workspace) {
-  ExecutorPlan* p = plan.get();
+// One run of the plan's kernel: the whole tensors, or one slice of a threshold batch.
+struct SliceArgs {
+  const char* grad;
+  const char* x;
+  char* out;
+  KernelKind kernel;
+  const ascend_kernels::ThresholdGradV2DTilingData* threshold_grad_tiling;
+};
+
+SliceArgs WholeTensors(const ExecutorPlan& p) {
+  return {p.grad, p.x, p.out, p.kernel, &p.threshold_grad_tiling};
+}
+
+// Slice k of p's batch, with its threshold's kernel; ThresholdGradV2D's tiling (the plan's with
+// the slice's threshold) goes to *tiling, which must live as long as the slice runs.
+SliceArgs BatchSlice(const ExecutorPlan& p, int64_t k,
+                     ascend_kernels::ThresholdGradV2DTilingData* tiling) {
+  ScopedDenormalsAsNumbers guard;  // a subnormal threshold is read and narrowed here
+  const ThresholdBatch& b = *p.batch;
+  const std::array<int64_t, 4> off = b.Offsets(k);
+  const auto bytes = [&b](int64_t elements) {
+    return elements * static_cast<int64_t>(b.element_bytes);
+  };
+  aclScalar threshold;
+  LoadScalar(b.threshold + off[ThresholdBatch::kThreshold] * static_cast<int64_t>(b.threshold_bytes),
+             b.threshold_dtype, &threshold);
+  SliceArgs s{p.grad + bytes(off[ThresholdBatch::kGrad]), p.x + bytes(off[ThresholdBatch::kX]),
+              p.out + bytes(off[ThresholdBatch::kOut]), KernelKind::kReluGrad, tiling};
+  if (!threshold.IsExactlyZero()) {
+    s.kernel = KernelKind::kThresholdGradV2D;
+    *tiling = p.threshold_grad_tiling;
+    tiling->threshold = MakeThresholdParams(threshold, p.dtype);
+  }
+  return s;
+}
+
+std::vector<Step> BuildSteps(const ExecutorPlan* p, char* workspace, const SliceArgs& s) {
   std::vector<Step> steps;
-  const char* grad = p->grad;
-  const char* x = p->x;
-  char* out = p->out;
+  const char* grad = s.grad;
+  const char* x = s.x;
+  char* out = s.out;
   if (p->grad_copy) {
     char* dst = workspace + p->grad_ws_offset;
     steps.push_back({"MaterializeGradOutput", p->grad_copy->block_dim,
-                     [p, src = p->grad, dst](uint32_t b) {
+                     [p, src = s.grad, dst](uint32_t b) {
                        RunStridedCopyBlock(*p->grad_copy, src, dst, b);
                      }});
     grad = dst;
   }
   if (p->x_copy) {
     char* dst = workspace + p->x_ws_offset;
-    steps.push_back({"MaterializeX", p->x_copy->block_dim, [p, src = p->x, dst](uint32_t b) {
+    steps.push_back({"MaterializeX", p->x_copy->block_dim, [p, src = s.x, dst](uint32_t b) {
                        RunStridedCopyBlock(*p->x_copy, src, dst, b);
                      }});
     x = dst;
@@ -122,18 +133,87 @@ std::vector<Step> BuildSteps(const std::shared_ptr<ExecutorPlan>& plan, char* wo
   char* kernel_out = p->out_copy ? workspace + p->out_ws_offset : out;
   void* library_ws = workspace == nullptr ? nullptr : workspace + p->library_ws_offset;
   ascend_kernels::HostLaunch launch =
-      p->kernel == KernelKind::kReluGrad
+      s.kernel == KernelKind::kReluGrad
           ? ascend_kernels::MakeReluGradLaunch(p->dtype, grad, x, kernel_out, library_ws,
                                                &p->relu_grad_tiling, p->ub_size, KernelSocOf(p->soc))
           : ascend_kernels::MakeThresholdGradV2DLaunch(p->dtype, grad, x, kernel_out, library_ws,
-                                                       &p->threshold_grad_tiling, p->ub_size,
+                                                       s.threshold_grad_tiling, p->ub_size,
                                                        KernelSocOf(p->soc));
-  steps.push_back({KernelKindName(p->kernel), launch.block_dim, std::move(launch.run_block)});
+  steps.push_back({KernelKindName(s.kernel), launch.block_dim, std::move(launch.run_block)});
   if (p->out_copy) {
     steps.push_back({"CopyToOut", p->out_copy->block_dim,
                      [p, src = kernel_out, dst = out](uint32_t b) {
                        RunStridedCopyBlock(*p->out_copy, src, dst, b);
                      }});
+  }
+  return steps;
+}
+
+// Runs every block of `steps` on the calling thread, in order (a small slice of a batch).
+void RunStepsInline(const std::vector<Step>& steps) {
+  for (const Step& step : steps) {
+    for (uint32_t b = 0; b < step.block_dim; ++b) step.run_block(b);
+  }
+}
+
+// Block r of a batch of small slices: its range of whole slices, one after another, in its own
+// part of the workspace.
+void RunSliceRange(const ExecutorPlan* p, char* workspace, uint32_t r) {
+  const ThresholdBatch& b = *p->batch;
+  char* ws = workspace == nullptr ? nullptr : workspace + r * b.range_workspace;
+  const int64_t begin = b.count * r / b.ranges, end = b.count * (r + 1) / b.ranges;
+  const bool copies = p->grad_copy || p->x_copy || p->out_copy;
+  for (int64_t k = begin; k < end; ++k) {
+    ascend_kernels::ThresholdGradV2DTilingData tiling;
+    const SliceArgs s = BatchSlice(*p, k, &tiling);
+    if (copies) {
+      RunStepsInline(BuildSteps(p, ws, s));
+      continue;
+    }
+    // The common small slice: just the kernel, without building its steps.
+    void* library_ws = ws == nullptr ? nullptr : ws + p->library_ws_offset;
+    const ascend_kernels::HostLaunch launch =
+        s.kernel == KernelKind::kReluGrad
+            ? ascend_kernels::MakeReluGradLaunch(p->dtype, s.grad, s.x, s.out, library_ws,
+                                                 &p->relu_grad_tiling, p->ub_size,
+                                                 KernelSocOf(p->soc))
+            : ascend_kernels::MakeThresholdGradV2DLaunch(p->dtype, s.grad, s.x, s.out,
+                                                         library_ws, &tiling, p->ub_size,
+                                                         KernelSocOf(p->soc));
+    for (uint32_t b = 0; b < launch.block_dim; ++b) launch.run_block(b);
+  }
+}
+
+// The steps of the plan's run: the whole tensors; for a batch of small slices, every range of
+// whole slices as one step; for a batch of large slices, each step of a slice launched for all
+// slices at once (block i: slice i / d, that slice's block i % d of the step's d blocks), each
+// slice in its own part of the workspace. So a run is at most four launches, whatever the batch.
+std::vector<Step> PlanSteps(const ExecutorPlan* p, char* workspace) {
+  if (!p->batch) return BuildSteps(p, workspace, WholeTensors(*p));
+  const ThresholdBatch& b = *p->batch;
+  if (b.ranges > 0) {
+    return {Step{"ThresholdBatch", b.ranges,
+                 [p, workspace](uint32_t r) { RunSliceRange(p, workspace, r); }}};
+  }
+  ascend_kernels::ThresholdGradV2DTilingData tiling;
+  std::vector<Step> steps = BuildSteps(p, workspace, BatchSlice(*p, 0, &tiling));
+  for (size_t j = 0; j < steps.size(); ++j) {
+    // The kernel step: as many blocks as the larger of the two kernels' tilings (slices pick
+    // their kernel by their threshold).
+    const bool kernel_step = std::string(steps[j].name) == KernelKindName(KernelKind::kReluGrad) ||
+                             std::string(steps[j].name) == KernelKindName(KernelKind::kThresholdGradV2D);
+    const uint32_t d = kernel_step ? static_cast<uint32_t>(std::max(
+                                         p->relu_grad_tiling.tiling.block_dim,
+                                         p->threshold_grad_tiling.tiling.block_dim))
+                                   : steps[j].block_dim;
+    steps[j].block_dim = static_cast<uint32_t>(b.count) * d;  // phase one checked the product
+    steps[j].run_block = [p, workspace, j, d](uint32_t i) {
+      const int64_t k = i / d;
+      char* ws = workspace == nullptr ? nullptr : workspace + k * p->batch->range_workspace;
+      ascend_kernels::ThresholdGradV2DTilingData slice_tiling;
+      const std::vector<Step> slice = BuildSteps(p, ws, BatchSlice(*p, k, &slice_tiling));
+      if (i % d < slice[j].block_dim) slice[j].run_block(i % d);
+    };
   }
   return steps;
 }
@@ -162,6 +242,7 @@ void LaunchFrom(const std::shared_ptr<AsyncRun>& run, size_t i) {
       [run, step](uint32_t b) {
         if (run->failed.load()) return;
         try {
+          ScopedDenormalsAsNumbers guard;
           step->run_block(b);
         } catch (const std::exception& e) {
           std::lock_guard<std::mutex> lock(run->error_mu);
@@ -174,6 +255,25 @@ void LaunchFrom(const std::shared_ptr<AsyncRun>& run, size_t i) {
 }
 
 }  // namespace
+
+std::array<int64_t, 4> ThresholdBatch::Offsets(int64_t k) const {
+  std::array<int64_t, 4> offset{};
+  for (size_t d = sizes.size(); d-- > 0;) {
+    const int64_t i = k % sizes[d];
+    k /= sizes[d];
+    for (int op = 0; op < 4; ++op) offset[op] += i * strides[d][op];
+  }
+  return offset;
+}
+
+bool TileKernel(KernelKind kind, uint32_t core_num, ExecutorPlan* plan, std::string* error) {
+  if (kind == KernelKind::kReluGrad) {
+    return ReluGradTiling(plan->num_elements, plan->dtype, plan->ub_size, core_num,
+                          &plan->relu_grad_tiling.tiling, error);
+  }
+  return ThresholdGradV2DTiling(plan->num_elements, plan->dtype, plan->ub_size, core_num,
+                                &plan->threshold_grad_tiling.tiling, error);
+}
 
 const char* KernelKindName(KernelKind kind) {
   switch (kind) {
@@ -190,6 +290,7 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
                                                    uint64_t* workspace_size,
                                                    aclOpExecutor** executor,
                                                    const PlatformInfo* platform) {
+  ScopedDenormalsAsNumbers guard;  // the threshold narrows to float32 here
   // 1. threshold, out, workspace_size (and the executor out-parameter).
   if (threshold == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "threshold is null");
   if (out == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "out is null");
@@ -240,7 +341,7 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   }
   // 5. broadcast.
   std::vector<int64_t> shape;
-  switch (BroadcastShapes(grad_output->shape, x->shape, &shape)) {
+  switch (BroadcastShapes({&grad_output->shape, &x->shape}, &shape)) {
     case BroadcastResult::kIncompatible:
       return Fail(ACLNN_ERR_PARAM_INVALID, "grad_output shape " +
                                                ShapeString(grad_output->shape) + " and x shape " +
@@ -318,16 +419,12 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   plan->soc = info.soc;
   plan->ub_size = info.ub_size;
   plan->num_elements = n;
-  bool tiled;
-  if (plan->kernel == KernelKind::kReluGrad) {
-    tiled = ReluGradTiling(n, plan->dtype, info.ub_size, info.core_num,
-                           &plan->relu_grad_tiling.tiling, &error);
-  } else {
-    tiled = ThresholdGradV2DTiling(n, plan->dtype, info.ub_size, info.core_num,
-                                   &plan->threshold_grad_tiling.tiling, &error);
+  if (!TileKernel(plan->kernel, info.core_num, plan.get(), &error)) {
+    return cleanup(ACLNN_ERR_INNER_TILING_ERROR, error);
+  }
+  if (plan->kernel == KernelKind::kThresholdGradV2D) {
     plan->threshold_grad_tiling.threshold = MakeThresholdParams(*threshold, plan->dtype);
   }
-  if (!tiled) return cleanup(ACLNN_ERR_INNER_TILING_ERROR, error);
 
   // Copies and workspace layout. An input gets a contiguous copy in the workspace unless it is
   // already contiguous in the broadcast shape and aligned to its element. out gets a workspace
@@ -384,37 +481,50 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
-                                   aclOpExecutor* executor, void* stream,
-                                   std::function<void()> on_done) {
+aclnnStatus StartRun(void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
+                     char** base) {
+  *base = nullptr;
   if (executor == nullptr || executor->plan == nullptr) {
     return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
   }
-  std::shared_ptr<ExecutorPlan> plan = executor->plan;
-  char* base = nullptr;
+  ExecutorPlan* plan = executor->plan.get();
   std::string error;
-  if (aclnnStatus status = PlaceWorkspace(plan->workspace, workspace, workspace_size, &base, &error);
+  if (aclnnStatus status = PlaceWorkspace(plan->workspace, workspace, workspace_size, base, &error);
       status != ACLNN_SUCCESS) {
     return Fail(status, error);
   }
   if (plan->started.exchange(true)) {
     return Fail(ACLNN_ERR_PARAM_INVALID, "the executor has already run (an executor runs once)");
   }
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
+                                   aclOpExecutor* executor, void* stream,
+                                   std::function<void()> on_done) {
+  char* ws = nullptr;
+  if (aclnnStatus status = StartRun(workspace, workspace_size, executor, &ws);
+      status != ACLNN_SUCCESS) {
+    return status;
+  }
+  std::shared_ptr<ExecutorPlan> plan = executor->plan;
   if (plan->kernel == KernelKind::kNone) {
     if (stream != nullptr && on_done) on_done();
     return ACLNN_SUCCESS;
   }
-  std::vector<Step> steps;
-  try {
-    steps = BuildSteps(plan, base);
-  } catch (const std::exception& e) {
-    plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
-    return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string("kernel launch failed: ") + e.what());
-  }
-
   if (stream == nullptr) {
+    std::vector<Step> steps;
+    try {
+      steps = PlanSteps(plan.get(), ws);
+    } catch (const std::exception& e) {
+      plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
+      return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string("kernel launch failed: ") + e.what());
+    }
     for (const Step& step : steps) {
-      std::string error = RunBlocksSynchronously(step.block_dim, step.run_block);
+      std::string error = RunBlocksSynchronously(step.block_dim, [&step](uint32_t b) {
+        ScopedDenormalsAsNumbers guard;
+        step.run_block(b);
+      });
       if (!error.empty()) {
         plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
         return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string(step.name) + " failed: " + error);
@@ -424,7 +534,12 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
   }
   auto run = std::make_shared<AsyncRun>();
   run->plan = plan;
-  run->steps = std::move(steps);
+  try {
+    run->steps = PlanSteps(plan.get(), ws);
+  } catch (const std::exception& e) {
+    plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
+    return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string("kernel launch failed: ") + e.what());
+  }
   run->stream = static_cast<HostStream*>(stream);
   run->on_done = std::move(on_done);
   LaunchFrom(run, 0);

@@ -1,15 +1,18 @@
 // The plan phase one makes (aclOpExecutor) and what tests / Python may read back from it.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ascend_kernels/kernel_args.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
 #include "aclnn/strided_copy.h"
+#include "aclnn/tensor.h"
 #include "aclnn/workspace.h"
 
 namespace jax_threshold::aclnn {
@@ -17,6 +20,27 @@ namespace jax_threshold::aclnn {
 enum class KernelKind { kNone, kThresholdGradV2D, kReluGrad };
 
 const char* KernelKindName(KernelKind kind);
+
+// A threshold tensor's batch (aclnn/batched_threshold.h): the dims of out along which the
+// threshold varies (or that exceed the kernel's rank), looped over one slice per index. Every
+// slice has the plan's views, shifted by its offsets, and runs with its own threshold.
+struct ThresholdBatch {
+  static constexpr int kGrad = 0, kX = 1, kThreshold = 2, kOut = 3;
+  std::vector<int64_t> sizes;                    // looped dims, outer to inner
+  std::vector<std::array<int64_t, 4>> strides;   // element strides of grad, x, threshold, out
+  int64_t count = 1;                             // slices: the product of sizes
+  uint64_t element_bytes = 0;                    // of grad_output / x / out
+  aclDataType threshold_dtype = ACL_DT_UNDEFINED;
+  const char* threshold = nullptr;               // the threshold's first element (host memory)
+  uint64_t threshold_bytes = 0;
+  // > 0: slices are small and run whole, `ranges` blocks of consecutive slices, each range with
+  // its own `range_workspace` bytes of workspace; 0: each step runs for every slice in one launch,
+  // each slice with its own `range_workspace` bytes.
+  uint32_t ranges = 0;
+  uint64_t range_workspace = 0;
+
+  std::array<int64_t, 4> Offsets(int64_t k) const;
+};
 
 // Everything phase two needs, fixed by phase one. Shared (reference-counted) between the
 // executor and an asynchronous run in flight.
@@ -38,6 +62,8 @@ struct ExecutorPlan {
   uint64_t grad_ws_offset = 0, x_ws_offset = 0, out_ws_offset = 0, library_ws_offset = 0;
   uint64_t workspace_size = 0;  // reported by phase one: workspace.size
   WorkspacePlan workspace;
+
+  std::optional<ThresholdBatch> batch;  // a threshold tensor of more than one slice
 
   std::atomic<bool> started{false};
   std::atomic<int32_t> run_status{ACLNN_SUCCESS};
@@ -61,8 +87,23 @@ inline const ExecutorPlan* GetExecutorPlan(const aclOpExecutor* executor) {
   return executor == nullptr ? nullptr : executor->plan.get();
 }
 
-// Workspace buffers are aligned like aclnn's (512 bytes), so kernels see aligned GM pointers.
+// Workspace buffers are aligned like aclnn's (512 bytes), so kernels see aligned GM pointers. The
+// one definition: callers that allocate workspaces (the XLA FFI handler) align to it too.
 inline constexpr uint64_t kWorkspaceAlignment = 512;
+
+// The kernel's tiling for `kind` over the plan's element count and platform, into `plan`
+// (ReluGrad or ThresholdGradV2D); false with a message when it cannot be made.
+bool TileKernel(KernelKind kind, uint32_t core_num, ExecutorPlan* plan, std::string* error);
+
+// Phase two's checks of what phase one could not see, for every kind of stream (the one place
+// they live): a null executor, the workspace (aclnn/workspace.h: too small, null, wrapping or
+// overlapping a tensor), a second run. On success the executor is marked as started and `*base`
+// is the aligned base of the planned buffers inside the workspace (null when none is planned).
+aclnnStatus StartRun(void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
+                     char** base);
+
+// Records `message` as aclGetRecentErrMsg()'s and returns `status`.
+aclnnStatus Fail(aclnnStatus status, std::string message);
 // Library workspace the kernels ask for on the host: none (on the NPU it is the platform's
 // system workspace, added by the CANN build).
 inline constexpr uint64_t kHostLibraryWorkspace = 0;

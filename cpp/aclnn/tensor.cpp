@@ -118,7 +118,11 @@ aclTensor* aclCreateTensor(const int64_t* view_dims, uint64_t view_dims_num, acl
     t->strides.assign(strides, strides + view_dims_num);
   } else {  // row-major contiguous
     t->strides.assign(view_dims_num, 1);
-    for (uint64_t i = view_dims_num; i-- > 1;) t->strides[i - 1] = t->strides[i] * view_dims[i];
+    // Wraps instead of overflowing: phase one refuses a view whose extent does not fit, and an
+    // empty view's strides are never used.
+    for (uint64_t i = view_dims_num; i-- > 1;) {
+      __builtin_mul_overflow(t->strides[i], view_dims[i], &t->strides[i - 1]);
+    }
   }
   t->offset = offset;
   t->dtype = dtype;
@@ -131,10 +135,7 @@ aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
   return ACLNN_SUCCESS;
 }
 
-aclScalar* aclCreateScalar(const void* value, aclDataType dtype) {
-  if (value == nullptr) return nullptr;
-  auto* s = new (std::nothrow) aclScalar;
-  if (s == nullptr) return nullptr;
+void LoadScalar(const void* value, aclDataType dtype, aclScalar* s) {
   s->dtype = dtype;
   using K = aclScalar::Kind;
   auto load = [value](auto tag) {
@@ -158,6 +159,13 @@ aclScalar* aclCreateScalar(const void* value, aclDataType dtype) {
     case ACL_DOUBLE: s->kind = K::kFloat; s->f = load(double{}); break;
     default: s->kind = K::kInvalid; break;  // complex, undefined: phase one rejects it
   }
+}
+
+aclScalar* aclCreateScalar(const void* value, aclDataType dtype) {
+  if (value == nullptr) return nullptr;
+  auto* s = new (std::nothrow) aclScalar;
+  if (s == nullptr) return nullptr;
+  LoadScalar(value, dtype, s);
   return s;
 }
 

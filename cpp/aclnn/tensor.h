@@ -40,6 +40,9 @@ struct aclScalar {
   bool IsExactlyZero() const;
 };
 
+// *s = the scalar of `dtype` stored at `value` (kind kInvalid for a dtype that is not real).
+void LoadScalar(const void* value, aclDataType dtype, aclScalar* s);
+
 // IEEE binary16 / bfloat16 bits -> float (exact).
 float HalfBitsToFloat(uint16_t bits);
 float BFloat16BitsToFloat(uint16_t bits);

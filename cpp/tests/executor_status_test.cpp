@@ -6,7 +6,7 @@
 
 #include "aclnn/executor.h"
 #include "executor_test_util.h"
-#include "test_harness.h"
+#include <gtest/gtest.h>
 
 using namespace executor_test;
 
@@ -39,136 +39,136 @@ bool Contains(const std::string& s, const char* part) { return s.find(part) != s
 
 }  // namespace
 
-TEST(Step1ThresholdOutWorkspaceNull) {
+TEST(PhaseOneStatus, NullThresholdOutOrWorkspaceSizeIsNullptrFirst) {
   // Everything later is wrong too: grad null, bool dtypes, rank 9, no broadcast.
   HostTensor bad = MakeTensor(ACL_BOOL, std::vector<int64_t>(9, 2));
   HostTensor out = MakeTensor(ACL_FLOAT, {3});
   auto thr = Double(1.0);
   Result r = Plan(nullptr, bad.tensor.get(), nullptr, out.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_NULLPTR);
-  CHECK(Contains(r.message, "threshold"));
-  CHECK(r.executor == nullptr);
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_TRUE(Contains(r.message, "threshold"));
+  EXPECT_TRUE(r.executor == nullptr);
   r = Plan(nullptr, bad.tensor.get(), thr.get(), nullptr);
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_NULLPTR);
-  CHECK(Contains(r.message, "out"));
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_TRUE(Contains(r.message, "out"));
   aclOpExecutor* e = nullptr;
-  CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(nullptr, bad.tensor.get(), thr.get(),
+  EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(nullptr, bad.tensor.get(), thr.get(),
                                                   out.tensor.get(), nullptr, &e, nullptr),
            ACLNN_ERR_PARAM_NULLPTR);
-  CHECK(Contains(aclGetRecentErrMsg(), "workspace_size"));
+  EXPECT_TRUE(Contains(aclGetRecentErrMsg(), "workspace_size"));
   uint64_t ws = 0;
-  CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(nullptr, bad.tensor.get(), thr.get(),
+  EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(nullptr, bad.tensor.get(), thr.get(),
                                                   out.tensor.get(), &ws, nullptr, nullptr),
            ACLNN_ERR_PARAM_NULLPTR);
-  CHECK(Contains(aclGetRecentErrMsg(), "executor"));
+  EXPECT_TRUE(Contains(aclGetRecentErrMsg(), "executor"));
 }
 
-TEST(Step2GradOrXNull) {
+TEST(PhaseOneStatus, NullGradOutputOrXIsNullptrSecond) {
   HostTensor bad = MakeTensor(ACL_BOOL, std::vector<int64_t>(9, 2));
   HostTensor out = MakeTensor(ACL_COMPLEX64, {3});
   auto thr = Double(1.0);
   Result r = Plan(nullptr, bad.tensor.get(), thr.get(), out.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_NULLPTR);
-  CHECK(Contains(r.message, "grad_output"));
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_TRUE(Contains(r.message, "grad_output"));
   r = Plan(bad.tensor.get(), nullptr, thr.get(), out.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_NULLPTR);
-  CHECK(Contains(r.message, "x is null"));
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_TRUE(Contains(r.message, "x is null"));
 }
 
-TEST(Step3Dtypes) {
+TEST(PhaseOneStatus, UnsupportedOrMismatchedDtypesAreInvalid) {
   auto thr = Double(1.0);
   // Unsupported dtype, with rank 9, no broadcast and a wrong out shape as well.
   HostTensor g9 = MakeTensor(ACL_INT16, std::vector<int64_t>(9, 2));
   HostTensor x9 = MakeTensor(ACL_INT16, std::vector<int64_t>(9, 3));
   HostTensor out = MakeTensor(ACL_INT16, {5});
   Result r = Plan(g9.tensor.get(), x9.tensor.get(), thr.get(), out.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  CHECK(Contains(r.message, "int16"));
-  CHECK(Contains(r.message, "supported: float32, int32, float16, int8, uint8, bfloat16"));
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(Contains(r.message, "int16"));
+  EXPECT_TRUE(Contains(r.message, "supported: float32, int32, float16, int8, uint8, bfloat16"));
   // grad dtype != x dtype (both supported).
   HostTensor gf = MakeTensor(ACL_FLOAT, std::vector<int64_t>(9, 2));
   HostTensor xh = MakeTensor(ACL_FLOAT16, std::vector<int64_t>(9, 3));
   r = Plan(gf.tensor.get(), xh.tensor.get(), thr.get(), out.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  CHECK(Contains(r.message, "differs"));
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(Contains(r.message, "differs"));
   // out dtype != x dtype.
   HostTensor xf = MakeTensor(ACL_FLOAT, std::vector<int64_t>(9, 3));
   r = Plan(gf.tensor.get(), xf.tensor.get(), thr.get(), out.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  CHECK(Contains(r.message, "out dtype int16"));
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(Contains(r.message, "out dtype int16"));
   // A complex threshold.
   HostTensor g = MakeTensor(ACL_FLOAT, {4});
   float c[2] = {1, 0};
   ScalarPtr complex_thr(aclCreateScalar(c, ACL_COMPLEX64));
   r = Plan(g.tensor.get(), g.tensor.get(), complex_thr.get(), g.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  CHECK(Contains(r.message, "threshold"));
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(Contains(r.message, "threshold"));
   // An undefined dtype.
   HostTensor u = MakeTensor(ACL_DT_UNDEFINED, {4});
   r = Plan(u.tensor.get(), u.tensor.get(), thr.get(), u.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
 }
 
-TEST(Step4Rank) {
+TEST(PhaseOneStatus, RankAboveEightIsInvalid) {
   auto thr = Double(1.0);
   HostTensor g9 = MakeTensor(ACL_FLOAT, std::vector<int64_t>(9, 2));
   HostTensor x9 = MakeTensor(ACL_FLOAT, std::vector<int64_t>(9, 3));
   HostTensor x1 = MakeTensor(ACL_FLOAT, {3});
   HostTensor out = MakeTensor(ACL_FLOAT, {5});
   Result r = Plan(g9.tensor.get(), x9.tensor.get(), thr.get(), out.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  CHECK(Contains(r.message, "rank 9"));
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(Contains(r.message, "rank 9"));
   r = Plan(x1.tensor.get(), x9.tensor.get(), thr.get(), out.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  CHECK(Contains(r.message, "x has rank 9"));
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(Contains(r.message, "x has rank 9"));
   // Rank 8 is fine.
   HostTensor g8 = MakeTensor(ACL_FLOAT, std::vector<int64_t>(8, 2));
   r = Plan(g8.tensor.get(), g8.tensor.get(), thr.get(), g8.tensor.get());
-  CHECK_EQ(r.status, ACLNN_SUCCESS);
+  EXPECT_EQ(r.status, ACLNN_SUCCESS);
 }
 
-TEST(Step5Broadcast) {
+TEST(PhaseOneStatus, ShapesThatDoNotBroadcastAreInvalid) {
   auto thr = Double(1.0);
   HostTensor g = MakeTensor(ACL_FLOAT, {2, 3});
   HostTensor x = MakeTensor(ACL_FLOAT, {0, 4});  // empty, and no broadcast with g
   HostTensor out = MakeTensor(ACL_FLOAT, {7});
   Result r = Plan(g.tensor.get(), x.tensor.get(), thr.get(), out.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  CHECK(Contains(r.message, "do not broadcast"));
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(Contains(r.message, "do not broadcast"));
 }
 
-TEST(Step6OutShape) {
+TEST(PhaseOneStatus, OutShapeOtherThanTheBroadcastShapeIsInvalid) {
   auto thr = Double(1.0);
   HostTensor g = MakeTensor(ACL_FLOAT, {0, 1});
   HostTensor x = MakeTensor(ACL_FLOAT, {3});
   HostTensor out = MakeTensor(ACL_FLOAT, {3});  // broadcast shape is {0, 3}; x is empty too
   Result r = Plan(g.tensor.get(), x.tensor.get(), thr.get(), out.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  CHECK(Contains(r.message, "out shape [3]"));
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(Contains(r.message, "out shape [3]"));
   HostTensor out2 = MakeTensor(ACL_FLOAT, {3, 0});
   r = Plan(g.tensor.get(), x.tensor.get(), thr.get(), out2.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
 }
 
-TEST(Step7Empty) {
+TEST(PhaseOneStatus, EmptyTensorsPlanNothingAndRunAsNoOp) {
   auto thr = Double(1.0);
   HostTensor g = MakeTensor(ACL_FLOAT, {0, 1});
   HostTensor x = MakeTensor(ACL_FLOAT, {3});
   HostTensor out = MakeTensor(ACL_FLOAT, {0, 3});
   Result r = Plan(g.tensor.get(), x.tensor.get(), thr.get(), out.tensor.get());
-  CHECK_EQ(r.status, ACLNN_SUCCESS);
-  CHECK_EQ(r.ws, 0u);
-  CHECK(r.executor != nullptr);
-  CHECK_EQ(std::string(aclnnThresholdBackwardKernelName(r.executor.get())), std::string(""));
-  CHECK_EQ(aclnnThresholdBackward(nullptr, 0, r.executor.get(), nullptr), ACLNN_SUCCESS);
-  CHECK_EQ(aclnnThresholdBackward(nullptr, 0, r.executor.get(), nullptr), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(r.status, ACLNN_SUCCESS);
+  EXPECT_EQ(r.ws, 0u);
+  EXPECT_TRUE(r.executor != nullptr);
+  EXPECT_EQ(std::string(aclnnThresholdBackwardKernelName(r.executor.get())), std::string(""));
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, r.executor.get(), nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, r.executor.get(), nullptr), ACLNN_ERR_PARAM_INVALID);
   // Empty tensors need no data pointer.
   TensorPtr nodata(aclCreateTensor(std::vector<int64_t>{0}.data(), 1, ACL_FLOAT, nullptr, 0, nullptr));
   r = Plan(nodata.get(), nodata.get(), thr.get(), nodata.get());
-  CHECK_EQ(r.status, ACLNN_SUCCESS);
+  EXPECT_EQ(r.status, ACLNN_SUCCESS);
 }
 
-TEST(Step8KernelChoice) {
+TEST(PhaseOneStatus, ThresholdExactlyZeroPicksReluGrad) {
   HostTensor g = MakeTensor(ACL_FLOAT, {4});
   struct Case {
     ScalarPtr thr;
@@ -188,13 +188,13 @@ TEST(Step8KernelChoice) {
   cases.push_back({Int64(1), "ThresholdGradV2D"});
   for (auto& c : cases) {
     Result r = Plan(g.tensor.get(), g.tensor.get(), c.thr.get(), g.tensor.get());
-    CHECK_EQ(r.status, ACLNN_SUCCESS);
-    CHECK_EQ(std::string(aclnnThresholdBackwardKernelName(r.executor.get())),
+    EXPECT_EQ(r.status, ACLNN_SUCCESS);
+    EXPECT_EQ(std::string(aclnnThresholdBackwardKernelName(r.executor.get())),
              std::string(c.kernel));
   }
 }
 
-TEST(SocDtypeLists) {
+TEST(PhaseOneStatus, EachSocAcceptsItsDtypeList) {
   const aclDataType all[] = {ACL_FLOAT, ACL_FLOAT16, ACL_INT8,   ACL_INT32,     ACL_UINT8,
                              ACL_INT16, ACL_UINT16,  ACL_UINT32, ACL_INT64,     ACL_UINT64,
                              ACL_DOUBLE, ACL_BOOL,   ACL_COMPLEX64, ACL_COMPLEX128, ACL_BF16};
@@ -215,64 +215,64 @@ TEST(SocDtypeLists) {
         auto thr = Double(t);
         Result r = Plan(a.tensor.get(), a.tensor.get(), thr.get(), a.tensor.get(), soc);
         const bool ok = expected(soc, d, t == 0.0);
-        CHECK_EQ(r.status, ok ? ACLNN_SUCCESS : ACLNN_ERR_PARAM_INVALID);
-        if (!ok) CHECK(Contains(r.message, DataTypeName(d)));
+        EXPECT_EQ(r.status, ok ? ACLNN_SUCCESS : ACLNN_ERR_PARAM_INVALID);
+        if (!ok) EXPECT_TRUE(Contains(r.message, DataTypeName(d)));
       }
     }
   }
 }
 
-TEST(RunErrors) {
-  CHECK_EQ(aclnnThresholdBackward(nullptr, 0, nullptr, nullptr), ACLNN_ERR_PARAM_NULLPTR);
+TEST(PhaseOneStatus, PhaseTwoRefusesBadWorkspaceNullAndSecondRun) {
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, nullptr, nullptr), ACLNN_ERR_PARAM_NULLPTR);
   auto thr = Double(0.5);
   // A strided out needs workspace.
   HostTensor g = MakeTensor(ACL_FLOAT, {4, 4});
   HostTensor out = MakeTensor(ACL_FLOAT, {4, 4}, {1, 4});
   Result r = Plan(g.tensor.get(), g.tensor.get(), thr.get(), out.tensor.get());
-  CHECK_EQ(r.status, ACLNN_SUCCESS);
-  CHECK(r.ws >= 64u);
+  EXPECT_EQ(r.status, ACLNN_SUCCESS);
+  EXPECT_TRUE(r.ws >= 64u);
   std::vector<unsigned char> ws(r.ws);
-  CHECK_EQ(aclnnThresholdBackward(nullptr, r.ws, r.executor.get(), nullptr),
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, r.ws, r.executor.get(), nullptr),
            ACLNN_ERR_PARAM_NULLPTR);
-  CHECK_EQ(aclnnThresholdBackward(ws.data(), r.ws - 1, r.executor.get(), nullptr),
+  EXPECT_EQ(aclnnThresholdBackward(ws.data(), r.ws - 1, r.executor.get(), nullptr),
            ACLNN_ERR_PARAM_INVALID);
-  CHECK(Contains(aclGetRecentErrMsg(), "smaller"));
+  EXPECT_TRUE(Contains(aclGetRecentErrMsg(), "smaller"));
   // Rejected runs do not use up the executor.
-  CHECK_EQ(aclnnThresholdBackward(ws.data(), r.ws, r.executor.get(), nullptr), ACLNN_SUCCESS);
-  CHECK_EQ(aclnnThresholdBackward(ws.data(), r.ws, r.executor.get(), nullptr),
+  EXPECT_EQ(aclnnThresholdBackward(ws.data(), r.ws, r.executor.get(), nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackward(ws.data(), r.ws, r.executor.get(), nullptr),
            ACLNN_ERR_PARAM_INVALID);
-  CHECK(Contains(aclGetRecentErrMsg(), "already run"));
-  CHECK_EQ(aclnnThresholdBackwardRunStatus(r.executor.get()), ACLNN_SUCCESS);
-  CHECK_EQ(aclnnThresholdBackwardRunStatus(nullptr), ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_TRUE(Contains(aclGetRecentErrMsg(), "already run"));
+  EXPECT_EQ(aclnnThresholdBackwardRunStatus(r.executor.get()), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackwardRunStatus(nullptr), ACLNN_ERR_PARAM_NULLPTR);
 }
 
 // The Ascend910's AscendC API (dav_c100) cannot run the kernels (no DataCopyPad, CompareScalar
 // or tensor-scalar Select): every dtype is PARAM_INVALID, with the reason, before rank checks.
-TEST(Ascend910Refused) {
+TEST(PhaseOneStatus, Ascend910IsRefusedWithItsReason) {
   auto thr = Double(0.5);
   for (aclDataType d : {ACL_FLOAT, ACL_FLOAT16, ACL_INT32, ACL_INT8, ACL_UINT8}) {
     HostTensor a = MakeTensor(d, {40});
     Result r = Plan(a.tensor.get(), a.tensor.get(), thr.get(), a.tensor.get(), SocVersion::kAscend910);
-    CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-    CHECK(r.executor == nullptr);
-    CHECK(Contains(r.message, "Ascend910 is not supported"));
-    CHECK(Contains(r.message, "DataCopyPad"));
-    CHECK(Contains(r.message, DataTypeName(d)));
+    EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+    EXPECT_TRUE(r.executor == nullptr);
+    EXPECT_TRUE(Contains(r.message, "Ascend910 is not supported"));
+    EXPECT_TRUE(Contains(r.message, "DataCopyPad"));
+    EXPECT_TRUE(Contains(r.message, DataTypeName(d)));
   }
   // An out-of-range SocVersion is refused the same way, never run under unknown rules.
   HostTensor b = MakeTensor(ACL_FLOAT, {40});
   Result u = Plan(b.tensor.get(), b.tensor.get(), thr.get(), b.tensor.get(), static_cast<SocVersion>(7));
-  CHECK_EQ(u.status, ACLNN_ERR_PARAM_INVALID);
-  CHECK(Contains(u.message, "unknown soc"));
+  EXPECT_EQ(u.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(Contains(u.message, "unknown soc"));
   // Its twin on the 910B runs.
   HostTensor a = MakeTensor(ACL_FLOAT, {40});
-  CHECK_EQ(Plan(a.tensor.get(), a.tensor.get(), thr.get(), a.tensor.get(), SocVersion::kAscend910B).status,
+  EXPECT_EQ(Plan(a.tensor.get(), a.tensor.get(), thr.get(), a.tensor.get(), SocVersion::kAscend910B).status,
            ACLNN_SUCCESS);
 }
 
 // A platform claiming more UB than the SoC has (kernel_utils_constants.h TOTAL_UB_SIZE) is
 // refused before tiling; the host's UB is whatever the caller tiles for.
-TEST(UbSizeBeyondTheSocIsInvalid) {
+TEST(PhaseOneStatus, UbSizeBeyondTheSocIsInvalid) {
   HostTensor g = MakeTensor(ACL_FLOAT, {4});
   auto thr = Double(0.5);
   const struct {
@@ -292,17 +292,17 @@ TEST(UbSizeBeyondTheSocIsInvalid) {
     info.ub_size = c.ub;
     uint64_t ws = 0;
     aclOpExecutor* e = nullptr;
-    CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), g.tensor.get(), thr.get(),
+    EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), g.tensor.get(), thr.get(),
                                                     g.tensor.get(), &ws, &e, &info),
              c.status);
     ExecutorPtr owned(e);
-    if (c.status != ACLNN_SUCCESS) CHECK(Contains(aclGetRecentErrMsg(), "unified buffer"));
+    if (c.status != ACLNN_SUCCESS) EXPECT_TRUE(Contains(aclGetRecentErrMsg(), "unified buffer"));
   }
 }
 
-// Issue 10, item 3: the caller's platform parameters are checked in phase one, so phase two
-// never runs on a unified buffer the kernels cannot use (it used to abort there).
-TEST(PlatformParamsAreValidated) {
+// The caller's platform parameters are checked in phase one, so phase two never runs on a
+// unified buffer the kernels cannot use.
+TEST(PhaseOneStatus, PlatformParamsAreValidated) {
   HostTensor g = MakeTensor(ACL_FLOAT, {4});
   HostTensor empty = MakeTensor(ACL_FLOAT, {0});
   auto thr = Double(0.5);
@@ -318,15 +318,15 @@ TEST(PlatformParamsAreValidated) {
                       ~0ull}) {
     PlatformInfo info;
     info.ub_size = ub;
-    CHECK_EQ(plan(info, g), ACLNN_ERR_PARAM_INVALID);
-    CHECK(Contains(aclGetRecentErrMsg(), "ub_size"));
-    CHECK_EQ(plan(info, empty), ACLNN_ERR_PARAM_INVALID);  // also when nothing would run
+    EXPECT_EQ(plan(info, g), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_TRUE(Contains(aclGetRecentErrMsg(), "ub_size"));
+    EXPECT_EQ(plan(info, empty), ACLNN_ERR_PARAM_INVALID);  // also when nothing would run
   }
   for (uint32_t cores : {0u, 4097u, 0xFFFFFFFFu}) {
     PlatformInfo info;
     info.core_num = cores;
-    CHECK_EQ(plan(info, g), ACLNN_ERR_PARAM_INVALID);
-    CHECK(Contains(aclGetRecentErrMsg(), "core_num"));
+    EXPECT_EQ(plan(info, g), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_TRUE(Contains(aclGetRecentErrMsg(), "core_num"));
   }
   // Accepted ones run (16416 = 32 * 513: the host's UB allocation must cope with it).
   for (uint64_t ub : {16384ull, 16416ull, 196608ull, 1ull << 20}) {
@@ -338,47 +338,46 @@ TEST(PlatformParamsAreValidated) {
     HostTensor out = MakeTensor(ACL_FLOAT, {5000});
     uint64_t ws = 0;
     aclOpExecutor* e = nullptr;
-    CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(x.tensor.get(), x.tensor.get(), thr.get(),
+    EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(x.tensor.get(), x.tensor.get(), thr.get(),
                                                     out.tensor.get(), &ws, &e, &info),
              ACLNN_SUCCESS);
     std::vector<unsigned char> buf(ws);
-    CHECK_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
+    EXPECT_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
     aclDestroyAclOpExecutor(e);
   }
 }
 
-// Issue 10, item 1: three zero-stride int8 views of 512 * ((2^55 + 1) / 3) elements need three
-// workspace copies whose byte count wraps around 2^64; phase one used to return SUCCESS with a
-// 512-byte workspace and phase two wrote far past it.
-TEST(WorkspaceOverflowIsRefused) {
+// Three zero-stride int8 views of 512 * ((2^55 + 1) / 3) elements need three workspace copies
+// whose byte count wraps around 2^64: phase one refuses them rather than size a wrapped workspace.
+TEST(PhaseOneStatus, WorkspaceOverflowIsRefused) {
   const int64_t n = 512 * (((int64_t{1} << 55) + 1) / 3);
   HostTensor g = MakeTensor(ACL_INT8, {n}, {0});
   HostTensor x = MakeTensor(ACL_INT8, {n}, {0});
   HostTensor out = MakeTensor(ACL_INT8, {n}, {0});
   auto thr = Double(0.5);
   Result r = Plan(g.tensor.get(), x.tensor.get(), thr.get(), out.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  CHECK(r.executor == nullptr);
-  CHECK(Contains(r.message, "overflow"));
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(r.executor == nullptr);
+  EXPECT_TRUE(Contains(r.message, "overflow"));
   // The same count of float32: n * 4 bytes alone overflows.
   HostTensor gf = MakeTensor(ACL_FLOAT, {n}, {0});
   HostTensor of = MakeTensor(ACL_FLOAT, {n}, {0});
   r = Plan(gf.tensor.get(), gf.tensor.get(), thr.get(), of.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  CHECK(Contains(r.message, "bytes"));
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(Contains(r.message, "bytes"));
   // Three copies of 2^60 int8 fit in 63 bits: planned, with the size they really need.
   const int64_t m = int64_t{1} << 60;
   HostTensor gm = MakeTensor(ACL_INT8, {m}, {0});
   HostTensor xm = MakeTensor(ACL_INT8, {1});
   HostTensor om = MakeTensor(ACL_INT8, {m}, {0});
   r = Plan(gm.tensor.get(), xm.tensor.get(), thr.get(), om.tensor.get());
-  CHECK_EQ(r.status, ACLNN_SUCCESS);
-  CHECK_EQ(r.ws, 3 * static_cast<uint64_t>(m) + kWorkspaceAlignment - 1);  // + alignment slack
+  EXPECT_EQ(r.status, ACLNN_SUCCESS);
+  EXPECT_EQ(r.ws, 3 * static_cast<uint64_t>(m) + kWorkspaceAlignment - 1);  // + alignment slack
 }
 
 // Strides and offsets whose byte extent cannot be represented are refused before anything is
 // planned (nothing is read through them).
-TEST(UnrepresentableViewsAreRefused) {
+TEST(PhaseOneStatus, UnrepresentableViewsAreRefused) {
   auto thr = Double(0.5);
   std::vector<unsigned char> storage(64);
   auto view = [&](std::vector<int64_t> shape, std::vector<int64_t> strides, int64_t offset) {
@@ -392,39 +391,38 @@ TEST(UnrepresentableViewsAreRefused) {
                   view({2, 3}, {3, 1}, big), view({2, 3}, {big / 4, -(big / 4)}, 0),
                   view({2, 3}, {3, 1}, -big)}) {
     Result r = Plan(g.get(), x.tensor.get(), thr.get(), out.tensor.get());
-    CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-    CHECK(Contains(r.message, "grad_output"));
+    EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+    EXPECT_TRUE(Contains(r.message, "grad_output"));
   }
 }
 
-// Issue 10, item 12: a broadcast whose element count overflows int64 says so.
-TEST(BroadcastOverflowIsNamed) {
+// A broadcast whose element count overflows int64 says so.
+TEST(PhaseOneStatus, BroadcastOverflowIsNamed) {
   HostTensor g = MakeTensor(ACL_FLOAT, {int64_t{1} << 32, 1}, {0, 0});
   HostTensor x = MakeTensor(ACL_FLOAT, {1, int64_t{1} << 32}, {0, 0});
   HostTensor out = MakeTensor(ACL_FLOAT, {1});
   auto thr = Double(0.5);
   Result r = Plan(g.tensor.get(), x.tensor.get(), thr.get(), out.tensor.get());
-  CHECK_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  CHECK(Contains(r.message, "overflows int64"));
-  CHECK(!Contains(r.message, "do not broadcast"));
+  EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_TRUE(Contains(r.message, "overflows int64"));
+  EXPECT_TRUE(!Contains(r.message, "do not broadcast"));
 }
 
-TEST(WorkspaceSizes) {
+TEST(PhaseOneStatus, WorkspaceSizeCoversEveryPlannedCopy) {
   auto thr = Double(0.5);
   HostTensor g = MakeTensor(ACL_FLOAT, {100});
   // Contiguous everything: zero-copy, no workspace.
   Result r = Plan(g.tensor.get(), g.tensor.get(), thr.get(), g.tensor.get());
-  CHECK_EQ(r.ws, 0u);
+  EXPECT_EQ(r.ws, 0u);
   const ExecutorPlan* p = GetExecutorPlan(r.executor.get());
-  CHECK(!p->grad_copy && !p->x_copy && !p->out_copy);
+  EXPECT_TRUE(!p->grad_copy && !p->x_copy && !p->out_copy);
   // A broadcast grad and a strided out: two buffers of 400 bytes, each aligned to 512, plus the
   // slack that lets phase two align them inside any workspace.
   HostTensor g1 = MakeTensor(ACL_FLOAT, {1});
   HostTensor out = MakeTensor(ACL_FLOAT, {100}, {2});
   r = Plan(g1.tensor.get(), g.tensor.get(), thr.get(), out.tensor.get());
-  CHECK_EQ(r.ws, 1024u + kWorkspaceAlignment - 1);
+  EXPECT_EQ(r.ws, 1024u + kWorkspaceAlignment - 1);
   p = GetExecutorPlan(r.executor.get());
-  CHECK(p->grad_copy && !p->x_copy && p->out_copy);
+  EXPECT_TRUE(p->grad_copy && !p->x_copy && p->out_copy);
 }
 
-TEST_MAIN()

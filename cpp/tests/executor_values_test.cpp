@@ -14,7 +14,7 @@
 #include "aclnn/executor.h"
 #include "executor_test_util.h"
 #include "aclnn/host_stream.h"
-#include "test_harness.h"
+#include <gtest/gtest.h>
 
 using namespace executor_test;
 
@@ -66,7 +66,8 @@ struct CaseSpec {
 // view. Returns false if anything failed.
 bool RunAndCheck(const CaseSpec& c, Threshold& thr, std::mt19937_64& rng,
                  HostStream* stream = nullptr, const char* expect_kernel = nullptr) {
-  const int before = test_harness::Registry::Get().failures;
+  const int before = ::testing::Test::HasFailure() ? 1 : 0;
+  int failures = 0;
   HostTensor g = MakeTensor(c.dtype, c.grad_shape, c.grad_strides);
   HostTensor x = MakeTensor(c.dtype, c.x_shape, c.x_strides);
   FillRandom(g, rng);
@@ -90,21 +91,21 @@ bool RunAndCheck(const CaseSpec& c, Threshold& thr, std::mt19937_64& rng,
   aclOpExecutor* raw = nullptr;
   aclnnStatus st = aclnnThresholdBackwardGetWorkspaceSize(
       g.tensor.get(), x.tensor.get(), thr.scalar.get(), out.tensor.get(), &ws_size, &raw, &info);
-  CHECK_EQ(st, ACLNN_SUCCESS);
+  EXPECT_EQ(st, ACLNN_SUCCESS);
   if (st != ACLNN_SUCCESS) {
     std::fprintf(stderr, "  %s\n", aclGetRecentErrMsg());
     return false;
   }
   ExecutorPtr exec(raw);
   if (expect_kernel != nullptr) {
-    CHECK_EQ(std::string(aclnnThresholdBackwardKernelName(raw)), std::string(expect_kernel));
+    EXPECT_EQ(std::string(aclnnThresholdBackwardKernelName(raw)), std::string(expect_kernel));
   }
   std::vector<unsigned char> ws(ws_size);
   if (stream == nullptr) {
-    CHECK_EQ(aclnnThresholdBackward(ws.data(), ws_size, raw, nullptr), ACLNN_SUCCESS);
+    EXPECT_EQ(aclnnThresholdBackward(ws.data(), ws_size, raw, nullptr), ACLNN_SUCCESS);
   } else {
     std::promise<void> done;
-    CHECK_EQ(aclnnThresholdBackward(ws.data(), ws_size, raw, stream,
+    EXPECT_EQ(aclnnThresholdBackward(ws.data(), ws_size, raw, stream,
                                     [&done] { done.set_value(); }),
              ACLNN_SUCCESS);
     exec.reset();  // the run in flight keeps the plan alive
@@ -125,24 +126,25 @@ bool RunAndCheck(const CaseSpec& c, Threshold& thr, std::mt19937_64& rng,
     const unsigned char* op = out.At(i);
     for (size_t b = 0; b < elem; ++b) in_view[static_cast<size_t>(op - out.storage.data()) + b] = true;
     if (std::memcmp(op, expected.data(), elem) != 0 && reported++ < 3) {
-      test_harness::Fail(__FILE__, __LINE__,
-                         std::string("value mismatch, dtype ") + DataTypeName(c.dtype) +
+      ++failures;
+      ADD_FAILURE() << (std::string("value mismatch, dtype ") + DataTypeName(c.dtype) +
                              " element " + std::to_string(i) + " x=" +
                              std::to_string(static_cast<double>(xv)));
     }
   }
   for (size_t b = 0; b < out.storage.size(); ++b) {
     if (!in_view[b] && out.storage[b] != out_before[b]) {
-      test_harness::Fail(__FILE__, __LINE__, "byte outside out's view written");
+      ++failures;
+      ADD_FAILURE() << "byte outside out's view written";
       break;
     }
   }
-  return test_harness::Registry::Get().failures == before;
+  return failures == 0 && (before != 0 || !::testing::Test::HasFailure());
 }
 
 }  // namespace
 
-TEST(SeedExample) {
+TEST(ExecutorValues, CannDocumentedExampleGivesTheContractsResult) {
   const int64_t dims[] = {2, 2};
   float x[] = {0.2f, 1.2f, 2.2f, 3.2f}, g[] = {4.5f, 4.4f, 4.3f, 4.2f}, out[4] = {9, 9, 9, 9};
   TensorPtr xt(aclCreateTensor(dims, 2, ACL_FLOAT, nullptr, 0, x));
@@ -152,20 +154,20 @@ TEST(SeedExample) {
     ScalarPtr thr(aclCreateScalar(&t, ACL_DOUBLE));
     uint64_t ws = 1;
     aclOpExecutor* e = nullptr;
-    CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(gt.get(), xt.get(), thr.get(), ot.get(), &ws,
+    EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(gt.get(), xt.get(), thr.get(), ot.get(), &ws,
                                                     &e, nullptr),
              ACLNN_SUCCESS);
-    CHECK_EQ(ws, 0u);
-    CHECK_EQ(aclnnThresholdBackward(nullptr, 0, e, nullptr), ACLNN_SUCCESS);
+    EXPECT_EQ(ws, 0u);
+    EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, e, nullptr), ACLNN_SUCCESS);
     aclDestroyAclOpExecutor(e);
-    CHECK_EQ(out[0], t == 1.0 ? 0.0f : 4.5f);
-    CHECK_EQ(out[1], 4.4f);
-    CHECK_EQ(out[2], 4.3f);
-    CHECK_EQ(out[3], 4.2f);
+    EXPECT_EQ(out[0], t == 1.0 ? 0.0f : 4.5f);
+    EXPECT_EQ(out[1], 4.4f);
+    EXPECT_EQ(out[2], 4.3f);
+    EXPECT_EQ(out[3], 4.2f);
   }
 }
 
-TEST(EveryDtypeBothKernels) {
+TEST(ExecutorValues, EveryDtypeMatchesTheOracleOnBothKernels) {
   std::mt19937_64 rng(1);
   for (aclDataType d : kHostDtypes) {
     for (int64_t n : {1, 3, 63, 257, 1000, 7001, 100003}) {
@@ -181,7 +183,7 @@ TEST(EveryDtypeBothKernels) {
   }
 }
 
-TEST(IntegerThresholdsExact) {
+TEST(ExecutorValues, IntegerXComparesRealThresholdsExactly) {
   std::mt19937_64 rng(2);
   const double doubles[] = {NAN, INFINITY, -INFINITY, 127.5, -128.5, 255.0, 256.0, 2147483647.5,
                             -2147483648.5, 9.3e18, 9.223372036854775807e18, -9.3e18, 16777217.0};
@@ -207,7 +209,7 @@ TEST(IntegerThresholdsExact) {
   }
 }
 
-TEST(ScalarsAndBroadcast) {
+TEST(ExecutorValues, ZeroDimAndBroadcastOperandsMatchTheOracle) {
   std::mt19937_64 rng(3);
   for (aclDataType d : kHostDtypes) {
     for (double tv : {0.0, 0.5}) {
@@ -222,7 +224,7 @@ TEST(ScalarsAndBroadcast) {
   }
 }
 
-TEST(StridedInputsAndOut) {
+TEST(ExecutorValues, StridedInputsAndOutMatchTheOracle) {
   std::mt19937_64 rng(4);
   for (aclDataType d : kHostDtypes) {
     for (double tv : {0.0, 1.0}) {
@@ -239,7 +241,7 @@ TEST(StridedInputsAndOut) {
   }
 }
 
-TEST(NegativeStrides) {
+TEST(ExecutorValues, NegativeStridesMatchTheOracle) {
   std::mt19937_64 rng(5);
   for (aclDataType d : {ACL_FLOAT, ACL_INT8, ACL_DOUBLE}) {
     // Views start at the last element of their storage.
@@ -253,21 +255,21 @@ TEST(NegativeStrides) {
     uint64_t ws = 0;
     aclOpExecutor* e = nullptr;
     const PlatformInfo host = HostPlatformInfo();
-    CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), x.tensor.get(), thr.get(),
+    EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), x.tensor.get(), thr.get(),
                                                     out.tensor.get(), &ws, &e, &host),
              ACLNN_SUCCESS);
     std::vector<unsigned char> buf(ws);
-    CHECK_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
+    EXPECT_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
     aclDestroyAclOpExecutor(e);
     for (int64_t i = 0; i < 10; ++i) {
       const bool pass = LoadExact(d, x.At(i)) > 0.5L;
       std::vector<unsigned char> zero(out.Elem(), 0);
-      CHECK(std::memcmp(out.At(i), pass ? g.At(i) : zero.data(), out.Elem()) == 0);
+      EXPECT_TRUE(std::memcmp(out.At(i), pass ? g.At(i) : zero.data(), out.Elem()) == 0);
     }
   }
 }
 
-TEST(OverlappingOutView) {
+TEST(ExecutorValues, OutViewWithOverlappingElementsIsWrittenSerially) {
   // Out with stride 0: every element lands on the same address; the last one written wins,
   // and nothing else is touched.
   std::mt19937_64 rng(6);
@@ -281,27 +283,27 @@ TEST(OverlappingOutView) {
   ScalarPtr thr(aclCreateScalar(&tv, ACL_DOUBLE));
   uint64_t ws = 0;
   aclOpExecutor* e = nullptr;
-  CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), x.tensor.get(), thr.get(),
+  EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), x.tensor.get(), thr.get(),
                                                   out.tensor.get(), &ws, &e, nullptr),
            ACLNN_SUCCESS);
-  CHECK_EQ(GetExecutorPlan(e)->out_copy->block_dim, 1u);
+  EXPECT_EQ(GetExecutorPlan(e)->out_copy->block_dim, 1u);
   std::vector<unsigned char> buf(ws);
-  CHECK_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
   aclDestroyAclOpExecutor(e);
   const bool pass = LoadExact(ACL_FLOAT, x.At(999)) > 0.5L;
   float expected = 0, got;
   if (pass) std::memcpy(&expected, g.At(999), 4);
   std::memcpy(&got, out.At(0), 4);
-  CHECK(std::memcmp(&got, &expected, 4) == 0);
+  EXPECT_TRUE(std::memcmp(&got, &expected, 4) == 0);
   for (size_t b = 0; b < before.size(); ++b) {
     if (b >= 12 && b < 16) continue;
-    CHECK_EQ(int(out.storage[b]), int(before[b]));
+    EXPECT_EQ(int(out.storage[b]), int(before[b]));
   }
 }
 
-// Issue 10, item 2: data not aligned to the element (legal in NumPy) used to pass phase one and
-// abort in phase two. Such tensors are copied byte-wise through the workspace, exactly.
-TEST(UnalignedDataIsCopied) {
+// Data not aligned to the element (legal in NumPy) is copied byte-wise through the workspace,
+// exactly.
+TEST(ExecutorValues, UnalignedDataIsCopied) {
   std::mt19937_64 rng(11);
   for (aclDataType d : {ACL_FLOAT, ACL_FLOAT16, ACL_INT32, ACL_INT64, ACL_DOUBLE}) {
     constexpr int64_t n = 300;
@@ -329,34 +331,34 @@ TEST(UnalignedDataIsCopied) {
       uint64_t ws = 0;
       aclOpExecutor* e = nullptr;
       const PlatformInfo host = HostPlatformInfo();
-      CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.get(), x.get(), thr.get(), out.get(), &ws,
+      EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.get(), x.get(), thr.get(), out.get(), &ws,
                                                       &e, &host),
                ACLNN_SUCCESS);
       const ExecutorPlan* p = GetExecutorPlan(e);
-      CHECK_EQ(p->grad_copy.has_value(), which == 0 || which == 3);
-      CHECK_EQ(p->x_copy.has_value(), which == 1 || which == 3);
-      CHECK_EQ(p->out_copy.has_value(), which >= 2);
+      EXPECT_EQ(p->grad_copy.has_value(), which == 0 || which == 3);
+      EXPECT_EQ(p->x_copy.has_value(), which == 1 || which == 3);
+      EXPECT_EQ(p->out_copy.has_value(), which >= 2);
       std::vector<unsigned char> buf(ws);
-      CHECK_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
+      EXPECT_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
       aclDestroyAclOpExecutor(e);
       for (int64_t i = 0; i < n; ++i) {
         const bool pass = LoadExact(d, x_src.At(i)) > 0.5L;
         std::vector<unsigned char> expected(elem, 0);
         if (pass) std::memcpy(expected.data(), g_src.At(i), elem);
-        CHECK(std::memcmp(op + i * elem, expected.data(), elem) == 0);
+        EXPECT_TRUE(std::memcmp(op + i * elem, expected.data(), elem) == 0);
       }
       if (which >= 2) {  // nothing outside out's bytes changed
-        CHECK_EQ(int(obuf[0]), int(obefore[0]));
-        for (size_t b = 1 + n * elem; b < obuf.size(); ++b) CHECK_EQ(int(obuf[b]), int(obefore[b]));
+        EXPECT_EQ(int(obuf[0]), int(obefore[0]));
+        for (size_t b = 1 + n * elem; b < obuf.size(); ++b) EXPECT_EQ(int(obuf[b]), int(obefore[b]));
       }
     }
   }
 }
 
-// Issue 10, item 8: out partly overlapping an input (out = buf[:-1], grad = buf[1:]) used to
-// mix old and new values at tile boundaries. The input is copied first: copy semantics. The
+// out partly overlapping an input (out = buf[:-1], grad = buf[1:]) must not mix old and new
+// values at tile boundaries: the input is copied first (copy semantics). The
 // exact same view (in place) still runs without a copy.
-TEST(PartialOverlapGivesCopySemantics) {
+TEST(ExecutorValues, PartialOverlapGivesCopySemantics) {
   std::mt19937_64 rng(12);
   for (aclDataType d : {ACL_FLOAT, ACL_INT8, ACL_FLOAT16}) {
     const int64_t n = 70000;  // several tiles on several cores
@@ -376,13 +378,13 @@ TEST(PartialOverlapGivesCopySemantics) {
       ScalarPtr thr(aclCreateScalar(&tv, ACL_DOUBLE));
       uint64_t ws = 0;
       aclOpExecutor* e = nullptr;
-      CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.get(), x.tensor.get(), thr.get(),
+      EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.get(), x.tensor.get(), thr.get(),
                                                       out.get(), &ws, &e, nullptr),
                ACLNN_SUCCESS);
-      CHECK(GetExecutorPlan(e)->grad_copy.has_value());
-      CHECK(!GetExecutorPlan(e)->x_copy.has_value());
+      EXPECT_TRUE(GetExecutorPlan(e)->grad_copy.has_value());
+      EXPECT_TRUE(!GetExecutorPlan(e)->x_copy.has_value());
       std::vector<unsigned char> wsbuf(ws);
-      CHECK_EQ(aclnnThresholdBackward(wsbuf.data(), ws, e, nullptr), ACLNN_SUCCESS);
+      EXPECT_EQ(aclnnThresholdBackward(wsbuf.data(), ws, e, nullptr), ACLNN_SUCCESS);
       aclDestroyAclOpExecutor(e);
       const int64_t g_at = shift > 0 ? 1 : 0, out_at = shift > 0 ? 0 : 1;
       int bad = 0;
@@ -392,7 +394,7 @@ TEST(PartialOverlapGivesCopySemantics) {
         if (pass) std::memcpy(expected.data(), original.data() + (g_at + i) * elem, elem);
         bad += std::memcmp(base + (out_at + i) * elem, expected.data(), elem) != 0;
       }
-      CHECK_EQ(bad, 0);
+      EXPECT_EQ(bad, 0);
     }
     // In place: the same view, no copy, the right answer.
     buf.storage = original;
@@ -401,11 +403,11 @@ TEST(PartialOverlapGivesCopySemantics) {
     ScalarPtr thr(aclCreateScalar(&tv, ACL_DOUBLE));
     uint64_t ws = 0;
     aclOpExecutor* e = nullptr;
-    CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(same.get(), x.tensor.get(), thr.get(),
+    EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(same.get(), x.tensor.get(), thr.get(),
                                                     same.get(), &ws, &e, nullptr),
              ACLNN_SUCCESS);
-    CHECK_EQ(ws, 0u);
-    CHECK_EQ(aclnnThresholdBackward(nullptr, 0, e, nullptr), ACLNN_SUCCESS);
+    EXPECT_EQ(ws, 0u);
+    EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, e, nullptr), ACLNN_SUCCESS);
     aclDestroyAclOpExecutor(e);
     int bad = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -414,11 +416,11 @@ TEST(PartialOverlapGivesCopySemantics) {
       if (pass) std::memcpy(expected.data(), original.data() + i * elem, elem);
       bad += std::memcmp(buf.storage.data() + i * elem, expected.data(), elem) != 0;
     }
-    CHECK_EQ(bad, 0);
+    EXPECT_EQ(bad, 0);
   }
 }
 
-TEST(SocsAndCoreCounts) {
+TEST(ExecutorValues, EverySocAndCoreCountGivesTheSameBits) {
   std::mt19937_64 rng(7);
   for (SocVersion soc : {SocVersion::kAscend910B, SocVersion::kAscend950}) {  // Ascend910: refused
     for (uint32_t cores : {1u, 3u, 48u}) {
@@ -435,10 +437,10 @@ TEST(SocsAndCoreCounts) {
   RunAndCheck(c, zero, rng, nullptr, "ReluGrad");
 }
 
-TEST(ThreadPoolHostStreamRuns) {
+TEST(ExecutorValues, ThreadPoolHostStreamRunsAsynchronouslyAndCallsOnDone) {
   std::mt19937_64 rng(8);
   ThreadPoolHostStream stream(3);
-  CHECK_EQ(stream.NumWorkers(), 3u);
+  EXPECT_EQ(stream.NumWorkers(), 3u);
   for (aclDataType d : kHostDtypes) {
     Threshold t = DoubleThreshold(0.75);
     RunAndCheck({d, {4, 1}, {4, 70001}, {}, {}, {}}, t, rng, &stream);
@@ -452,17 +454,17 @@ TEST(ThreadPoolHostStreamRuns) {
   ScalarPtr thr(aclCreateScalar(&tv, ACL_DOUBLE));
   uint64_t ws = 0;
   aclOpExecutor* ex = nullptr;
-  CHECK_EQ(aclnnThresholdBackwardGetWorkspaceSize(e.tensor.get(), e.tensor.get(), thr.get(),
+  EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(e.tensor.get(), e.tensor.get(), thr.get(),
                                                   e.tensor.get(), &ws, &ex, nullptr),
            ACLNN_SUCCESS);
   bool called = false;
-  CHECK_EQ(aclnnThresholdBackward(nullptr, 0, ex, &stream, [&called] { called = true; }),
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, ex, &stream, [&called] { called = true; }),
            ACLNN_SUCCESS);
-  CHECK(called);
+  EXPECT_TRUE(called);
   aclDestroyAclOpExecutor(ex);
 }
 
-TEST(ManyThreadsAtOnce) {
+TEST(ExecutorValues, ManyThreadsPlanAndRunAtOnce) {
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
   ThreadPoolHostStream shared_stream(2);
@@ -480,7 +482,6 @@ TEST(ManyThreadsAtOnce) {
     });
   }
   for (auto& t : threads) t.join();
-  CHECK_EQ(ok.load(), 12);
+  EXPECT_EQ(ok.load(), 12);
 }
 
-TEST_MAIN()

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "test_harness.h"
+#include <gtest/gtest.h>
 #include "aclnn/threshold_params.h"
 #include "ascend_kernels/float64_bits.h"
 
@@ -25,15 +25,14 @@ ThresholdParams Params(T value, aclDataType scalar_dtype, KernelDType x_dtype) {
 void CheckMode(const ThresholdParams& p, ThresholdMode mode, int64_t k, int line) {
   if (p.mode != static_cast<int32_t>(mode) ||
       (mode == ThresholdMode::kCompare && p.threshold_int != k)) {
-    test_harness::Fail(__FILE__, line,
-                       "mode " + std::to_string(p.mode) + " k " + std::to_string(p.threshold_int));
+    ADD_FAILURE_AT(__FILE__, line) << "mode " << p.mode << " k " << p.threshold_int;
   }
 }
 #define CHECK_MODE(p, mode, k) CheckMode((p), ThresholdMode::mode, (k), __LINE__)
 
 }  // namespace
 
-TEST(IntegerFromDouble) {
+TEST(ThresholdParams, IntegerXFromDoubleThresholdFloorsExactly) {
   CHECK_MODE(Params(2.5, ACL_DOUBLE, KernelDType::kInt32), kCompare, 2);
   CHECK_MODE(Params(-2.5, ACL_DOUBLE, KernelDType::kInt32), kCompare, -3);
   CHECK_MODE(Params(-0.0, ACL_DOUBLE, KernelDType::kInt8), kCompare, 0);
@@ -54,7 +53,7 @@ TEST(IntegerFromDouble) {
              int64_t{9223372036854774784});
 }
 
-TEST(IntegerFromIntegers) {
+TEST(ThresholdParams, IntegerXFromIntegerThresholdsClampsToTheRange) {
   CHECK_MODE(Params(int64_t{INT64_MAX}, ACL_INT64, KernelDType::kInt64), kCompare, INT64_MAX);
   CHECK_MODE(Params(int64_t{INT64_MIN}, ACL_INT64, KernelDType::kInt32), kAllPass, 0);
   CHECK_MODE(Params(int64_t{300}, ACL_INT64, KernelDType::kUInt8), kNonePass, 0);
@@ -68,25 +67,24 @@ TEST(IntegerFromIntegers) {
   CHECK_MODE(Params(bf16_neg_2_5, ACL_BF16, KernelDType::kInt8), kCompare, -3);
 }
 
-TEST(FloatsRoundOnce) {
+TEST(ThresholdParams, FloatXRoundsTheThresholdOnceToFloat32) {
   // 1 + 2^-24 + 2^-40: float32 rounds it once, up to 1 + 2^-23 (not a tie, as a second rounding
   // through 1 + 2^-24 would make it).
   const double t = 1.0 + std::ldexp(1.0, -24) + std::ldexp(1.0, -40);
   for (KernelDType d : {KernelDType::kFloat32, KernelDType::kFloat16, KernelDType::kBFloat16}) {
     ThresholdParams p = Params(t, ACL_DOUBLE, d);
-    CHECK_EQ(p.threshold_f32, 1.0f + std::ldexp(1.0f, -23));
-    CHECK_EQ(p.mode, 0);
+    EXPECT_EQ(p.threshold_f32, 1.0f + std::ldexp(1.0f, -23));
+    EXPECT_EQ(p.mode, 0);
   }
-  CHECK_EQ(ascend_kernels::Float64FromBits(Params(t, ACL_DOUBLE, KernelDType::kFloat64).threshold_f64_bits), t);
+  EXPECT_EQ(ascend_kernels::Float64FromBits(Params(t, ACL_DOUBLE, KernelDType::kFloat64).threshold_f64_bits), t);
   // int64 2^53 + 1 rounds once to double (2^53) and once to float32.
   const int64_t big = (int64_t{1} << 53) + 1;
-  CHECK_EQ(ascend_kernels::Float64FromBits(Params(big, ACL_INT64, KernelDType::kFloat64).threshold_f64_bits),
+  EXPECT_EQ(ascend_kernels::Float64FromBits(Params(big, ACL_INT64, KernelDType::kFloat64).threshold_f64_bits),
            9007199254740992.0);
-  CHECK_EQ(Params(int64_t{16777217}, ACL_INT64, KernelDType::kFloat32).threshold_f32,
+  EXPECT_EQ(Params(int64_t{16777217}, ACL_INT64, KernelDType::kFloat32).threshold_f32,
            16777216.0f);
-  CHECK_EQ(Params(int64_t{16777219}, ACL_INT64, KernelDType::kFloat32).threshold_f32,
+  EXPECT_EQ(Params(int64_t{16777219}, ACL_INT64, KernelDType::kFloat32).threshold_f32,
            16777220.0f);
-  CHECK(std::isnan(Params(std::nan(""), ACL_DOUBLE, KernelDType::kFloat32).threshold_f32));
+  EXPECT_TRUE(std::isnan(Params(std::nan(""), ACL_DOUBLE, KernelDType::kFloat32).threshold_f32));
 }
 
-TEST_MAIN()

@@ -5,7 +5,7 @@
 #include "ascend_kernels/kernel_args.h"
 #include "tiling/elementwise_tiling.h"
 #include "tiling/relu_grad_tiling.h"
-#include "test_harness.h"
+#include <gtest/gtest.h>
 #include "tiling/threshold_grad_v2_d_tiling.h"
 
 using ascend_kernels::ElementwiseTiling;
@@ -23,7 +23,7 @@ ElementwiseTiling Tile(uint64_t n, KernelDType dtype, uint64_t ub = kUb910B,
   ElementwiseTiling t{};
   std::string error;
   if (!ThresholdGradV2DTiling(n, dtype, ub, cores, &t, &error)) {
-    test_harness::Fail(__FILE__, __LINE__, "tiling failed: " + error);
+    ADD_FAILURE() << "tiling failed: " << error;
   }
   return t;
 }
@@ -35,67 +35,67 @@ const KernelDType kAllDtypes[] = {KernelDType::kFloat32, KernelDType::kFloat16,
 
 }  // namespace
 
-TEST(TileDataNumWorkedValues) {
-  CHECK_EQ(Tile(1 << 20, KernelDType::kFloat32).tile_data_num, 6976u);
-  CHECK_EQ(Tile(1 << 20, KernelDType::kFloat16).tile_data_num, 13952u);
-  CHECK_EQ(Tile(1 << 20, KernelDType::kInt32).tile_data_num, 6144u);
-  CHECK_EQ(Tile(1 << 20, KernelDType::kBFloat16).tile_data_num, 9728u);
-  CHECK_EQ(Tile(1 << 20, KernelDType::kInt8).tile_data_num, 13824u);
-  CHECK_EQ(Tile(1 << 20, KernelDType::kUInt8).tile_data_num, 13824u);
+TEST(ThresholdGradV2DTiling, TileDataNumMatchesTheWorkedValues) {
+  EXPECT_EQ(Tile(1 << 20, KernelDType::kFloat32).tile_data_num, 6976u);
+  EXPECT_EQ(Tile(1 << 20, KernelDType::kFloat16).tile_data_num, 13952u);
+  EXPECT_EQ(Tile(1 << 20, KernelDType::kInt32).tile_data_num, 6144u);
+  EXPECT_EQ(Tile(1 << 20, KernelDType::kBFloat16).tile_data_num, 9728u);
+  EXPECT_EQ(Tile(1 << 20, KernelDType::kInt8).tile_data_num, 13824u);
+  EXPECT_EQ(Tile(1 << 20, KernelDType::kUInt8).tile_data_num, 13824u);
   // Our choice for the dtypes the contract leaves open: divisor 8 -> 96 blocks of 32 elements.
-  CHECK_EQ(Tile(1 << 20, KernelDType::kInt64).tile_data_num, 3072u);
-  CHECK_EQ(Tile(1 << 20, KernelDType::kFloat64).tile_data_num, 3072u);
+  EXPECT_EQ(Tile(1 << 20, KernelDType::kInt64).tile_data_num, 3072u);
+  EXPECT_EQ(Tile(1 << 20, KernelDType::kFloat64).tile_data_num, 3072u);
 }
 
-TEST(HundredThousandFloat32) {
+TEST(ThresholdGradV2DTiling, HundredThousandFloat32MatchesTheWorkedSplit) {
   const ElementwiseTiling t = Tile(100000, KernelDType::kFloat32);
-  CHECK_EQ(t.total_num, 100000u);
-  CHECK_EQ(t.block_dim, 48u);
-  CHECK_EQ(t.tail_block_num, 27u);
-  CHECK_EQ(t.small_core_data_num, 2048u);
-  CHECK_EQ(t.big_core_data_num, 2112u);
-  CHECK_EQ(t.final_small_tile_num, 1u);
-  CHECK_EQ(t.final_big_tile_num, 1u);
-  CHECK_EQ(t.small_tail_data_num, 2048u);
-  CHECK_EQ(t.big_tail_data_num, 2112u);
-  CHECK_EQ(t.tiling_key, 0u);
+  EXPECT_EQ(t.total_num, 100000u);
+  EXPECT_EQ(t.block_dim, 48u);
+  EXPECT_EQ(t.tail_block_num, 27u);
+  EXPECT_EQ(t.small_core_data_num, 2048u);
+  EXPECT_EQ(t.big_core_data_num, 2112u);
+  EXPECT_EQ(t.final_small_tile_num, 1u);
+  EXPECT_EQ(t.final_big_tile_num, 1u);
+  EXPECT_EQ(t.small_tail_data_num, 2048u);
+  EXPECT_EQ(t.big_tail_data_num, 2112u);
+  EXPECT_EQ(t.tiling_key, 0u);
 }
 
-TEST(SmallFourDimFloat32) {  // {1, 2, 8, 16}
+TEST(ThresholdGradV2DTiling, SmallFourDimFloat32RunsOnOneCore) {  // {1, 2, 8, 16}
   const ElementwiseTiling t = Tile(1 * 2 * 8 * 16, KernelDType::kFloat32);
-  CHECK_EQ(t.block_dim, 1u);
-  CHECK_EQ(t.small_core_data_num, 256u);
-  CHECK_EQ(t.big_core_data_num, 320u);
-  CHECK_EQ(t.small_tail_data_num, 256u);
-  CHECK_EQ(t.big_tail_data_num, 320u);
-  CHECK_EQ(t.tail_block_num, 0u);
+  EXPECT_EQ(t.block_dim, 1u);
+  EXPECT_EQ(t.small_core_data_num, 256u);
+  EXPECT_EQ(t.big_core_data_num, 320u);
+  EXPECT_EQ(t.small_tail_data_num, 256u);
+  EXPECT_EQ(t.big_tail_data_num, 320u);
+  EXPECT_EQ(t.tail_block_num, 0u);
 }
 
-TEST(MultiTileCores) {
+TEST(ThresholdGradV2DTiling, CoresWithSeveralTilesHaveTheRightTails) {
   // 10M float32 on 48 cores: 156250 blocks -> 3255 per core (+10 big), 30 tiles of 109 blocks.
   const ElementwiseTiling t = Tile(10000000, KernelDType::kFloat32);
-  CHECK_EQ(t.block_dim, 48u);
-  CHECK_EQ(t.tail_block_num, 156250u % 48u);
-  CHECK_EQ(t.small_core_data_num, 3255u * 64u);
-  CHECK_EQ(t.final_small_tile_num, (3255u + 108u) / 109u);
-  CHECK_EQ(t.small_tail_data_num, 3255u * 64u - 6976u * (3255u / 109u));
-  CHECK_EQ(t.big_core_data_num, 3256u * 64u);
+  EXPECT_EQ(t.block_dim, 48u);
+  EXPECT_EQ(t.tail_block_num, 156250u % 48u);
+  EXPECT_EQ(t.small_core_data_num, 3255u * 64u);
+  EXPECT_EQ(t.final_small_tile_num, (3255u + 108u) / 109u);
+  EXPECT_EQ(t.small_tail_data_num, 3255u * 64u - 6976u * (3255u / 109u));
+  EXPECT_EQ(t.big_core_data_num, 3256u * 64u);
 }
 
-TEST(Failures) {
+TEST(ThresholdGradV2DTiling, ZeroElementsOrTooSmallUbFail) {
   ElementwiseTiling t{};
   std::string error;
-  CHECK(!ThresholdGradV2DTiling(0, KernelDType::kFloat32, kUb910B, kCores910B, &t, &error));
-  CHECK(!error.empty());
+  EXPECT_TRUE(!ThresholdGradV2DTiling(0, KernelDType::kFloat32, kUb910B, kCores910B, &t, &error));
+  EXPECT_TRUE(!error.empty());
   // ub too small
-  CHECK(!ThresholdGradV2DTiling(10, KernelDType::kFloat32, 1024, kCores910B, &t, &error));
-  CHECK(!ThresholdGradV2DTiling(10, KernelDType::kFloat32, kUb910B, 0, &t, &error));
-  CHECK(!ThresholdGradV2DTiling(10, static_cast<KernelDType>(6), kUb910B, kCores910B, &t, &error));
+  EXPECT_TRUE(!ThresholdGradV2DTiling(10, KernelDType::kFloat32, 1024, kCores910B, &t, &error));
+  EXPECT_TRUE(!ThresholdGradV2DTiling(10, KernelDType::kFloat32, kUb910B, 0, &t, &error));
+  EXPECT_TRUE(!ThresholdGradV2DTiling(10, static_cast<KernelDType>(6), kUb910B, kCores910B, &t, &error));
 }
 
 // Every core gets at least one element, the cores cover [0, n) exactly (the last clipped by
 // total_num), each core's tiles cover its count, and block_dim <= core_num.
-TEST(Invariants) {
+TEST(ThresholdGradV2DTiling, EverySplitCoversTheRangeExactlyOnce) {
   const uint64_t sizes[] = {1, 2, 3, 31, 63, 64, 65, 255, 256, 257, 1000, 4095, 6976, 6977,
                             13952, 100000, 123457, 1 << 20, 3000017};
   const uint64_t cores_list[] = {1, 2, 7, 16, 48, 64};
@@ -110,30 +110,30 @@ TEST(Invariants) {
             std::string error;
             const bool ok = relu ? ReluGradTiling(n, dtype, ub, cores, &t, &error)
                                  : ThresholdGradV2DTiling(n, dtype, ub, cores, &t, &error);
-            CHECK(ok);
-            CHECK(t.block_dim >= 1 && t.block_dim <= cores);
-            CHECK(t.tail_block_num < t.block_dim);
-            CHECK_EQ(t.big_core_data_num, t.small_core_data_num + 256 / bytes);
-            CHECK_EQ(t.small_core_data_num * bytes % 256, 0u);
+            EXPECT_TRUE(ok);
+            EXPECT_TRUE(t.block_dim >= 1 && t.block_dim <= cores);
+            EXPECT_TRUE(t.tail_block_num < t.block_dim);
+            EXPECT_EQ(t.big_core_data_num, t.small_core_data_num + 256 / bytes);
+            EXPECT_EQ(t.small_core_data_num * bytes % 256, 0u);
             uint64_t covered = 0;
             for (uint64_t b = 0; b < t.block_dim; ++b) {
               const uint64_t count =
                   b < t.tail_block_num ? t.big_core_data_num : t.small_core_data_num;
-              CHECK(covered < n);  // every core starts inside the tensor
+              EXPECT_TRUE(covered < n);  // every core starts inside the tensor
               covered += count;
             }
-            CHECK(covered >= n);
-            CHECK(covered - n < 256 / bytes);  // only the last block is rounded up
+            EXPECT_TRUE(covered >= n);
+            EXPECT_TRUE(covered - n < 256 / bytes);  // only the last block is rounded up
             for (int big = 0; big < 2; ++big) {
               const uint64_t count = big ? t.big_core_data_num : t.small_core_data_num;
               const uint64_t tiles = big ? t.final_big_tile_num : t.final_small_tile_num;
               const uint64_t tail = big ? t.big_tail_data_num : t.small_tail_data_num;
-              CHECK(tail >= 1 && tail <= t.tile_data_num);
-              CHECK_EQ((tiles - 1) * t.tile_data_num + tail, count);
+              EXPECT_TRUE(tail >= 1 && tail <= t.tile_data_num);
+              EXPECT_EQ((tiles - 1) * t.tile_data_num + tail, count);
             }
             const uint64_t divisor = ThresholdGradV2DUbDataNumber(dtype);
-            CHECK(t.tile_data_num * bytes * divisor <= ub);
-            CHECK_EQ(t.tile_data_num * bytes % 256, 0u);
+            EXPECT_TRUE(t.tile_data_num * bytes * divisor <= ub);
+            EXPECT_EQ(t.tile_data_num * bytes % 256, 0u);
           }
         }
       }
@@ -141,4 +141,3 @@ TEST(Invariants) {
   }
 }
 
-TEST_MAIN()

@@ -46,10 +46,4 @@ ffi::Future ReadyFuture(ffi::Error error) {
   return future;
 }
 
-std::string ShapeString(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
 }  // namespace jax_threshold::ffi_handler

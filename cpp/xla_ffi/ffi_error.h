@@ -24,7 +24,4 @@ xla::ffi::Error InvalidArgument(std::string message);
 // returns when it has nothing left running.
 xla::ffi::Future ReadyFuture(xla::ffi::Error error);
 
-// "[2,3]" for dims {2, 3}.
-std::string ShapeString(const std::vector<int64_t>& dims);
-
 }  // namespace jax_threshold::ffi_handler

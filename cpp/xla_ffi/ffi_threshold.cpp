@@ -21,8 +21,8 @@ ffi::Error EncodeStaticThreshold(std::string_view dtype_name, double value_float
     static_assert(sizeof(value) <= sizeof(storage));
     std::memcpy(storage, &value, sizeof(value));
     threshold.dtype = dtype;
-    threshold.data = reinterpret_cast<const char*>(storage);
-    threshold.element_bytes = sizeof(value);
+    threshold.data = storage;
+    threshold.dims.clear();
     return ffi::Error::Success();
   };
   auto store_int = [&](auto tag, aclDataType dtype) {
@@ -53,8 +53,7 @@ ffi::Error EncodeStaticThreshold(std::string_view dtype_name, double value_float
 ThresholdValues OperandThreshold(const ffi::AnyBuffer& threshold) {
   ThresholdValues t;
   t.dtype = ToAclDataType(threshold.element_type());
-  t.data = static_cast<const char*>(threshold.untyped_data());
-  t.element_bytes = ffi::ByteWidth(threshold.element_type());
+  t.data = threshold.untyped_data();
   t.dims = Dims(threshold);
   return t;
 }

@@ -1,8 +1,7 @@
-// The threshold of a threshold_backward custom call as the handlers hand it to the executor:
-// decoded from the operand target's buffer, or encoded from the static target's attributes.
+// The threshold of a threshold_backward custom call as the handlers hand it to the executor: the
+// operand target's buffer, or the static target's attributes encoded as a 0-d buffer.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -12,12 +11,10 @@
 
 namespace jax_threshold::ffi_handler {
 
-// The threshold as the handler sees it: host bytes of `count` elements of `dtype` (row-major,
-// shape `dims`; empty dims and one element for a scalar).
+// The threshold as the handler sees it: elements of `dtype` at `data` (row-major, shape `dims`).
 struct ThresholdValues {
   aclnn::aclDataType dtype = aclnn::ACL_DT_UNDEFINED;
-  const char* data = nullptr;
-  size_t element_bytes = 0;
+  void* data = nullptr;
   std::vector<int64_t> dims;
 };
 
@@ -28,8 +25,7 @@ xla::ffi::Error EncodeStaticThreshold(std::string_view dtype_name, double value_
                                       int64_t value_int, ThresholdValues& threshold,
                                       unsigned char (&storage)[8]);
 
-// The operand target's threshold buffer, read in place (on the NPU the caller replaces `data`
-// with a host copy).
+// The operand target's threshold buffer, read in place.
 ThresholdValues OperandThreshold(const xla::ffi::AnyBuffer& threshold);
 
 }  // namespace jax_threshold::ffi_handler

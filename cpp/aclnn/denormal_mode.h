@@ -3,22 +3,19 @@
 //
 // XLA's CPU threads (its intra-op pool and the thread that runs the executable) set
 // flush-to-zero and denormals-are-zero, so a float comparison there sees 1e-40f as 0. The kernel
-// blocks compare with the host FPU, so the handler clears those bits around every block it runs,
-// on whichever thread runs it, and puts the thread's mode back afterwards.
+// blocks compare with the host FPU, so the executor clears those bits in phase one (which narrows
+// thresholds to float32) and around every block of phase two, on whichever thread runs it, and
+// puts the thread's mode back afterwards.
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <utility>
-
-#include "jax_threshold/aclnn_threshold_backward.h"
 
 #if defined(__SSE__) || defined(__x86_64__) || defined(_M_X64)
 #include <xmmintrin.h>
 #define JAX_THRESHOLD_MXCSR 1
 #endif
 
-namespace jax_threshold::ffi_handler {
+namespace jax_threshold::aclnn {
 
 // Clears FTZ/DAZ (x86 MXCSR bits 15 and 6; AArch64 FPCR.FZ, bit 24) for its lifetime.
 class ScopedDenormalsAsNumbers {
@@ -58,25 +55,4 @@ class ScopedDenormalsAsNumbers {
   bool restore_ = false;
 };
 
-// A HostStream that runs another stream's blocks under ScopedDenormalsAsNumbers, so the guard
-// holds on every thread the inner stream uses (pool threads, the caller, inline runs).
-class DenormalsAsNumbersStream final : public aclnn::HostStream {
- public:
-  explicit DenormalsAsNumbersStream(aclnn::HostStream* inner) : inner_(inner) {}
-  uint32_t NumWorkers() const override { return inner_->NumWorkers(); }
-  void Launch(uint32_t n, std::function<void(uint32_t)> block,
-              std::function<void()> done) override {
-    inner_->Launch(
-        n,
-        [block = std::move(block)](uint32_t i) {
-          ScopedDenormalsAsNumbers guard;
-          block(i);
-        },
-        std::move(done));
-  }
-
- private:
-  aclnn::HostStream* inner_;
-};
-
-}  // namespace jax_threshold::ffi_handler
+}  // namespace jax_threshold::aclnn

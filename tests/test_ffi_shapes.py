@@ -1,0 +1,131 @@
+"""The custom call on batch and shape edge cases: a batch of one threshold, a per-element
+threshold batch of any dtype (memory O(output)), and empty results whose dims would overflow
+a stride or byte count. Cases that could crash run in a subprocess."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from absl.testing import absltest
+from absl.testing import parameterized
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jax_threshold as jt
+import oracle
+
+HAS_FFI = "ffi" in jt.available_implementations()
+SKIP_REASON = "the native extension with the XLA FFI handler is not built"
+TARGET = "jax_threshold_threshold_backward_v1"
+
+
+def _run_child(code, timeout=300):
+  env = dict(os.environ)
+  package_root = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
+  env["PYTHONPATH"] = os.pathsep.join([package_root, env.get("PYTHONPATH", "")])
+  return subprocess.run(
+    [sys.executable, "-c", textwrap.dedent(code)],
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=timeout,
+    check=False,
+    cwd=package_root,
+  )
+
+
+@absltest.skipUnless(HAS_FFI, SKIP_REASON)
+class BatchOfOneThresholdTest(parameterized.TestCase):
+  @parameterized.parameters("ffi", "reference")
+  def test_vmap_over_one_threshold_matches_the_oracle(self, impl):
+    g = jnp.array([1.0, 2.0, 3.0], jnp.float32)
+    x = jnp.array([0.2, 0.7, 1.5], jnp.float32)
+    f = jax.vmap(lambda t: jt.threshold_backward(g, x, t, implementation=impl))
+    out = np.asarray(f(jnp.array([0.5], jnp.float32)))
+    self.assertEqual(out.shape, (1, 3))
+    np.testing.assert_array_equal(
+      out[0], oracle.threshold_backward(np.asarray(g), np.asarray(x), 0.5)
+    )
+
+  def test_direct_call_with_a_one_element_threshold_of_rank_two(self):
+    g = x = jnp.array([0.2, 0.7, 1.5], jnp.float32)
+    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((1, 3), jnp.float32))
+    out = np.asarray(jax.jit(call)(g, x, jnp.full((1, 1), 0.5, jnp.float32)))
+    np.testing.assert_array_equal(out, np.array([[0, 0.7, 1.5]], np.float32))
+
+  def test_one_element_threshold_whose_rank_exceeds_the_result_is_refused(self):
+    g = x = jnp.ones((3,), jnp.float32)
+    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((3,), jnp.float32))
+    with self.assertRaisesRegex(Exception, r"not the broadcast shape \[1,3\]"):
+      jax.block_until_ready(jax.jit(call)(g, x, jnp.zeros((1, 1), jnp.float32)))
+
+
+@absltest.skipUnless(HAS_FFI, SKIP_REASON)
+class PerElementThresholdBatchTest(parameterized.TestCase):
+  """A threshold of out's shape: every element its own threshold, in any real dtype."""
+
+  @parameterized.parameters(np.float16, np.float32, np.int32, np.float64)
+  def test_bits_match_the_oracle(self, tdtype):
+    rng = np.random.default_rng(3)
+    n = 1000
+    g = rng.standard_normal(n).astype(np.float32)
+    x = rng.standard_normal(n).astype(np.float32)
+    t = (rng.standard_normal(n) * 2).astype(tdtype)
+    t[::7] = 0
+    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((n,), jnp.float32))
+    out = np.asarray(jax.jit(call)(g, x, t))
+    expected = np.where(x > t.astype(np.float32), g, np.float32(0))
+    np.testing.assert_array_equal(oracle.bits(out), oracle.bits(expected))
+
+  @absltest.skipIf(
+    "asan" in os.environ.get("LD_PRELOAD", ""),
+    "AddressSanitizer's allocator keeps freed memory in quarantine",
+  )
+  def test_peak_memory_is_bounded_by_the_output(self):
+    # float16 thresholds, one per element of a float16 output of 2^20 elements (2 MiB).
+    proc = _run_child("""
+        import resource, jax, jax.numpy as jnp, numpy as np
+        n = 1 << 20
+        x = np.linspace(-2, 2, n).astype(np.float16)
+        t = np.linspace(2, -2, n).astype(np.float16)
+        call = jax.jit(jax.ffi.ffi_call("jax_threshold_threshold_backward_v1",
+                                        jax.ShapeDtypeStruct((n,), jnp.float16)))
+        import jax_threshold
+        args = [jax.device_put(a) for a in (x, x, t)]
+        compiled = call.lower(*args).compile()
+        jax.block_until_ready(args)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        out = np.asarray(compiled(*args))
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        assert (out == np.where(x > t, x, np.float16(0))).all()
+        print((after - before) * 1024)
+    """)
+    self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+    growth = int(proc.stdout.split()[-1])
+    out_bytes = 2 << 20
+    self.assertLessEqual(growth, 4 * out_bytes + (64 << 20), f"peak RSS grew by {growth} bytes")
+
+
+@absltest.skipUnless(HAS_FFI, SKIP_REASON)
+class EmptyResultTest(parameterized.TestCase):
+  # Shapes XLA itself accepts (it refuses a zero after a huge dim: [2^62, 0, 4]).
+  @parameterized.parameters([(0, 2**62, 4)], [(1, 0, 2**62)], [(0, 2**61, 2)])
+  def test_empty_result_with_huge_dims_is_empty(self, shape):
+    proc = _run_child(f"""
+        import jax, jax.numpy as jnp, numpy as np
+        import jax_threshold
+        shape = {shape!r}
+        call = jax.ffi.ffi_call("jax_threshold_threshold_backward_v1",
+                                jax.ShapeDtypeStruct(shape, jnp.float32), has_side_effect=True)
+        g = x = jnp.zeros(shape, jnp.float32)
+        out = jax.block_until_ready(jax.jit(call)(g, x, jnp.float32(0.5)))
+        print(out.shape == shape)
+    """)
+    self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+    self.assertEqual(proc.stdout.split()[-1], "True")
+
+
+if __name__ == "__main__":
+  absltest.main()
