@@ -27,7 +27,8 @@ inline bool HostHas(Isa isa) {
     case Isa::kAvx2: return __builtin_cpu_supports("avx2") != 0;
     case Isa::kAvx512:
       return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("avx512f") != 0 &&
-             __builtin_cpu_supports("avx512bw") != 0;
+             __builtin_cpu_supports("avx512bw") != 0 && __builtin_cpu_supports("avx512dq") != 0 &&
+             __builtin_cpu_supports("avx512vl") != 0;
   }
   return false;
 #else
@@ -53,7 +54,7 @@ __attribute__((target("avx2"), noinline)) void RunAvx2(const Loop& loop) {
   loop();
 }
 template <typename Loop>
-__attribute__((target("avx2,avx512f,avx512bw"), noinline)) void RunAvx512(const Loop& loop) {
+__attribute__((target("avx2,avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512"), noinline)) void RunAvx512(const Loop& loop) {
   loop();
 }
 #endif

@@ -153,9 +153,9 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
   cpu_ascendc::CheckCastRule(cpu_ascendc::CurrentRules(), cpu_ascendc::VTypeOf<T>(), cpu_ascendc::VTypeOf<U>(),
                              round_mode);
   const RoundMode rm = round_mode;
-  CPU_ASCENDC_CHECK(static_cast<const void*>(dst.Write(count, kApi)) != static_cast<const void*>(src.Read(count, kApi)) ||
-                        sizeof(T) == sizeof(U),
-                    kApi, "in-place Cast between types of different width");
+  const void* d = dst.Write(count, kApi);
+  const void* s = src.Read(count, kApi);
+  CPU_ASCENDC_CHECK(d != s || sizeof(T) == sizeof(U), kApi, "in-place Cast between types of different width");
   using cpu_ascendc::loops::ByteIntToHalfBits;
   using cpu_ascendc::loops::HalfBitsToByteIntRint;
   if constexpr (std::is_same_v<T, float> && std::is_same_v<U, half>) {
