@@ -186,22 +186,23 @@ inline uint16_t ByteIntToHalfBits(I v) {
   return static_cast<uint16_t>(bits | ((u >> 16) & 0x8000u));
 }
 
-// binary16 -> int8/uint8, round to nearest even, saturating, NaN -> 0. The half's bits are
-// rebiased into a float (a subnormal half becomes a float below 2^-14: it rounds to 0 either way;
-// inf becomes 65536: it saturates either way), clamped to the integer range, then rounded by
-// adding 1.5 * 2^23: in [2^23, 2^24) a float's ulp is 1, so the sum is the nearest even integer,
-// and its low mantissa bits are that integer in two's complement.
+// binary16 -> int8/uint8, round to nearest even, saturating, NaN -> 0. The magnitude is capped
+// at 256 (the same result after saturation), its bits rebiased into a float (a subnormal half
+// becomes a float below 2^-14, which rounds to 0 either way), and rounded by adding 1.5 * 2^23:
+// in [2^23, 2^24) a float's ulp is 1, so the sum is the nearest even integer, and its low
+// mantissa bits are that integer in two's complement. Then an integer clamp.
 template <typename I>
 inline I HalfBitsToByteIntRint(uint16_t h) {
   constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23, bits 0x4b400000
-  constexpr float kLo = static_cast<float>(static_cast<I>(-1) < 0 ? -128 : 0);
-  constexpr float kHi = static_cast<float>(static_cast<I>(-1) < 0 ? 127 : 255);
+  constexpr int32_t kLo = static_cast<I>(-1) < 0 ? -128 : 0;
+  constexpr int32_t kHi = static_cast<I>(-1) < 0 ? 127 : 255;
   const uint32_t mag = h & 0x7fffu;
-  float f = BitsFloat(((mag << 13) + 0x38000000u) | ((h & 0x8000u) << 16));
-  f = f < kLo ? kLo : f;
-  f = f > kHi ? kHi : f;
-  const I v = static_cast<I>(FloatBits(f + kMagic) - 0x4b400000u);
-  return mag > 0x7c00u ? I{0} : v;
+  const uint32_t capped = mag < 0x5c00u ? mag : 0x5c00u;  // 0x5c00 is 256.0
+  const float f = BitsFloat(((capped << 13) + 0x38000000u) | ((h & 0x8000u) << 16));
+  int32_t v = static_cast<int32_t>(FloatBits(f + kMagic) - 0x4b400000u);
+  v = v < kLo ? kLo : v;
+  v = v > kHi ? kHi : v;
+  return mag > 0x7c00u ? I{0} : static_cast<I>(v);
 }
 
 // CompareScalar of binary16 against a float t, in the integer domain: for a non-NaN half,
