@@ -2,7 +2,6 @@
 // run_block(i) runs block i on the calling thread, as AI core i with its own UB.
 #include "ascend_kernels/host_launch.h"
 
-#include <cstdlib>
 #include <vector>
 
 #include "cpu_ascendc/core_state.h"
@@ -11,17 +10,6 @@
 #include "threshold_grad_v2_d/threshold_grad_v2_d.h"
 
 namespace ascend_kernels {
-
-// Outputs from this size on are written with non-temporal stores (the kernel never reads its
-// output back). Below it the output may well still be in L2/L3 when the next operation reads it.
-// JAX_THRESHOLD_STREAM_STORE_MIN_BYTES overrides it (for measuring; 0 streams every output).
-uint64_t StreamStoreMinBytes() {
-  static const uint64_t min_bytes = [] {
-    const char* env = std::getenv("JAX_THRESHOLD_STREAM_STORE_MIN_BYTES");
-    return env != nullptr && *env != '\0' ? std::strtoull(env, nullptr, 10) : kStreamStoreMinBytes;
-  }();
-  return min_bytes;
-}
 
 namespace {
 
@@ -87,10 +75,8 @@ HostLaunch MakeLaunch(const EntryInfo& info, const void* grad, const void* featu
   const uint32_t block_dim = launch.block_dim;
   KernelEntry entry = info.entry;
   const auto rules_soc = static_cast<cpu_ascendc::Soc>(soc);  // same values
-  const bool stream = bytes >= StreamStoreMinBytes();
   launch.run_block = [=](uint32_t block_idx) {
     cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions, rules_soc);
-    cpu_ascendc::CurrentCore().stream_gm_stores = stream;
     entry(const_cast<uint8_t*>(static_cast<const uint8_t*>(grad)), const_cast<uint8_t*>(static_cast<const uint8_t*>(feature)),
           static_cast<uint8_t*>(out), static_cast<uint8_t*>(workspace),
           const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(tiling)));

@@ -22,16 +22,6 @@ the native extension is missing):
                         (3 streams): the best loop this machine runs, the ceiling
   probe_fresh           np.empty + fill: one write into a freshly allocated buffer
                         (1 stream), the first-touch cost every fresh output pays
-  probe_ffi             a jitted XLA custom call (jax_threshold._native's probe target)
-                        running x > t ? g : 0 as one plain vectorised loop per block, on
-                        XLA's pool split as the ffi handler splits its kernel blocks, into a
-                        fresh output: the fastest custom call this handler design can be,
-                        so the limit an ffi goal is held against
-  probe_passes          a jitted XLA custom call (jax_threshold._native's pass-model target) on
-                        the case's own float32 / bfloat16 / int8 arrays: the kernel's passes per
-                        tile (the loops its AscendC primitives run, in its order, host tiles)
-                        with none of the emulation's bookkeeping, split like probe_ffi: the
-                        fastest this kernel's shape can be, the other limit of an ffi goal
 The other probes run on float32 arrays of the same byte count as the case; the
 preallocated ones are the memory-bandwidth ceiling drawn on the plot. With --donate, "ffi+donate"
 and "reference+donate" donate grad_output to the jitted call so XLA may write
@@ -71,8 +61,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_HERE)
 
 JAX_IMPLS = ("ffi", "reference", "auto")
-PROBES = ("probe_copy", "probe_add", "probe_torch_add", "probe_fresh", "probe_ffi",
-          "probe_passes")
+PROBES = ("probe_copy", "probe_add", "probe_torch_add", "probe_fresh")
 TORCH_IMPLS = ("torch", "probe_torch_add")   # run in the torch process
 DTYPE_NAMES = ("float32", "bfloat16", "int8", "float16", "int32", "uint8")
 # Calls per sample last at least this long. On the 2-vCPU VM of benchmarks/README.md the first
@@ -101,11 +90,7 @@ GOALS = (
 )
 # The same-run ceiling each goal is held against: the best of these loops' bandwidth at that size.
 CEILING_PROBES = ("probe_torch_add", "probe_add")
-# What an ffi goal is also held against: the same-run speed of the fastest custom call, and of
-# the kernel's own passes as a custom call (the dtypes the pass model covers).
-CUSTOM_CALL_PROBE = "probe_ffi"
-KERNEL_SHAPE_PROBE = "probe_passes"
-KERNEL_SHAPE_DTYPES = ("float32", "bfloat16", "int8")
+
 
 
 def _import_jax_threshold():
@@ -498,14 +483,6 @@ def build_cases(names, g, x, threshold, libs, notes, donate):
         notes.add("aclnn_phase2 skipped: needs the native extension")
         continue
       cases.append(aclnn_phase2_case(g, x, threshold, nbytes))
-    elif name == KERNEL_SHAPE_PROBE:
-      if jt is None or "ffi" not in available:
-        notes.add(f"{name} skipped: needs the native extension")
-        continue
-      if g.dtype.name not in KERNEL_SHAPE_DTYPES:
-        notes.add(f"{name} runs {', '.join(KERNEL_SHAPE_DTYPES)} only")
-        continue
-      cases.append(probe_passes_case(jax, gj, xj, threshold, nbytes))
     elif name in PROBES:
       # float32 buffers of the case's byte count: a ceiling in bytes, whatever the dtype.
       words = max(1, g.nbytes // 4)
@@ -513,12 +490,7 @@ def build_cases(names, g, x, threshold, libs, notes, donate):
       b = np.full(words, 2.0, np.float32)
       c = np.empty(words, np.float32)
       c.fill(0)  # touched once here, so the probe never pays first touch
-      if name == "probe_ffi":
-        if jt is None or "ffi" not in available:
-          notes.add("probe_ffi skipped: needs the native extension")
-          continue
-        cases.append(probe_ffi_case(jax, jt, a, b, threshold))
-      elif name == "probe_fresh":
+      if name == "probe_fresh":
         cases.append(Case(name, lambda words=words: np.empty(words, np.float32).fill(1.0),
                           None, 4 * words))
       elif name == "probe_copy":
@@ -529,40 +501,6 @@ def build_cases(names, g, x, threshold, libs, notes, donate):
     else:
       raise ValueError(f"unknown implementation {name!r}")
   return cases
-
-
-def probe_ffi_case(jax, jt, a, b, threshold):
-  """The plain-loop custom call on float32 buffers of the case's byte count (fresh outputs)."""
-  target = _register_probe(jax, "ffi_probe_handler")
-  aj, bj = jax.device_put(a), jax.device_put(b)
-  call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(a.shape, a.dtype))
-  f = jax.jit(lambda gg, xx: call(gg, xx, threshold=float(threshold)))
-  del jt
-  return Case("probe_ffi", lambda: f(aj, bj).block_until_ready(), None, 3 * a.nbytes,
-              lowers_to=describe_compiled(f.lower(aj, bj).compile().as_text()))
-
-
-def probe_passes_case(jax, gj, xj, threshold, nbytes):
-  """The kernel's passes as a custom call, on the case's arrays (fresh outputs)."""
-  target = _register_probe(jax, "ffi_probe_passes_handler")
-  call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(gj.shape, gj.dtype))
-  f = jax.jit(lambda gg, xx: call(gg, xx, threshold=float(threshold)))
-  return Case(KERNEL_SHAPE_PROBE, lambda: f(gj, xj).block_until_ready(),
-              lambda: np.asarray(f(gj, xj)), nbytes,
-              lowers_to=describe_compiled(f.lower(gj, xj).compile().as_text()))
-
-
-_REGISTERED_PROBES = set()
-
-
-def _register_probe(jax, handler):
-  """Registers the benchmark-only target `_native.<handler>()` names, once; returns its name."""
-  from jax_threshold import _native  # pylint: disable=g-import-not-at-top
-  target, platform_name, capsule = getattr(_native, handler)()
-  if target not in _REGISTERED_PROBES:
-    jax.ffi.register_ffi_target(target, capsule, platform=platform_name)
-    _REGISTERED_PROBES.add(target)
-  return target
 
 
 def aclnn_phase2_case(g, x, threshold, nbytes):
@@ -711,21 +649,6 @@ def ceiling(rows, dtype, size):
   return max(found, key=lambda pg: pg[1]) if found else None
 
 
-def custom_call_limit(by, impl, baseline, dtype, size, probe_name=CUSTOM_CALL_PROBE):
-  """For an ffi goal: what a probe custom call reached against the same baseline.
-
-  {"ratio": the probe's throughput / the baseline's, "gbps": the probe's}, or None (not an
-  ffi ratio goal, or no row of the probe). probe_ffi moves float32 buffers of the case's
-  bytes, probe_passes the case's own arrays.
-  """
-  probe = by.get((probe_name, dtype, size))
-  base = by.get((baseline, dtype, size))
-  if impl != "ffi" or baseline == "GB/s" or probe is None or base is None:
-    return None
-  ratio = time_ratio(base, probe)[0] * probe["bytes"] / base["bytes"]
-  return {"ratio": ratio, "gbps": probe["gbps"]}
-
-
 def evaluate_goals(rows, goals=GOALS):
   """Each goal PASS, FAIL or N/A (with why), and the best loop's bandwidth beside it.
 
@@ -759,8 +682,6 @@ def evaluate_goals(rows, goals=GOALS):
                       f"throughput ratio {how}")
     top = ceiling(rows, dtype, size)
     goal["ceiling"] = None if top is None else {"probe": top[0], "gbps": top[1]}
-    goal["custom_call"] = custom_call_limit(by, impl, baseline, dtype, size)
-    goal["kernel_shape"] = custom_call_limit(by, impl, baseline, dtype, size, KERNEL_SHAPE_PROBE)
     out.append(goal)
   return out
 
@@ -798,16 +719,6 @@ def format_goals(goals) -> str:
                f"{c['gbps']:.1f} GB/s")
       if g["needs_gbps"] > c["gbps"]:
         limit += ": above this run's ceiling"
-    if g.get("custom_call"):
-      cc = g["custom_call"]
-      limit += f"; fastest custom call (probe_ffi) {cc['ratio']:.2f}x"
-      if cc["ratio"] < g["at_least"]:
-        limit += ": below the goal too"
-    if g.get("kernel_shape"):
-      ks = g["kernel_shape"]
-      limit += f"; the kernel's passes (probe_passes) {ks['ratio']:.2f}x"
-      if ks["ratio"] < g["at_least"]:
-        limit += ": below the goal too"
     lines.append(f"  [{g['status']:<4}] {g['text']:<40} {value:>7}  ({g['why']}{limit})")
   return "\n".join(lines)
 

@@ -30,8 +30,6 @@ STYLE = {
     "probe_add": dict(color="0.35", ls="--", lw=1.4),
     "probe_torch_add": dict(color="0.15", ls="-.", lw=1.0),
     "probe_fresh": dict(color="0.6", ls=":", lw=1.2),
-    "probe_ffi": dict(color="0.45", ls=(0, (5, 1, 1, 1)), lw=1.2),
-    "probe_passes": dict(color="tab:pink", ls=(0, (3, 1, 1, 1, 1, 1)), lw=1.2),
 }
 
 

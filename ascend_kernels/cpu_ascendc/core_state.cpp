@@ -6,9 +6,11 @@
 #include <memory>
 #include <utility>
 
-#include "pending_ub_work.h"
 #include "precondition.h"
-#include "vector_loops.h"
+
+#if defined(__x86_64__) || defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 namespace cpu_ascendc {
 
@@ -38,6 +40,37 @@ struct ThreadCore {
 };
 
 thread_local ThreadCore t_core;
+
+// Subnormals as numbers: x86 MXCSR FTZ (bit 15) and DAZ (bit 6) off, or AArch64 FPCR.FZ (bit
+// 24) off. Returns the mode to restore.
+uint32_t EnterSubnormalsAsNumbers() {
+#if defined(__x86_64__) || defined(__SSE__)
+  const uint32_t saved = _mm_getcsr();
+  constexpr uint32_t kFlush = (1u << 15) | (1u << 6);
+  if (saved & kFlush) _mm_setcsr(saved & ~kFlush);
+  return saved;
+#elif defined(__aarch64__)
+  uint64_t fpcr;
+  __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
+  constexpr uint64_t kFlush = uint64_t{1} << 24;
+  if (fpcr & kFlush) __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr & ~kFlush));
+  return static_cast<uint32_t>(fpcr);
+#else
+  return 0;
+#endif
+}
+
+void RestoreFpMode(uint32_t saved) {
+#if defined(__x86_64__) || defined(__SSE__)
+  if (_mm_getcsr() != saved) _mm_setcsr(saved);
+#elif defined(__aarch64__)
+  uint64_t fpcr;
+  __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
+  if (fpcr != saved) __asm__ __volatile__("msr fpcr, %0" : : "r"(static_cast<uint64_t>(saved)));
+#else
+  (void)saved;
+#endif
+}
 
 }  // namespace
 
@@ -77,19 +110,14 @@ CoreScope::CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t platform_u
   s.ub_size = ub_size;
   s.ub_used = 0;
   s.pipe_live = false;
-  s.stream_gm_stores = false;
-  ThreadDeferredCopies().Clear();
-  ThreadDeferredVectorOps().Clear();
   s.gm_regions = gm_regions;  // into the thread's vector: no allocation once it has grown
   s.rules = &rules;
+  saved_fp_mode_ = EnterSubnormalsAsNumbers();
   t_core.active = true;
 }
 
 CoreScope::~CoreScope() {
-  // Non-temporal stores of this block are made visible before the launcher can report it done.
-  if (t_core.state.stream_gm_stores) loops::StoreFence();
-  ThreadDeferredCopies().Clear();  // the UB dies with the block: pending copies are moot
-  ThreadDeferredVectorOps().Clear();
+  RestoreFpMode(saved_fp_mode_);
   t_core.active = false;
   t_core.state.gm_regions.clear();
 }

@@ -28,17 +28,20 @@ struct CoreState {
   bool pipe_live = false;
   std::vector<GmRegion> gm_regions;  // empty: SetGlobalBuffer is not range-checked
   const SocRules* rules = nullptr;   // the SoC the launch runs for
-  // UB -> GM copies use non-temporal stores: set by a launcher whose output is too large to stay
-  // in the caches and is not read again by the launch (vector_loops.h, StreamCopyBytes).
-  bool stream_gm_stores = false;
 };
 
 // The calling thread's core; aborts when the thread is not running a block.
 CoreState& CurrentCore();
 
+// The rules of the SoC the calling thread's block runs for.
+inline const SocRules& CurrentRules() { return *CurrentCore().rules; }
+
 // Makes the calling thread core `block_idx` of `block_num` of a launch for `soc` until
 // destruction. Not nestable. `ub_size` is the platform's UB (the tiling input); the block gets
 // UsableUb(soc, ub_size) bytes, so a plan that needs the SoC's reserved scratch aborts.
+// While it lives the thread treats subnormal floats as numbers (flush-to-zero and
+// denormals-are-zero off, whatever the caller's mode; XLA's CPU threads set both), so the
+// primitives' float arithmetic gives the same bits on every thread.
 class CoreScope {
  public:
   CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t ub_size,
@@ -46,6 +49,9 @@ class CoreScope {
   ~CoreScope();
   CoreScope(const CoreScope&) = delete;
   CoreScope& operator=(const CoreScope&) = delete;
+
+ private:
+  uint32_t saved_fp_mode_ = 0;
 };
 
 }  // namespace cpu_ascendc

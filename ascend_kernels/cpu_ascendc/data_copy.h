@@ -12,7 +12,6 @@
 #include "local_tensor.h"
 #include "precondition.h"
 #include "soc_rules.h"
-#include "vector_loops.h"
 
 namespace AscendC {
 
@@ -45,50 +44,16 @@ inline void CheckWholeBlocks(uint64_t count, const char* api) {
                     "length %llu elements = %llu bytes is not a multiple of 32 bytes (use DataCopyPad)",
                     static_cast<unsigned long long>(count), static_cast<unsigned long long>(count * sizeof(T)));
 }
-// GM [gm, gm + bytes) is about to be written: the deferred GM -> UB copies and vector ops that
-// read it are made first (UB keeps the old values).
-inline void SettleGmWrite(void* gm, uint64_t bytes) {
-  cpu_ascendc::PendingUbWork& work = cpu_ascendc::ThreadPendingUbWork();
-  work.copies.SettleGm(gm, bytes);
-  work.ops.SettleGm(gm, bytes);
-}
-// The UB bytes to GM, settled already: streaming (non-temporal) stores when `stream`.
-inline void WriteGm(void* gm, const void* ub, uint64_t bytes, bool stream) {
-  if (stream) {
-    cpu_ascendc::loops::StreamCopyBytes(gm, ub, bytes);
-  } else {
-    cpu_ascendc::loops::CopyBytes(gm, ub, bytes);
-  }
-}
-// UB -> GM bytes: streaming stores when the launcher asked for them.
-inline void CopyToGm(void* gm, const void* ub, uint64_t bytes) {
-  SettleGmWrite(gm, bytes);
-  WriteGm(gm, ub, bytes, cpu_ascendc::CurrentCore().stream_gm_stores);
-}
-// `bytes` of the UB view src (`count` elements of it checked) to GM: a deferred select that
-// produced them runs straight into GM (deferred_vector_op.h); otherwise the UB bytes are copied.
-template <typename T>
-inline void CopyUbToGm(void* gm, const LocalTensor<T>& src, uint64_t count, uint64_t bytes, const char* api) {
-  SettleGmWrite(gm, bytes);
-  const bool stream = cpu_ascendc::CurrentCore().stream_gm_stores;
-  cpu_ascendc::DeferredVectorOps& ops = cpu_ascendc::ThreadDeferredVectorOps();
-  if (ops.Pending() != 0 && ops.CopyOut(gm, src.CheckedAlignedData(count, api), bytes, stream)) return;
-  WriteGm(gm, src.AlignedData(count, api), bytes, stream);
-}
 }  // namespace internal
 
-// GM -> UB. Deferred (deferred_copy.h): made when UB is next touched, or read from GM by the
-// vector primitive that only reads it. A float32 tile then streams once through the compare and
-// the select (20% faster at 2^20 elements); from DRAM every dtype gains (bfloat16, int8 ~20% at
-// 2^24), at L3 sizes bfloat16's chunked widening reads GM ~7% slower (benchmarks/README.md).
+// GM -> UB.
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
   constexpr const char* kApi = "DataCopy(GM->UB)";
   internal::CheckWholeBlocks<T>(count, kApi);
-  uint8_t* ub = reinterpret_cast<uint8_t*>(dst.CheckedAlignedData(count, kApi));
-  cpu_ascendc::ThreadDeferredVectorOps().Overwrite(ub, count * sizeof(T));
-  cpu_ascendc::ThreadDeferredCopies().Defer(ub, reinterpret_cast<const uint8_t*>(src.CheckedRange(count, kApi)),
-                                            count * sizeof(T));
+  T* ub = dst.Write(count, kApi);
+  const T* gm = src.CheckedRange(count, kApi);
+  if (count != 0) std::memcpy(ub, gm, count * sizeof(T));
 }
 
 // UB -> GM.
@@ -96,7 +61,9 @@ template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
   constexpr const char* kApi = "DataCopy(UB->GM)";
   internal::CheckWholeBlocks<T>(count, kApi);
-  internal::CopyUbToGm(dst.CheckedRange(count, kApi), src, count, count * sizeof(T), kApi);
+  T* gm = dst.CheckedRange(count, kApi);
+  const T* ub = src.Read(count, kApi);
+  if (count != 0) std::memcpy(gm, ub, count * sizeof(T));
 }
 
 // UB -> UB.
@@ -104,7 +71,9 @@ template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
   constexpr const char* kApi = "DataCopy(UB->UB)";
   internal::CheckWholeBlocks<T>(count, kApi);
-  std::memmove(dst.AlignedData(count, kApi), src.AlignedData(count, kApi), count * sizeof(T));
+  T* d = dst.Write(count, kApi);
+  const T* s = src.Read(count, kApi);
+  std::memmove(d, s, count * sizeof(T));
 }
 
 // GM -> UB, any length. Each block lands on a 32-byte boundary in UB (dstStride blocks apart);
@@ -113,7 +82,7 @@ template <typename T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& params,
                         const DataCopyPadExtParams<T>& pad) {
   constexpr const char* kApi = "DataCopyPad(GM->UB)";
-  cpu_ascendc::CheckDataCopyPadRule(kApi);
+  cpu_ascendc::CheckDataCopyPadRule(cpu_ascendc::CurrentRules(), kApi);
   CPU_ASCENDC_CHECK(params.blockLen % sizeof(T) == 0, kApi, "blockLen %u is not a whole number of elements",
                     params.blockLen);
   CPU_ASCENDC_CHECK(params.srcStride % sizeof(T) == 0, kApi, "srcStride %u bytes is not element aligned",
@@ -128,7 +97,8 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
   const uint64_t n = params.blockCount;
   if (n == 0) return;
   const T* g = src.CheckedRange((n - 1) * gm_pitch + elems, kApi);
-  uint8_t* u = reinterpret_cast<uint8_t*>(dst.AlignedData(((n - 1) * ub_pitch + ub_block) / sizeof(T), kApi));
+  // Read-write: without isPad the rest of each UB block keeps what it held.
+  uint8_t* u = reinterpret_cast<uint8_t*>(dst.ReadWrite(((n - 1) * ub_pitch + ub_block) / sizeof(T), kApi));
   for (uint64_t b = 0; b < n; ++b) {
     T* row = reinterpret_cast<T*>(u + b * ub_pitch);
     std::memcpy(row + pad.leftPadding, g + b * gm_pitch, params.blockLen);
@@ -144,7 +114,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
 template <typename T>
 inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& params) {
   constexpr const char* kApi = "DataCopyPad(UB->GM)";
-  cpu_ascendc::CheckDataCopyPadRule(kApi);
+  cpu_ascendc::CheckDataCopyPadRule(cpu_ascendc::CurrentRules(), kApi);
   CPU_ASCENDC_CHECK(params.blockLen % sizeof(T) == 0, kApi, "blockLen %u is not a whole number of elements",
                     params.blockLen);
   CPU_ASCENDC_CHECK(params.dstStride % sizeof(T) == 0, kApi, "dstStride %u bytes is not element aligned",
@@ -157,12 +127,8 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
   if (n == 0) return;
   T* g = dst.CheckedRange((n - 1) * gm_pitch + elems, kApi);
   const uint64_t ub_elems = ((n - 1) * ub_pitch + params.blockLen) / sizeof(T);
-  if (n == 1) {
-    internal::CopyUbToGm(g, src, ub_elems, params.blockLen, kApi);
-    return;
-  }
-  const uint8_t* u = reinterpret_cast<const uint8_t*>(src.AlignedData(ub_elems, kApi));
-  for (uint64_t b = 0; b < n; ++b) internal::CopyToGm(g + b * gm_pitch, u + b * ub_pitch, params.blockLen);
+  const uint8_t* u = reinterpret_cast<const uint8_t*>(src.Read(ub_elems, kApi));
+  for (uint64_t b = 0; b < n; ++b) std::memcpy(g + b * gm_pitch, u + b * ub_pitch, params.blockLen);
 }
 
 }  // namespace AscendC

@@ -7,7 +7,6 @@
 #include <cstdint>
 
 #include "ascendc_types.h"
-#include "pending_ub_work.h"
 #include "precondition.h"
 
 namespace AscendC {
@@ -22,8 +21,9 @@ class LocalTensor {
   // Elements from this view's start to its buffer's end.
   uint32_t GetSize() const { return static_cast<uint32_t>(bytes_left() / sizeof(T)); }
   uint64_t GetPhyAddr() const { return reinterpret_cast<uint64_t>(addr_); }
-  T GetValue(uint32_t i) const { return Data(i + 1, "LocalTensor::GetValue")[i]; }
-  void SetValue(uint32_t i, T v) { Data(i + 1, "LocalTensor::SetValue")[i] = v; }
+  // Scalar access: element i must lie inside the buffer (no alignment rule).
+  T GetValue(uint32_t i) const { return Elements(i + 1, "LocalTensor::GetValue")[i]; }
+  void SetValue(uint32_t i, T v) { Elements(i + 1, "LocalTensor::SetValue")[i] = v; }
 
   LocalTensor operator[](uint32_t offset) const {
     CPU_ASCENDC_CHECK(static_cast<uint64_t>(offset) * sizeof(T) <= bytes_left(), "LocalTensor::operator[]",
@@ -43,46 +43,12 @@ class LocalTensor {
     return t;
   }
 
-  // For the CPU primitives: pointer to `count` elements, checked to lie inside the buffer and
-  // to start 32-byte aligned (every UB operand of the vector and copy units must). The UB bytes
-  // hold their current values: deferred GM -> UB copies and vector ops into them are made
-  // first (deferred_copy.h, deferred_vector_op.h).
-  T* Data(uint64_t count, const char* api) const { return Settled(CheckedData(count, api), count); }
-  T* AlignedData(uint64_t count, const char* api) const { return Settled(CheckedAlignedData(count, api), count); }
-  // The same checks, for an operand that is only read: where its `count` elements can be read
-  // now (its UB bytes, or the GM source of a deferred copy still pending for all of them).
-  const T* ReadableData(uint64_t count, const char* api) const {
-    const T* p = CheckedAlignedData(count, api);
-    cpu_ascendc::PendingUbWork& work = cpu_ascendc::ThreadPendingUbWork();
-    work.ops.SettleUb(p, count * sizeof(T));
-    return static_cast<const T*>(work.copies.Readable(p, count * sizeof(T)));
-  }
-  // The same checks, for a destination written whole and not read: deferred vector ops it covers
-  // are dropped instead of made.
-  T* OverwrittenData(uint64_t count, const char* api) const {
-    T* p = CheckedAlignedData(count, api);
-    cpu_ascendc::PendingUbWork& work = cpu_ascendc::ThreadPendingUbWork();
-    work.copies.SettleUb(p, count * sizeof(T));
-    work.ops.Overwrite(p, count * sizeof(T));
-    return p;
-  }
-  // The checks alone: the UB address, whose bytes may still await a deferred copy (for overlap
-  // checks and for DataCopy's own destination).
-  T* CheckedAlignedData(uint64_t count, const char* api) const {
-    CPU_ASCENDC_CHECK(cpu_ascendc::IsAligned(addr_, ONE_BLK_SIZE), api,
-                      "UB address %p is not 32-byte aligned", static_cast<void*>(addr_));
-    return CheckedData(count, api);
-  }
-
-  T* CheckedData(uint64_t count, const char* api) const {
-    CPU_ASCENDC_CHECK(addr_ != nullptr, api, "LocalTensor has no UB buffer");
-    CPU_ASCENDC_CHECK(count * sizeof(T) <= bytes_left(), api,
-                      "%llu elements (%llu bytes) overrun the UB buffer (%llu bytes left)",
-                      static_cast<unsigned long long>(count),
-                      static_cast<unsigned long long>(count * sizeof(T)),
-                      static_cast<unsigned long long>(bytes_left()));
-    return reinterpret_cast<T*>(addr_);
-  }
+  // A primitive's access to `count` elements of this UB operand, one per role: read, written,
+  // or both. Each checks that the operand starts 32-byte aligned (every UB operand of the vector
+  // and copy units must) and lies inside its buffer.
+  const T* Read(uint64_t count, const char* api) const { return Operand(count, api); }
+  T* Write(uint64_t count, const char* api) const { return Operand(count, api); }
+  T* ReadWrite(uint64_t count, const char* api) const { return Operand(count, api); }
 
   // Queue bookkeeping (TQue only).
   void* que_ = nullptr;
@@ -92,11 +58,19 @@ class LocalTensor {
 
  private:
   uint64_t bytes_left() const { return static_cast<uint64_t>(buf_end_ - addr_); }
-  static T* Settled(T* p, uint64_t count) {
-    cpu_ascendc::PendingUbWork& work = cpu_ascendc::ThreadPendingUbWork();
-    work.copies.SettleUb(p, count * sizeof(T));
-    work.ops.SettleUb(p, count * sizeof(T));
-    return p;
+  T* Operand(uint64_t count, const char* api) const {
+    CPU_ASCENDC_CHECK(cpu_ascendc::IsAligned(addr_, ONE_BLK_SIZE), api,
+                      "UB address %p is not 32-byte aligned", static_cast<void*>(addr_));
+    return Elements(count, api);
+  }
+  T* Elements(uint64_t count, const char* api) const {
+    CPU_ASCENDC_CHECK(addr_ != nullptr, api, "LocalTensor has no UB buffer");
+    CPU_ASCENDC_CHECK(count * sizeof(T) <= bytes_left(), api,
+                      "%llu elements (%llu bytes) overrun the UB buffer (%llu bytes left)",
+                      static_cast<unsigned long long>(count),
+                      static_cast<unsigned long long>(count * sizeof(T)),
+                      static_cast<unsigned long long>(bytes_left()));
+    return reinterpret_cast<T*>(addr_);
   }
 };
 

@@ -6,7 +6,6 @@
 // aborts, so an unverified operation cannot pass silently.
 #include "soc_rules.h"
 
-#include "core_state.h"
 #include "precondition.h"
 
 namespace cpu_ascendc {
@@ -128,15 +127,12 @@ const SocRules& RulesFor(Soc soc) {
   return kRules[i];
 }
 
-const SocRules& CurrentRules() { return *CurrentCore().rules; }
-
 uint64_t UsableUb(Soc soc, uint64_t ub_size) {
   const SocRules& r = RulesFor(soc);
   return r.ub_usable != 0 && r.ub_usable < ub_size ? r.ub_usable : ub_size;
 }
 
-void CheckCastRule(VType dst, VType src, RoundMode mode) {
-  const SocRules& r = CurrentRules();
+void CheckCastRule(const SocRules& r, VType dst, VType src, RoundMode mode) {
   for (uint32_t i = 0; i < r.num_casts; ++i) {
     const CastRule& c = r.casts[i];
     if (c.dst == dst && c.src == src) {
@@ -149,21 +145,18 @@ void CheckCastRule(VType dst, VType src, RoundMode mode) {
   PreconditionFailed("Cast", "SoC rule: %s (%s) has no Cast %s -> %s", r.name, r.arch, VTypeName(src), VTypeName(dst));
 }
 
-void CheckCompareScalarRule(VType src) {
-  const SocRules& r = CurrentRules();
+void CheckCompareScalarRule(const SocRules& r, VType src) {
   CPU_ASCENDC_CHECK((r.compare_scalar_types & Bit(src)) != 0, "CompareScalar",
                     "SoC rule: %s (%s) has no CompareScalar on %s", r.name, r.arch, VTypeName(src));
 }
 
-void CheckSelectScalarRule(VType src) {
-  const SocRules& r = CurrentRules();
+void CheckSelectScalarRule(const SocRules& r, VType src) {
   CPU_ASCENDC_CHECK((r.select_scalar_types & Bit(src)) != 0, "Select",
                     "SoC rule: %s (%s) has no VSEL_TENSOR_SCALAR_MODE Select on %s", r.name, r.arch,
                     VTypeName(src));
 }
 
-void CheckDataCopyPadRule(const char* api) {
-  const SocRules& r = CurrentRules();
+void CheckDataCopyPadRule(const SocRules& r, const char* api) {
   CPU_ASCENDC_CHECK(r.has_data_copy_pad, api, "SoC rule: %s (%s) has no DataCopyPad (an unsupported-API stub there)",
                     r.name, r.arch);
 }

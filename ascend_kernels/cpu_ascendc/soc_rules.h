@@ -70,17 +70,15 @@ struct SocRules {
 
 const SocRules& RulesFor(Soc soc);
 
-// The rules of the SoC the calling thread's block runs for.
-const SocRules& CurrentRules();
-
 // The bytes a kernel may allocate in UB on `soc` for a launch given `ub_size` (the platform's
 // UB, the tiling input): min(ub_size, the SoC's usable UB).
 uint64_t UsableUb(Soc soc, uint64_t ub_size);
 
-// Entry checks: abort naming the rule when the current SoC does not have the operation.
-void CheckCastRule(VType dst, VType src, AscendC::RoundMode mode);
-void CheckCompareScalarRule(VType src);
-void CheckSelectScalarRule(VType src);
-void CheckDataCopyPadRule(const char* api);
+// Entry checks: abort naming the rule when SoC `r` does not have the operation (the primitives
+// pass the rules of the launch's SoC, CurrentRules() in core_state.h).
+void CheckCastRule(const SocRules& r, VType dst, VType src, AscendC::RoundMode mode);
+void CheckCompareScalarRule(const SocRules& r, VType src);
+void CheckSelectScalarRule(const SocRules& r, VType src);
+void CheckDataCopyPadRule(const SocRules& r, const char* api);
 
 }  // namespace cpu_ascendc

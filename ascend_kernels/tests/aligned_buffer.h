@@ -1,6 +1,5 @@
-// 64-byte aligned scratch for the kernel tests and the microbenchmark: every SIMD load/store
-// precondition of the loops holds, and a GM buffer is aligned as XLA's are (so deferred copies
-// read it in place, cpu_ascendc/deferred_copy.h).
+// 64-byte aligned buffers for the kernel tests and the kernel microbenchmark: a GM buffer is
+// aligned as XLA's are.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +14,7 @@ struct Aligned {
     auto p = reinterpret_cast<uintptr_t>(v.data());
     return reinterpret_cast<T*>((p + 63) / 64 * 64);
   }
+  const T* data() const { return const_cast<Aligned*>(this)->data(); }
   std::vector<T> v;
 };
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "kernel_fixture.h"
-#include "test_harness.h"
+#include <gtest/gtest.h>
 
 namespace {
 
@@ -22,8 +22,8 @@ template <typename T>
 void CheckCase(bool relu, const std::vector<T>& g, const std::vector<T>& x, const ThresholdParams& p,
                const ElementwiseTiling& tiling, uint64_t ub, unsigned threads, bool guarded, const std::string& what) {
   const ThresholdParams ref_p = relu ? ZeroParams() : p;
-  const auto r = Run<T>(relu, g, x, p, tiling, ub, threads, guarded);
-  CHECK_MSG(r.guards_intact, what + ": wrote outside out");
+  const auto r = kt::Run<T>(relu, g, x, p, tiling, ub, threads, guarded);
+  EXPECT_TRUE(r.guards_intact) << (what + ": wrote outside out");
   uint64_t bad = 0, first = 0;
   for (uint64_t i = 0; i < g.size(); ++i) {
     const T want = Passes(x[i], ref_p) ? g[i] : T{};
@@ -31,7 +31,7 @@ void CheckCase(bool relu, const std::vector<T>& g, const std::vector<T>& x, cons
       if (bad++ == 0) first = i;
     }
   }
-  CHECK_MSG(bad == 0, what + ": " + std::to_string(bad) + " wrong elements, first at " + std::to_string(first) +
+  EXPECT_TRUE(bad == 0) << (what + ": " + std::to_string(bad) + " wrong elements, first at " + std::to_string(first) +
                           " (x=" + std::to_string(ToDouble(x[first])) + " g=" + std::to_string(ToDouble(g[first])) +
                           " got=" + std::to_string(ToDouble(r.out[first])) + ")");
 }
@@ -86,73 +86,73 @@ void SweepDtype() {
   }
 }
 
-TEST(ThresholdGradV2D_Float32) { SweepDtype<float>(); }
-TEST(ThresholdGradV2D_Float16) { SweepDtype<half>(); }
-TEST(ThresholdGradV2D_BFloat16) { SweepDtype<bfloat16_t>(); }
-TEST(ThresholdGradV2D_Int32) { SweepDtype<int32_t>(); }
-TEST(ThresholdGradV2D_Int8) { SweepDtype<int8_t>(); }
-TEST(ThresholdGradV2D_UInt8) { SweepDtype<uint8_t>(); }
-TEST(ThresholdGradV2D_Int64) { SweepDtype<int64_t>(); }
-TEST(ThresholdGradV2D_Float64) { SweepDtype<double>(); }
+TEST(KernelsAgainstReference, Float32MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<float>(); }
+TEST(KernelsAgainstReference, Float16MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<half>(); }
+TEST(KernelsAgainstReference, BFloat16MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<bfloat16_t>(); }
+TEST(KernelsAgainstReference, Int32MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<int32_t>(); }
+TEST(KernelsAgainstReference, Int8MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<int8_t>(); }
+TEST(KernelsAgainstReference, UInt8MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<uint8_t>(); }
+TEST(KernelsAgainstReference, Int64MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<int64_t>(); }
+TEST(KernelsAgainstReference, Float64MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<double>(); }
 
-TEST(SeedExample) {
+TEST(KernelsAgainstReference, CannDocumentedExampleGivesTheContractsOutput) {
   const std::vector<float> x = {0.2f, 1.2f, 2.2f, 3.2f}, g = {4.5f, 4.4f, 4.3f, 4.2f};
   const auto tiling = SpecTiling(4, 4, 7, kUb910B, kCores910B);
-  auto r = Run<float>(false, g, x, FloatParams(1.0f, 1.0), tiling, kUb910B, 1, true);
-  CHECK(r.out[0] == 0.0f && r.out[1] == 4.4f && r.out[2] == 4.3f && r.out[3] == 4.2f);
+  auto r = kt::Run<float>(false, g, x, FloatParams(1.0f, 1.0), tiling, kUb910B, 1, true);
+  EXPECT_TRUE(r.out[0] == 0.0f && r.out[1] == 4.4f && r.out[2] == 4.3f && r.out[3] == 4.2f);
   // Threshold 0: 0.2 > 0, so every gradient passes (the article's claim is wrong).
-  r = Run<float>(true, g, x, ZeroParams(), tiling, kUb910B, 1, true);
-  CHECK(r.out == g);
+  r = kt::Run<float>(true, g, x, ZeroParams(), tiling, kUb910B, 1, true);
+  EXPECT_TRUE(r.out == g);
 }
 
 // Select, not multiply: inf/NaN gradients where x <= 0 give +0 on both kernels.
-TEST(ReluGradSelectsNeverMultiplies) {
+TEST(KernelsAgainstReference, ReluGradSelectsAndNeverMultipliesInfOrNan) {
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<float> g = {inf, -inf, std::nanf(""), inf, -2.0f, -0.0f};
   const std::vector<float> x = {-1.0f, 0.0f, -0.0f, 1.0f, std::nanf(""), 3.0f};
   const auto tiling = SpecTiling(g.size(), 4, 7, kUb910B, kCores910B);
   for (bool relu : {true, false}) {
-    const auto r = Run<float>(relu, g, x, FloatParams(0.0f, 0.0), tiling, kUb910B, 1, true);
-    CHECK(std::signbit(r.out[0]) == false && r.out[0] == 0.0f);
-    CHECK(std::signbit(r.out[1]) == false && r.out[1] == 0.0f);
-    CHECK(std::signbit(r.out[2]) == false && r.out[2] == 0.0f);
-    CHECK(r.out[3] == inf);
-    CHECK(r.out[4] == 0.0f);                                  // NaN x -> 0
-    CHECK(r.out[5] == 0.0f && std::signbit(r.out[5]));        // passed -0.0 keeps its sign
+    const auto r = kt::Run<float>(relu, g, x, FloatParams(0.0f, 0.0), tiling, kUb910B, 1, true);
+    EXPECT_TRUE(std::signbit(r.out[0]) == false && r.out[0] == 0.0f);
+    EXPECT_TRUE(std::signbit(r.out[1]) == false && r.out[1] == 0.0f);
+    EXPECT_TRUE(std::signbit(r.out[2]) == false && r.out[2] == 0.0f);
+    EXPECT_TRUE(r.out[3] == inf);
+    EXPECT_TRUE(r.out[4] == 0.0f);                                  // NaN x -> 0
+    EXPECT_TRUE(r.out[5] == 0.0f && std::signbit(r.out[5]));        // passed -0.0 keeps its sign
   }
 }
 
 // int32 compare is exact where float32 is not: 2^24 + 1 vs 2^24.
-TEST(Int32ExactAround2To24) {
+TEST(KernelsAgainstReference, Int32ComparesExactlyAround2To24) {
   const int32_t b = 1 << 24;
   const std::vector<int32_t> x = {b - 1, b, b + 1, b + 2, -b, -b - 1, INT32_MIN, INT32_MAX};
   const std::vector<int32_t> g = {10, 11, 12, 13, 14, 15, 16, 17};
   const auto tiling = SpecTiling(x.size(), 4, 8, kUb910B, kCores910B);
-  auto r = Run<int32_t>(false, g, x, IntParams(ThresholdMode::kCompare, b), tiling, kUb910B, 1, true);
-  CHECK((r.out == std::vector<int32_t>{0, 0, 12, 13, 0, 0, 0, 17}));
-  r = Run<int32_t>(false, g, x, IntParams(ThresholdMode::kCompare, -b - 1), tiling, kUb910B, 1, true);
-  CHECK((r.out == std::vector<int32_t>{10, 11, 12, 13, 14, 0, 0, 17}));
-  r = Run<int32_t>(false, g, x, IntParams(ThresholdMode::kCompare, INT32_MIN), tiling, kUb910B, 1, true);
-  CHECK((r.out == std::vector<int32_t>{10, 11, 12, 13, 14, 15, 0, 17}));
+  auto r = kt::Run<int32_t>(false, g, x, IntParams(ThresholdMode::kCompare, b), tiling, kUb910B, 1, true);
+  EXPECT_TRUE((r.out == std::vector<int32_t>{0, 0, 12, 13, 0, 0, 0, 17}));
+  r = kt::Run<int32_t>(false, g, x, IntParams(ThresholdMode::kCompare, -b - 1), tiling, kUb910B, 1, true);
+  EXPECT_TRUE((r.out == std::vector<int32_t>{10, 11, 12, 13, 14, 0, 0, 17}));
+  r = kt::Run<int32_t>(false, g, x, IntParams(ThresholdMode::kCompare, INT32_MIN), tiling, kUb910B, 1, true);
+  EXPECT_TRUE((r.out == std::vector<int32_t>{10, 11, 12, 13, 14, 15, 0, 17}));
 }
 
 // The docs/behaviour.md §3 worked values, so the test tiling is the executor's tiling.
-TEST(SpecTilingWorkedValues) {
-  CHECK(SpecTiling(1 << 20, 4, 7, kUb910B, 48).tile_data_num == 6976);
-  CHECK(SpecTiling(1 << 20, 2, 7, kUb910B, 48).tile_data_num == 13952);
-  CHECK(SpecTiling(1 << 20, 4, 8, kUb910B, 48).tile_data_num == 6144);
-  CHECK(SpecTiling(1 << 20, 2, 10, kUb910B, 48).tile_data_num == 9728);
-  CHECK(SpecTiling(1 << 20, 1, 14, kUb910B, 48).tile_data_num == 13824);
+TEST(KernelTiling, SpecTilingGivesTheContractsWorkedValues) {
+  EXPECT_TRUE(SpecTiling(1 << 20, 4, 7, kUb910B, 48).tile_data_num == 6976);
+  EXPECT_TRUE(SpecTiling(1 << 20, 2, 7, kUb910B, 48).tile_data_num == 13952);
+  EXPECT_TRUE(SpecTiling(1 << 20, 4, 8, kUb910B, 48).tile_data_num == 6144);
+  EXPECT_TRUE(SpecTiling(1 << 20, 2, 10, kUb910B, 48).tile_data_num == 9728);
+  EXPECT_TRUE(SpecTiling(1 << 20, 1, 14, kUb910B, 48).tile_data_num == 13824);
   const auto t = SpecTiling(100000, 4, 7, kUb910B, 48);
-  CHECK(t.block_dim == 48 && t.tail_block_num == 27 && t.small_core_data_num == 2048 && t.big_core_data_num == 2112);
+  EXPECT_TRUE(t.block_dim == 48 && t.tail_block_num == 27 && t.small_core_data_num == 2048 && t.big_core_data_num == 2112);
   const auto s = SpecTiling(256, 4, 7, kUb910B, 48);
-  CHECK(s.block_dim == 1 && s.small_core_data_num == 256 && s.big_core_data_num == 320 &&
+  EXPECT_TRUE(s.block_dim == 1 && s.small_core_data_num == 256 && s.big_core_data_num == 320 &&
         s.small_tail_data_num == 256 && s.big_tail_data_num == 320);
 }
 
 // A hand-written tiling whose cores cover more than total_num, with a tail not a multiple of
 // 32 bytes on the last core: the clipped core must stay inside the tensors.
-TEST(HandWrittenTilingClipsLastCore) {
+TEST(KernelTiling, HandWrittenTilingClipsTheLastCoreInsideTheTensors) {
   ElementwiseTiling t{};
   t.total_num = 1001;
   t.block_dim = 3;
@@ -170,23 +170,23 @@ TEST(HandWrittenTilingClipsLastCore) {
 }
 
 // Largest sizes the 910B tiling gives one tile per core and several tiles per core.
-TEST(ManyTilesPerCore) {
+TEST(KernelTiling, SeveralTilesPerCoreWithARaggedEndMatchReference) {
   std::mt19937_64 rng(11);
   const uint64_t n = 48 * 6976 * 3 + 5;  // 3+ tiles on every core, ragged end
   const auto g = RandomValues<float>(n, rng, Specials<float>());
   const auto x = RandomValues<float>(n, rng, Specials<float>());
   const auto t = SpecTiling(n, 4, 7, kUb910B, kCores910B);
-  CHECK(t.final_big_tile_num >= 3);
+  EXPECT_TRUE(t.final_big_tile_num >= 3);
   CheckCase<float>(false, g, x, FloatParams(-0.5f, -0.5), t, kUb910B, 2, true, "many tiles");
 }
 
-TEST(UnknownDtypeGivesEmptyLaunch) {
+TEST(KernelLaunch, UnknownDtypeGivesAnEmptyLaunch) {
   ascend_kernels::ThresholdGradV2DTilingData td{};
   td.tiling = SpecTiling(16, 4, 7, kUb910B, kCores910B);
   float buf[16] = {};
   const auto launch = ascend_kernels::MakeThresholdGradV2DLaunch(static_cast<KernelDType>(12), buf, buf, buf,
                                                                  nullptr, &td, kUb910B);
-  CHECK(launch.block_dim == 0 && !launch.run_block);
+  EXPECT_TRUE(launch.block_dim == 0 && !launch.run_block);
 }
 
 }  // namespace

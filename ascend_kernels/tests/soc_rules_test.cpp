@@ -8,7 +8,7 @@
 
 #include "kernel_fixture.h"
 #include "kernel_operator.h"
-#include "test_harness.h"
+#include <gtest/gtest.h>
 
 namespace {
 
@@ -18,7 +18,7 @@ using namespace AscendC;
 
 const char* SocName(KernelSoc soc) { return cpu_ascendc::RulesFor(static_cast<cpu_ascendc::Soc>(soc)).name; }
 
-// The dtype lists of docs/behaviour.md §2 (Ascend910 refused by phase one: see TEST(Ascend910...) below).
+// The dtype lists of docs/behaviour.md §2 (Ascend910 refused by phase one: see Ascend910RulesStopTheKernelsThatRunOnAscend910B below).
 template <typename T>
 std::vector<KernelSoc> SocsListing(bool relu) {
   if constexpr (std::is_same_v<T, double>) {
@@ -63,40 +63,40 @@ void SweepSocs() {
     const std::vector<T> g = RandomValues<T>(n, rng, Specials<T>());
     const std::vector<T> x = RandomValues<T>(n, rng, Specials<T>());
     const ElementwiseTiling tiling = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, kUb910B, kCores910B);
-    if (n > 2 * 48 * 256) CHECK(tiling.final_small_tile_num >= 2);  // several tiles per core
+    if (n > 2 * 48 * 256) EXPECT_TRUE(tiling.final_small_tile_num >= 2);  // several tiles per core
     for (bool relu : {false, true}) {
       const ThresholdParams ref = relu ? ZeroParams() : p;
       for (KernelSoc soc : SocsListing<T>(relu)) {
-        const auto r = Run<T>(relu, g, x, p, tiling, kUb910B, 2, true, soc);
+        const auto r = kt::Run<T>(relu, g, x, p, tiling, kUb910B, 2, true, soc);
         uint64_t bad = 0;
         for (uint64_t i = 0; i < n; ++i) {
           if (!SameBits(r.out[i], Passes(x[i], ref) ? g[i] : T{})) ++bad;
         }
         const std::string what = std::string(Traits<T>::kName) + (relu ? " ReluGrad" : " ThresholdGradV2D") +
                                  " n=" + std::to_string(n) + " on " + SocName(soc);
-        CHECK_MSG(bad == 0 && r.guards_intact, what + ": " + std::to_string(bad) + " wrong elements");
+        EXPECT_TRUE(bad == 0 && r.guards_intact) << (what + ": " + std::to_string(bad) + " wrong elements");
       }
     }
   }
 }
 
-TEST(SocRules_Float32) { SweepSocs<float>(); }
-TEST(SocRules_Float16) { SweepSocs<half>(); }
-TEST(SocRules_BFloat16) { SweepSocs<bfloat16_t>(); }
-TEST(SocRules_Int32) { SweepSocs<int32_t>(); }
-TEST(SocRules_Int8) { SweepSocs<int8_t>(); }
-TEST(SocRules_UInt8) { SweepSocs<uint8_t>(); }
-TEST(SocRules_Int64) { SweepSocs<int64_t>(); }
-TEST(SocRules_Float64) { SweepSocs<double>(); }
+TEST(SocRules, Float32KernelsMatchUnderEverySocThatListsIt) { SweepSocs<float>(); }
+TEST(SocRules, Float16KernelsMatchUnderEverySocThatListsIt) { SweepSocs<half>(); }
+TEST(SocRules, BFloat16KernelsMatchUnderEverySocThatListsIt) { SweepSocs<bfloat16_t>(); }
+TEST(SocRules, Int32KernelsMatchUnderEverySocThatListsIt) { SweepSocs<int32_t>(); }
+TEST(SocRules, Int8KernelsMatchUnderEverySocThatListsIt) { SweepSocs<int8_t>(); }
+TEST(SocRules, UInt8KernelsMatchUnderEverySocThatListsIt) { SweepSocs<uint8_t>(); }
+TEST(SocRules, Int64KernelsMatchUnderEverySocThatListsIt) { SweepSocs<int64_t>(); }
+TEST(SocRules, Float64KernelsMatchUnderEverySocThatListsIt) { SweepSocs<double>(); }
 
-TEST(UsableUbPerSoc) {
+TEST(SocRules, UsableUbIsTheSocsLimitOrTheLaunchsUb) {
   using cpu_ascendc::Soc;
-  CHECK(cpu_ascendc::UsableUb(Soc::kAscend910B, 196608) == 184 * 1024);  // TMP_UB_OFFSET, dav_c220
-  CHECK(cpu_ascendc::UsableUb(Soc::kAscend910B, 65536) == 65536);
-  CHECK(cpu_ascendc::UsableUb(Soc::kAscend950, 196608) == 196608);      // 248 KiB, nothing reserved
-  CHECK(cpu_ascendc::UsableUb(Soc::kAscend910, 262144) == 248 * 1024);
-  CHECK(cpu_ascendc::UsableUb(Soc::kHost, 32768) == 32768);
-  CHECK(cpu_ascendc::UsableUb(Soc::kHost, 1 << 20) == (1u << 20));
+  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend910B, 196608) == 184 * 1024);  // TMP_UB_OFFSET, dav_c220
+  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend910B, 65536) == 65536);
+  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend950, 196608) == 196608);      // 248 KiB, nothing reserved
+  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend910, 262144) == 248 * 1024);
+  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kHost, 32768) == 32768);
+  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kHost, 1 << 20) == (1u << 20));
 }
 
 // docs/behaviour.md §3's plan at ub_size 196608 fits the 910B's 184 KiB for every dtype, with the widest
@@ -109,15 +109,15 @@ void FitsUsableUb() {
     std::mt19937_64 rng(ub);
     const auto g = RandomValues<T>(n, rng, {}), x = RandomValues<T>(n, rng, {});
     const auto t = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, ub, 1);
-    const auto r = Run<T>(false, g, x, MidParams<T>(), t, ub, 1, false, KernelSoc::kAscend910B);
+    const auto r = kt::Run<T>(false, g, x, MidParams<T>(), t, ub, 1, false, KernelSoc::kAscend910B);
     uint64_t bad = 0;
     for (uint64_t i = 0; i < n; ++i) {
       if (!SameBits(r.out[i], Passes(x[i], MidParams<T>()) ? g[i] : T{})) ++bad;
     }
-    CHECK_MSG(bad == 0, std::string(Traits<T>::kName) + " ub " + std::to_string(ub));
+    EXPECT_TRUE(bad == 0) << (std::string(Traits<T>::kName) + " ub " + std::to_string(ub));
   }
 }
-TEST(PlanFits910BUsableUb) {
+TEST(SocRules, TilingPlanFitsAscend910BUsableUb) {
   FitsUsableUb<float>();
   FitsUsableUb<half>();
   FitsUsableUb<bfloat16_t>();
@@ -128,7 +128,7 @@ TEST(PlanFits910BUsableUb) {
 
 // A plan that needs the 910B's reserved scratch (between 184 and 192 KiB) aborts there, and runs
 // on the host, whose UB has no reserved part.
-TEST(PlanIntoReservedScratchAborts) {
+TEST(SocRulesDeathTest, PlanIntoAscend910BReservedScratchAbortsAndRunsOnHost) {
   ElementwiseTiling t{};
   t.total_num = 7872;  // float32: 6 queue buffers of 31488 bytes = 188928 > 188416
   t.block_dim = 1;
@@ -138,40 +138,40 @@ TEST(PlanIntoReservedScratchAborts) {
   t.small_tail_data_num = t.big_tail_data_num = 7872;
   std::mt19937_64 rng(5);
   const auto g = RandomValues<float>(7872, rng, {}), x = RandomValues<float>(7872, rng, {});
-  EXPECT_ABORT(Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kAscend910B),
+  EXPECT_DEATH(kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kAscend910B),
                "usable on Ascend910B");
-  const auto r = Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kHost);
-  CHECK(r.out.size() == 7872);
+  const auto r = kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kHost);
+  EXPECT_TRUE(r.out.size() == 7872);
 }
 
 // The Ascend910 (dav_c100): each kernel path stops at the first operation the SoC lacks.
-TEST(Ascend910RulesStopTheKernels) {
+TEST(SocRulesDeathTest, Ascend910RulesStopTheKernelsThatRunOnAscend910B) {
   std::mt19937_64 rng(9);
   const auto g7 = RandomValues<float>(7, rng, {}), x7 = RandomValues<float>(7, rng, {});
   const auto t7 = SpecTiling(7, 4, 7, kUb910B, kCores910B);
-  EXPECT_ABORT(Run<float>(false, g7, x7, FloatParams(0.f, 0.), t7, kUb910B, 1, false, KernelSoc::kAscend910),
-               "Ascend910 (dav_c100) has no DataCopyPad");
+  EXPECT_DEATH(kt::Run<float>(false, g7, x7, FloatParams(0.f, 0.), t7, kUb910B, 1, false, KernelSoc::kAscend910),
+               "Ascend910 \\(dav_c100\\) has no DataCopyPad");
   const auto g = RandomValues<float>(256, rng, {}), x = RandomValues<float>(256, rng, {});
   const auto t = SpecTiling(256, 4, 7, kUb910B, kCores910B);
-  EXPECT_ABORT(Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kAscend910),
+  EXPECT_DEATH(kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kAscend910),
                "has no CompareScalar on float");
   const auto gb = RandomValues<bfloat16_t>(256, rng, {}), xb = RandomValues<bfloat16_t>(256, rng, {});
   const auto tb = SpecTiling(256, 2, 10, kUb910B, kCores910B);
-  EXPECT_ABORT(Run<bfloat16_t>(true, gb, xb, ZeroParams(), tb, kUb910B, 1, false, KernelSoc::kAscend910),
+  EXPECT_DEATH(kt::Run<bfloat16_t>(true, gb, xb, ZeroParams(), tb, kUb910B, 1, false, KernelSoc::kAscend910),
                "has no Cast bfloat16_t -> float");
   // Twins: the same launches run under the 910B's rules.
-  CHECK(Run<float>(false, g7, x7, FloatParams(0.f, 0.), t7, kUb910B, 1, false, KernelSoc::kAscend910B).out.size() == 7);
-  CHECK(Run<bfloat16_t>(true, gb, xb, ZeroParams(), tb, kUb910B, 1, false, KernelSoc::kAscend910B).out.size() == 256);
+  EXPECT_TRUE(kt::Run<float>(false, g7, x7, FloatParams(0.f, 0.), t7, kUb910B, 1, false, KernelSoc::kAscend910B).out.size() == 7);
+  EXPECT_TRUE(kt::Run<bfloat16_t>(true, gb, xb, ZeroParams(), tb, kUb910B, 1, false, KernelSoc::kAscend910B).out.size() == 256);
 }
 
 // float64 exists on the host only: a real SoC's CompareScalar has no double.
-TEST(Float64OnlyOnHost) {
+TEST(SocRulesDeathTest, Float64KernelsRunOnlyOnTheHostSoc) {
   std::mt19937_64 rng(10);
   const auto g = RandomValues<double>(64, rng, {}), x = RandomValues<double>(64, rng, {});
   const auto t = SpecTiling(64, 8, 7, kUb910B, kCores910B);
-  EXPECT_ABORT(Run<double>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kAscend910B),
+  EXPECT_DEATH(kt::Run<double>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kAscend910B),
                "has no CompareScalar on double");
-  CHECK(Run<double>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kHost).out.size() == 64);
+  EXPECT_TRUE(kt::Run<double>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kHost).out.size() == 64);
 }
 
 // Round modes: the widening Casts emit an instruction only for CAST_NONE on dav_c220.
@@ -186,20 +186,20 @@ void CastOnce(KernelSoc soc, RoundMode mode) {
   Duplicate(src.template ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0), static_cast<int32_t>(256 * sizeof(S) / 2));
   Cast(a.Get<D>(), src, mode, 256);
 }
-TEST(CastRoundModeRules) {
-  EXPECT_ABORT((CastOnce<float, half>(KernelSoc::kAscend910B, RoundMode::CAST_RINT)),
+TEST(SocRulesDeathTest, CastRoundModesFollowEachSocsTable) {
+  EXPECT_DEATH((CastOnce<float, half>(KernelSoc::kAscend910B, RoundMode::CAST_RINT)),
                "has no Cast half -> float with CAST_RINT");
   CastOnce<float, half>(KernelSoc::kAscend910B, RoundMode::CAST_NONE);
-  EXPECT_ABORT((CastOnce<float, bfloat16_t>(KernelSoc::kAscend910B, RoundMode::CAST_RINT)),
+  EXPECT_DEATH((CastOnce<float, bfloat16_t>(KernelSoc::kAscend910B, RoundMode::CAST_RINT)),
                "has no Cast bfloat16_t -> float with CAST_RINT");
   CastOnce<float, bfloat16_t>(KernelSoc::kAscend910B, RoundMode::CAST_NONE);
-  EXPECT_ABORT((CastOnce<half, int8_t>(KernelSoc::kAscend950, RoundMode::CAST_FLOOR)),
+  EXPECT_DEATH((CastOnce<half, int8_t>(KernelSoc::kAscend950, RoundMode::CAST_FLOOR)),
                "has no Cast int8_t -> half with CAST_FLOOR");
   CastOnce<half, int8_t>(KernelSoc::kAscend950, RoundMode::CAST_NONE);
-  EXPECT_ABORT((CastOnce<bfloat16_t, float>(KernelSoc::kAscend910B, RoundMode::CAST_NONE)),
+  EXPECT_DEATH((CastOnce<bfloat16_t, float>(KernelSoc::kAscend910B, RoundMode::CAST_NONE)),
                "has no Cast float -> bfloat16_t with CAST_NONE");
   CastOnce<bfloat16_t, float>(KernelSoc::kAscend910B, RoundMode::CAST_RINT);
-  EXPECT_ABORT((CastOnce<int8_t, half>(KernelSoc::kAscend910, RoundMode::CAST_RINT)),
+  EXPECT_DEATH((CastOnce<int8_t, half>(KernelSoc::kAscend910, RoundMode::CAST_RINT)),
                "has no Cast half -> int8_t with CAST_RINT");
   CastOnce<int8_t, half>(KernelSoc::kAscend910, RoundMode::CAST_TRUNC);
 }

@@ -28,8 +28,6 @@
 
 #ifdef JAX_THRESHOLD_HAS_FFI_HANDLER
 #include "xla_ffi/ffi_handler.h"
-#include "xla_ffi/ffi_probe_passes.h"
-#include "xla_ffi/ffi_probe_select.h"
 #endif
 
 namespace nb = nanobind;
@@ -241,24 +239,6 @@ NB_MODULE(_native, m) {
       },
       "[(target name, XLA platform, handler PyCapsule)] for jax.ffi.register_ffi_target.");
   m.attr("FFI_INLINE_MAX_BYTES") = jax_threshold::ffi_handler::kInlineMaxBytes;
-  // Not the operator's: a benchmark probe (ffi_probe_select.h), registered only by benchmarks.
-  m.def(
-      "ffi_probe_handler",
-      [] {
-        return nb::make_tuple(
-            jax_threshold::ffi_handler::kProbeSelectTarget, "cpu",
-            nb::capsule(reinterpret_cast<void*>(jax_threshold::ffi_handler::ProbeSelectCpuHandler())));
-      },
-      "(target name, XLA platform, handler PyCapsule) of the plain-loop select probe.");
-  // Not the operator's either: the kernel's passes without the emulation (ffi_probe_passes.h).
-  m.def(
-      "ffi_probe_passes_handler",
-      [] {
-        return nb::make_tuple(
-            jax_threshold::ffi_handler::kProbePassesTarget, "cpu",
-            nb::capsule(reinterpret_cast<void*>(jax_threshold::ffi_handler::ProbePassesCpuHandler())));
-      },
-      "(target name, XLA platform, handler PyCapsule) of the kernel pass-model probe.");
 #else
   m.attr("HAS_FFI_HANDLER") = false;
 #endif

@@ -18,11 +18,6 @@ namespace ascend_kernels {
 // Casts, compares and selects that exist, DataCopyPad. Values are the executor's SocVersion's.
 enum class KernelSoc : int32_t { kAscend910 = 0, kAscend910B = 1, kAscend950 = 2, kHost = 3 };
 
-// Launches whose output holds at least this many bytes write it with non-temporal stores on
-// the CPU (cpu_ascendc StreamCopyBytes); StreamStoreMinBytes() is the value in force.
-inline constexpr uint64_t kStreamStoreMinBytes = uint64_t{8} << 20;
-uint64_t StreamStoreMinBytes();
-
 struct HostLaunch {
   const char* kernel_name = "";
   uint32_t block_dim = 0;

@@ -2,9 +2,8 @@
 //
 // For each dtype and size: the docs/behaviour.md §3 910B tiling (48 blocks, 192 KiB UB), every block run on
 // N std::threads, buffers preallocated and pre-touched, best of several launches, reported as
-// GB/s over 3 * n * itemsize bytes. Beside it, for float32, bfloat16 and int8, the kernel's passes
-// alone (bench/pass_model.h: the primitives' loops in the kernel's order, no bookkeeping), and a plain C++
-// select loop over the same buffers (also split over N threads) as the host's ceiling.
+// GB/s over 3 * n * itemsize bytes. Beside it, a plain C++ select loop over the same buffers (also
+// split over N threads) as the host's ceiling.
 //   ascend_kernels_bench [dtype|all] [max-log2-size] [ub-bytes] [core-num]
 // ub-bytes (default 196608, the 910B's) sizes the tiles as docs/behaviour.md §3 does, to see which tile size
 // suits the host's caches; core-num (default 48) sets the tiling's block count.
@@ -18,7 +17,6 @@
 #include <vector>
 
 #include "tests/aligned_buffer.h"
-#include "bench/pass_model.h"
 #include "tests/kernel_fixture.h"
 
 namespace {
@@ -54,22 +52,6 @@ void PlainSelect(const T* __restrict g, const T* __restrict x, T* __restrict out
   }
 }
 
-// The pass model (bench/pass_model.h) of the dtypes it models, on T's own buffers; false for
-// the others.
-template <typename T>
-bool RunPassModel(const T* g, const T* x, T* out, uint64_t n, uint64_t tile, float t, uint8_t* scratch,
-                  bool stream) {
-  if constexpr (std::is_same_v<T, bfloat16_t>) {
-    return ascend_kernels::bench::PassModel(reinterpret_cast<const uint16_t*>(g), reinterpret_cast<const uint16_t*>(x),
-                                            reinterpret_cast<uint16_t*>(out), n, tile, t, scratch, stream);
-  } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int8_t>) {
-    return ascend_kernels::bench::PassModel(g, x, out, n, tile, t, scratch, stream);
-  } else {
-    (void)g, (void)x, (void)out, (void)n, (void)tile, (void)t, (void)scratch, (void)stream;
-    return false;
-  }
-}
-
 // A 64-byte aligned copy of `values`.
 template <typename T>
 test::Aligned<T> AlignedCopy(const std::vector<T>& values) {
@@ -92,8 +74,7 @@ double BestSeconds(int reps, F f) {
 template <typename T>
 void Bench(uint64_t n, unsigned threads) {
   std::mt19937_64 rng(1);
-  // 64-byte aligned, as XLA's buffers are: a GM operand aligned like its UB copy is read in
-  // place (cpu_ascendc/deferred_copy.h), and std::vector's 16-byte alignment would time the copy.
+  // 64-byte aligned, as XLA's buffers are.
   test::Aligned<T> g = AlignedCopy(RandomValues<T>(n, rng, {}));
   test::Aligned<T> x = AlignedCopy(RandomValues<T>(n, rng, {}));
   test::Aligned<T> out = AlignedCopy(std::vector<T>(n));  // touched
@@ -133,45 +114,15 @@ void Bench(uint64_t n, unsigned threads) {
     }
     for (auto& t : pool) t.join();
   };
-  // The pass model, split over the threads as the plain loop is, one UB stand-in per thread.
-  const uint64_t tile = td.tiling.tile_data_num;
-  std::vector<test::Aligned<uint8_t>> ubs;
-  for (unsigned w = 0; w < std::max(threads, 1u); ++w) {
-    ubs.emplace_back(ascend_kernels::bench::PassModelScratchBytes<T>(tile));
-  }
-  const bool stream = n * sizeof(T) >= ascend_kernels::StreamStoreMinBytes();
-  bool has_passes = true;
-  auto run_passes = [&] {
-    const float t = kIsInt<T> ? 1.0f : 0.25f;
-    if (threads <= 1) {
-      has_passes = RunPassModel(g.data(), x.data(), out.data(), n, tile, t, ubs[0].data(), stream);
-      if (stream) cpu_ascendc::loops::StoreFence();
-      return;
-    }
-    std::vector<std::thread> pool;
-    const uint64_t per = (n + threads - 1) / threads / tile * tile + tile;
-    for (unsigned w = 0; w < threads; ++w) {
-      pool.emplace_back([&, w] {
-        const uint64_t b = std::min<uint64_t>(n, w * per), e = std::min<uint64_t>(n, b + per);
-        if (e > b) RunPassModel(g.data() + b, x.data() + b, out.data() + b, e - b, tile, t, ubs[w].data(), stream);
-        if (stream) cpu_ascendc::loops::StoreFence();
-      });
-    }
-    for (auto& th : pool) th.join();
-  };
   const int reps = n <= (1u << 16) ? 400 : (n <= (1u << 20) ? 40 : 6);
   run_launch();
   const double tk = BestSeconds(reps, run_launch);
   run_plain();
   const double tp = BestSeconds(reps, run_plain);
-  run_passes();
-  const double tm = has_passes ? BestSeconds(reps, run_passes) : 0.0;
   const double bytes = 3.0 * static_cast<double>(n) * sizeof(T);
-  char passes[64] = "passes        -";
-  if (has_passes) std::snprintf(passes, sizeof passes, "passes %8.1f us", tm * 1e6);
-  std::printf("%-8s 2^%-3d thr=%u blocks=%-3u tile=%-6llu kernel %8.1f us %6.2f GB/s   %s   plain %8.1f us %6.2f GB/s   ratio %.2f\n",
+  std::printf("%-8s 2^%-3d thr=%u blocks=%-3u tile=%-6llu kernel %8.1f us %6.2f GB/s   plain %8.1f us %6.2f GB/s   ratio %.2f\n",
               Traits<T>::kName, static_cast<int>(std::log2(static_cast<double>(n))), threads, blocks,
-              static_cast<unsigned long long>(tile), tk * 1e6, bytes / tk * 1e-9, passes, tp * 1e6,
+              static_cast<unsigned long long>(td.tiling.tile_data_num), tk * 1e6, bytes / tk * 1e-9, tp * 1e6,
               bytes / tp * 1e-9, tp / tk);
   std::fflush(stdout);
 }
