@@ -36,12 +36,14 @@ def greater(x, threshold):
   form. The choice depends on the threshold alone: for a constant threshold XLA folds it away and
   the fused loop runs a single form (for a normal threshold, the same compare as `x > t`).
   """
+  if np.dtype(x.dtype) == np.dtype(jnp.bfloat16):
+    # One integer range check on x's own 16 bits, for every threshold: as cheap as the float
+    # compare, and it keeps float arithmetic out of the loop, where XLA's CPU backend would run
+    # the bfloat16 select in float32 and flush a subnormal gradient on the way back.
+    return _bfloat16_greater_by_bits(x, threshold)
   _, magnitude, _, min_normal_bits = _float_bits(threshold)
   plain = lax.convert_element_type(x, threshold.dtype) > threshold
-  if np.dtype(x.dtype) == np.dtype(jnp.bfloat16):
-    by_bits = _bfloat16_greater_by_bits(x, threshold)
-  else:
-    by_bits = greater_by_bits(to_float32(x) if x.dtype != np.float64 else x, threshold)
+  by_bits = greater_by_bits(to_float32(x) if x.dtype != np.float64 else x, threshold)
   return jnp.where(magnitude >= min_normal_bits, plain, by_bits)
 
 

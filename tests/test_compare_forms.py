@@ -125,19 +125,22 @@ class ExactFormsTest(parameterized.TestCase):
 class FusedProgramTest(parameterized.TestCase):
   """What a static threshold compiles to (no timing: the op lists are the contract)."""
 
-  @parameterized.parameters(np.float32, ml_dtypes.bfloat16)
-  def test_normal_threshold_compiles_to_the_compare_of_jnp_where(self, dtype):
-    x = jnp.ones(1024, dtype)
+  def test_normal_threshold_compiles_to_the_compare_of_jnp_where(self):
+    x = jnp.ones(1024, F32)
     for t in (0.5, -2.0, 1e30):
       with self.subTest(threshold=t):
         ours = _fused_ops(lambda g, x, t=t: jt.threshold_backward(g, x, t), x, x)
         where = _fused_ops(lambda g, x, t=t: jnp.where(x > t, g, jnp.zeros((), g.dtype)), x, x)
-        if dtype != np.float32:
-          # x is widened to float32 (the threshold is float32); XLA compares a bfloat16 either
-          # after the same widening (jaxlib 0.10) or widens inside its compare (0.12).
-          ours = (ours[0], [op for op in ours[1] if op != "convert"])
-          where = (where[0], [op for op in where[1] if op != "convert"])
         self.assertEqual(ours, where)
+
+  def test_bfloat16_normal_threshold_is_one_range_check_without_float_ops(self):
+    x = jnp.ones(1024, jnp.bfloat16)
+    for t in (0.5, 1e30):
+      with self.subTest(threshold=t):
+        fusions, ops = _fused_ops(lambda g, x, t=t: jt.threshold_backward(g, x, t), x, x)
+        self.assertEqual(fusions, 1)
+        self.assertNotIn("convert", ops)  # no widening, so no float select in float32
+        self.assertEqual(ops.count("compare"), 1)
 
   def test_zero_threshold_compiles_to_two_integer_ops(self):
     x = jnp.ones(1024, F32)
