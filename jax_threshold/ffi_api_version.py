@@ -37,7 +37,7 @@ class IncompatibleFfiApi(ImportError):
 
 def parse_c_api_header(text: str) -> ApiVersion | None:
   """(major, minor) from the text of xla/ffi/api/c_api.h, or None if it defines neither."""
-  found = dict(m.groups() for m in _DEFINE.finditer(text))
+  found = {m.group(1): m.group(2) for m in _DEFINE.finditer(text)}
   if "MAJOR" not in found or "MINOR" not in found:
     return None
   return int(found["MAJOR"]), int(found["MINOR"])

@@ -9,9 +9,17 @@ so its gradient runs through the `threshold_backward` primitive. Importing
 this module needs Flax; `import jax_threshold` does not.
 """
 
-from jax_threshold._flax_import import import_flax
+from typing import TYPE_CHECKING
 
-nnx = import_flax("nnx", needed_by="jax_threshold.nnx")
+import jax
+
+from jax_threshold._flax_import import import_flax
+from jax_threshold._typing import ArrayLike
+
+if TYPE_CHECKING:
+  from flax import nnx
+else:
+  nnx = import_flax("nnx", needed_by="jax_threshold.nnx")
 
 import jax_threshold as _jt  # pylint: disable=g-import-not-at-top
 
@@ -37,12 +45,12 @@ class Threshold(nnx.Module):
   """
 
   def __init__(self, threshold: float, value: float, *,
-               implementation: str | None = None):
+               implementation: str | None = None) -> None:
     self.threshold = threshold
     self.value = value
     self.implementation = implementation
 
-  def __call__(self, x):
+  def __call__(self, x: ArrayLike) -> jax.Array:
     return _jt.threshold(
         x, self.threshold, self.value, implementation=self.implementation
     )
