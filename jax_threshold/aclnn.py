@@ -334,7 +334,8 @@ def _tiling(fn, num_elements, dtype, ub_size, core_num) -> dict:
   return fn(num_elements, code, ub_size, core_num)
 
 
-def threshold_grad_v2_d_tiling(num_elements: int, dtype: npt.DTypeLike, ub_size: int = DEFAULT_UB_SIZE,
+def threshold_grad_v2_d_tiling(num_elements: int, dtype: npt.DTypeLike,
+                               ub_size: int = DEFAULT_UB_SIZE,
                                core_num: int = DEFAULT_CORE_NUM) -> dict:
   """ThresholdGradV2D's tiling (docs/behaviour.md §3).
 

@@ -109,8 +109,8 @@ def _threshold_activation_jvp(implementation, primals, tangents):
   return out, _select(mask, x_part, value_dot)
 
 
-def threshold(x: ArrayLike, threshold: RealLike, value: RealLike, *,  # pylint: disable=redefined-outer-name
-              implementation: str | None = None) -> jax.Array:
+def threshold(x: ArrayLike, threshold: RealLike,  # pylint: disable=redefined-outer-name
+              value: RealLike, *, implementation: str | None = None) -> jax.Array:
   """`x if x > threshold else value`, elementwise, like torch.nn.functional.threshold.
 
   Args:

@@ -88,9 +88,10 @@ def incompatibility(built: ApiVersion, running: ApiVersion | None, *, built_jaxl
         running_release >= built_release):
       return None
     why = (f"jax_threshold cannot tell the XLA FFI API version of jaxlib {running_jaxlib} (no "
-           f"readable {_C_API_HEADER} in jax.ffi.include_dir()), and its handlers were built against "
-           f"{headers} headers (API {_fmt(built)})")
-  upgrade = f"`pip install -U 'jaxlib>={built_jaxlib}'`" if built_jaxlib else "install a newer jaxlib"
+           f"readable {_C_API_HEADER} in jax.ffi.include_dir()), and its handlers were built "
+           f"against {headers} headers (API {_fmt(built)})")
+  upgrade = (f"`pip install -U 'jaxlib>={built_jaxlib}'`" if built_jaxlib
+             else "install a newer jaxlib")
   return (f"{why}. Registering them would break JAX's CPU backend, so implementation 'ffi' is "
           f"disabled; JAX and the reference lowering work as usual. To use 'ffi': {upgrade}, "
           f"or reinstall jax-threshold from its wheel or with `pip install --force-reinstall .` "
