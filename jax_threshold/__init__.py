@@ -7,8 +7,11 @@
 """
 
 import importlib
+import warnings
 
+from jax_threshold import ffi_api_version as _ffi_api_version
 from jax_threshold import lowering as _lowering  # registers the lowerings
+from jax_threshold._version import __version__
 from jax_threshold.api import threshold
 from jax_threshold.api import threshold_backward
 from jax_threshold.implementation_choice import implementation
@@ -26,6 +29,9 @@ def _load_ffi() -> None:
   """Registers the "ffi" implementation when the native extension is importable."""
   try:
     importlib.import_module(_FFI_MODULE)
+  except _ffi_api_version.IncompatibleFfiApi as e:  # built for a newer jaxlib than this one
+    _lowering.note_unavailable("ffi", str(e))
+    warnings.warn(str(e), RuntimeWarning, stacklevel=2)
   except ImportError as e:  # no compiled extension (e.g. a source checkout)
     _lowering.note_unavailable(
         "ffi", f"the native extension is missing ({type(e).__name__}: {e}); build the "
@@ -45,6 +51,7 @@ except ImportError:  # written by the native build; absent in a bare source tree
 _load_ffi()
 
 __all__ = [
+    "__version__",
     "available_implementations",
     "ffi_targets",
     "get_include",

@@ -27,8 +27,9 @@ import threading
 from typing import Any, Optional
 
 import numpy as np
+import numpy.typing as npt
 
-from jax_threshold import _native
+from jax_threshold import _native  # type: ignore[attr-defined]  # compiled, no stub
 from jax_threshold import threshold_value
 
 ACLNN_SUCCESS = _native.ACLNN_SUCCESS
@@ -64,7 +65,7 @@ _TILING_DTYPES = frozenset(_ACL_DTYPES[name] for name in (
     "float32", "float16", "int8", "int32", "uint8", "int64", "float64", "bfloat16"))
 
 
-def acl_dtype(dtype) -> int:
+def acl_dtype(dtype: npt.DTypeLike) -> int:
   """The aclDataType code of a NumPy dtype (ACL_DT_UNDEFINED if it has none).
 
   Matched by name and item size, so ml_dtypes' bfloat16 works without NumPy knowing it.
@@ -117,8 +118,10 @@ def _as_numpy_scalar(threshold):
 
 
 def _scalar_bytes(value, code: int):
-  dtype = {_ACL_DTYPES["float32"]: np.float32, _ACL_DTYPES["float64"]: np.float64,
-           _ACL_DTYPES["int64"]: np.int64}[code]
+  dtypes: dict[int, type[np.float32 | np.float64 | np.int64]] = {
+      _ACL_DTYPES["float32"]: np.float32, _ACL_DTYPES["float64"]: np.float64,
+      _ACL_DTYPES["int64"]: np.int64}
+  dtype = dtypes[code]
   return (dtype(value).tobytes(), code)
 
 
@@ -369,7 +372,8 @@ def _tiling(fn, num_elements, dtype, ub_size, core_num) -> dict:
   return fn(num_elements, code, ub_size, core_num)
 
 
-def threshold_grad_v2_d_tiling(num_elements: int, dtype, ub_size: int = DEFAULT_UB_SIZE,
+def threshold_grad_v2_d_tiling(num_elements: int, dtype: npt.DTypeLike,
+                               ub_size: int = DEFAULT_UB_SIZE,
                                core_num: int = DEFAULT_CORE_NUM) -> dict:
   """ThresholdGradV2D's tiling (docs/behaviour.md §3).
 
@@ -391,7 +395,7 @@ def threshold_grad_v2_d_tiling(num_elements: int, dtype, ub_size: int = DEFAULT_
   return _tiling(_native.threshold_grad_v2_d_tiling, num_elements, dtype, ub_size, core_num)
 
 
-def relu_grad_tiling(num_elements: int, dtype, ub_size: int = DEFAULT_UB_SIZE,
+def relu_grad_tiling(num_elements: int, dtype: npt.DTypeLike, ub_size: int = DEFAULT_UB_SIZE,
                      core_num: int = DEFAULT_CORE_NUM) -> dict:
   """ReluGrad's tiling: the same scheme and UB divisors as `threshold_grad_v2_d_tiling`.
 

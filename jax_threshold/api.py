@@ -12,6 +12,8 @@ from jax import lax
 import numpy as np
 
 from jax_threshold import _dtypes
+from jax_threshold._typing import ArrayLike
+from jax_threshold._typing import RealLike
 from jax_threshold import implementation_choice as _implementation
 from jax_threshold.primitive import broadcast_shapes
 from jax_threshold.primitive import explicit_output_sharding
@@ -51,7 +53,8 @@ def _common_dtype(grad_output, x):
           lax.convert_element_type(x, target))
 
 
-def threshold_backward(grad_output, x, threshold, *, implementation=None):
+def threshold_backward(grad_output: ArrayLike, x: ArrayLike, threshold: RealLike, *,
+                       implementation: str | None = None) -> jax.Array:
   """`grad_output` where `x > threshold`, else 0 (exactly 0, even for inf/NaN grads).
 
   The gradient of `threshold(x, threshold, value)` with respect to `x`, and of
@@ -143,7 +146,8 @@ def _threshold_activation_jvp(implementation, primals, tangents):
   return out, _select(mask, x_part, value_dot)
 
 
-def threshold(x, threshold, value, *, implementation=None):  # pylint: disable=redefined-outer-name
+def threshold(x: ArrayLike, threshold: RealLike,  # pylint: disable=redefined-outer-name
+              value: RealLike, *, implementation: str | None = None) -> jax.Array:
   """`x if x > threshold else value`, elementwise, like torch.nn.functional.threshold.
 
   Args:

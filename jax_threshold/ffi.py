@@ -39,6 +39,7 @@ import jax
 from jax.interpreters import mlir
 
 from jax_threshold import batch_transpose as _batch_transpose
+from jax_threshold import ffi_api_version as _ffi_api_version
 from jax_threshold import layout_check as _layout_check
 from jax_threshold import lowering as _lowering
 from jax_threshold import partitioning as _partitioning
@@ -51,6 +52,9 @@ except ImportError as e:  # a source tree without the compiled extension
 if not hasattr(_native, "ffi_handlers"):
   raise ImportError("jax_threshold._native was built without the XLA FFI handler "
                     "(the XLA FFI headers of jaxlib were not found at build time)")
+
+# Before anything is registered: a handler the running jaxlib cannot load would break JAX.
+_ffi_api_version.check(_native)
 
 TARGET = "jax_threshold_threshold_backward_v1"
 STATIC_TARGET = "jax_threshold_threshold_backward_static_v1"

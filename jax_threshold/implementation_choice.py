@@ -18,6 +18,7 @@ reference trace.
 
 import contextlib
 import os
+from typing import Iterator
 
 from jax._src import config as jax_config  # no public API creates a jit-keyed state
 
@@ -38,7 +39,7 @@ _scoped_implementation = jax_config.optional_enum_state(
 )
 
 
-def validate_name(name, where: str = "threshold_backward") -> str:
+def validate_name(name: object, where: str = "threshold_backward") -> str:
   """`name` if it is an implementation name, else ValueError (prefixed by `where`)."""
   if not isinstance(name, str) or name not in IMPLEMENTATIONS:
     hint = ""
@@ -120,7 +121,7 @@ def default_implementation() -> str:
   return "auto"
 
 
-def resolve(name) -> str:
+def resolve(name: str | None) -> str:
   """Validates a call's `implementation` argument; None becomes the default.
 
   The result is still unresolved with respect to the platform ("auto" stays
@@ -132,7 +133,7 @@ def resolve(name) -> str:
 
 
 @contextlib.contextmanager
-def implementation(name):
+def implementation(name: str) -> Iterator[None]:
   """Makes `name` the default implementation inside the block.
 
   Args:

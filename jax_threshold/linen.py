@@ -8,9 +8,17 @@ gradient runs through the `threshold_backward` primitive and whichever lowering
 is selected. Importing this module needs Flax; `import jax_threshold` does not.
 """
 
-from jax_threshold._flax_import import import_flax
+from typing import TYPE_CHECKING
 
-nn = import_flax("linen", needed_by="jax_threshold.linen")
+import jax
+
+from jax_threshold._flax_import import import_flax
+from jax_threshold._typing import ArrayLike
+
+if TYPE_CHECKING:
+  from flax import linen as nn
+else:
+  nn = import_flax("linen", needed_by="jax_threshold.linen")
 
 import jax_threshold as _jt  # noqa: E402  # pylint: disable=g-import-not-at-top
 
@@ -45,7 +53,7 @@ class Threshold(nn.Module):
   implementation: str | None = None
   inplace: bool = False
 
-  def __call__(self, x):
+  def __call__(self, x: ArrayLike) -> jax.Array:
     return _jt.threshold(
         x, self.threshold, self.value, implementation=self.implementation
     )

@@ -14,6 +14,8 @@ lowering time: "auto" takes the platform's `use_for_auto` implementation, else
 the reference; "ffi" on a platform without an ffi lowering is an error.
 """
 
+from typing import Any, Callable
+
 from jax.interpreters import mlir
 
 from jax_threshold import implementation_choice as _implementation
@@ -26,7 +28,7 @@ check_available = _implementation.check_available
 note_unavailable = _implementation.note_unavailable
 
 # implementation name -> platform -> lowering rule
-_lowerings: dict[str, dict[str, object]] = {}
+_lowerings: dict[str, dict[str, Callable[..., Any]]] = {}
 _auto_choice: dict[str, str] = {}  # platform -> implementation "auto" resolves to
 _ffi_targets: list[str] = []
 _platforms_with_rules = {None, "cpu"}
@@ -34,7 +36,7 @@ _platforms_with_rules = {None, "cpu"}
 
 def _resolve_for_platform(name: str, platform: str | None) -> str:
   if name == "auto":
-    return _auto_choice.get(platform, "reference")
+    return _auto_choice.get(platform or "", "reference")
   return name
 
 
@@ -45,7 +47,7 @@ def _make_dispatch_rule(platform: str | None):
     chosen = _resolve_for_platform(implementation, platform)
     if chosen == "reference":
       return reference_lowering(ctx, grad_output, x, threshold, implementation=implementation)
-    lowering = _lowerings.get(chosen, {}).get(platform)
+    lowering = _lowerings.get(chosen, {}).get(platform) if platform else None
     if lowering is None:
       where = platform or "/".join(ctx.module_context.platforms)
       registered = sorted(_lowerings.get(chosen, {})) or "no platform"

@@ -9,9 +9,17 @@ so its gradient runs through the `threshold_backward` primitive. Importing
 this module needs Flax; `import jax_threshold` does not.
 """
 
-from jax_threshold._flax_import import import_flax
+from typing import TYPE_CHECKING
 
-nnx = import_flax("nnx", needed_by="jax_threshold.nnx")
+import jax
+
+from jax_threshold._flax_import import import_flax
+from jax_threshold._typing import ArrayLike
+
+if TYPE_CHECKING:
+  from flax import nnx
+else:
+  nnx = import_flax("nnx", needed_by="jax_threshold.nnx")
 
 import jax_threshold as _jt  # noqa: E402  # pylint: disable=g-import-not-at-top
 
@@ -41,13 +49,13 @@ class Threshold(nnx.Module):
   """
 
   def __init__(self, threshold: float, value: float, inplace: bool = False, *,
-               implementation: str | None = None):
+               implementation: str | None = None) -> None:
     self.threshold = threshold
     self.value = value
     self.inplace = inplace  # a no-op (see above)
     self.implementation = implementation
 
-  def __call__(self, x):
+  def __call__(self, x: ArrayLike) -> jax.Array:
     return _jt.threshold(
         x, self.threshold, self.value, implementation=self.implementation
     )

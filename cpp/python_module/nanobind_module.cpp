@@ -27,6 +27,7 @@
 #include "tiling/threshold_grad_v2_d_tiling.h"
 
 #ifdef JAX_THRESHOLD_HAS_FFI_HANDLER
+#include "xla/ffi/api/c_api.h"
 #include "xla_ffi/ffi_handler.h"
 #endif
 
@@ -227,6 +228,15 @@ NB_MODULE(_native, m) {
   // handler per platform ("cpu", and "ASCEND" in NPU builds).
 #ifdef JAX_THRESHOLD_HAS_FFI_HANDLER
   m.attr("HAS_FFI_HANDLER") = true;
+  // The XLA FFI API the handlers were compiled against (what they report to XLA at registration),
+  // and the jaxlib whose headers those were ("" when not known): jax_threshold/ffi_api_version.py
+  // checks them against the running jaxlib before registering anything.
+  m.attr("XLA_FFI_API_VERSION") = nb::make_tuple(XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR);
+#ifdef JAX_THRESHOLD_XLA_FFI_JAXLIB_VERSION
+  m.attr("XLA_FFI_HEADERS_JAXLIB_VERSION") = JAX_THRESHOLD_XLA_FFI_JAXLIB_VERSION;
+#else
+  m.attr("XLA_FFI_HEADERS_JAXLIB_VERSION") = "";
+#endif
   m.def(
       "ffi_handlers",
       [] {
