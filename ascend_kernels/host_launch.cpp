@@ -13,9 +13,12 @@ namespace ascend_kernels {
 
 namespace {
 
-static_assert(static_cast<int>(KernelSoc::kAscend910) == static_cast<int>(cpu_ascendc::Soc::kAscend910) &&
-                  static_cast<int>(KernelSoc::kAscend910B) == static_cast<int>(cpu_ascendc::Soc::kAscend910B) &&
-                  static_cast<int>(KernelSoc::kAscend950) == static_cast<int>(cpu_ascendc::Soc::kAscend950) &&
+static_assert(static_cast<int>(KernelSoc::kAscend910) ==
+                      static_cast<int>(cpu_ascendc::Soc::kAscend910) &&
+                  static_cast<int>(KernelSoc::kAscend910B) ==
+                      static_cast<int>(cpu_ascendc::Soc::kAscend910B) &&
+                  static_cast<int>(KernelSoc::kAscend950) ==
+                      static_cast<int>(cpu_ascendc::Soc::kAscend950) &&
                   static_cast<int>(KernelSoc::kHost) == static_cast<int>(cpu_ascendc::Soc::kHost),
               "KernelSoc and cpu_ascendc::Soc agree");
 
@@ -29,36 +32,52 @@ struct EntryInfo {
 
 EntryInfo ThresholdGradV2DEntry(KernelDType dtype) {
   switch (dtype) {
-    case KernelDType::kFloat32: return {threshold_grad_v2_d_float32, 4, "threshold_grad_v2_d_float32"};
-    case KernelDType::kFloat16: return {threshold_grad_v2_d_float16, 2, "threshold_grad_v2_d_float16"};
-    case KernelDType::kBFloat16: return {threshold_grad_v2_d_bfloat16, 2, "threshold_grad_v2_d_bfloat16"};
-    case KernelDType::kInt32: return {threshold_grad_v2_d_int32, 4, "threshold_grad_v2_d_int32"};
-    case KernelDType::kInt8: return {threshold_grad_v2_d_int8, 1, "threshold_grad_v2_d_int8"};
-    case KernelDType::kUInt8: return {threshold_grad_v2_d_uint8, 1, "threshold_grad_v2_d_uint8"};
-    case KernelDType::kInt64: return {threshold_grad_v2_d_int64, 8, "threshold_grad_v2_d_int64"};
-    case KernelDType::kFloat64: return {threshold_grad_v2_d_float64, 8, "threshold_grad_v2_d_float64"};
+    case KernelDType::kFloat32:
+      return {threshold_grad_v2_d_float32, 4, "threshold_grad_v2_d_float32"};
+    case KernelDType::kFloat16:
+      return {threshold_grad_v2_d_float16, 2, "threshold_grad_v2_d_float16"};
+    case KernelDType::kBFloat16:
+      return {threshold_grad_v2_d_bfloat16, 2, "threshold_grad_v2_d_bfloat16"};
+    case KernelDType::kInt32:
+      return {threshold_grad_v2_d_int32, 4, "threshold_grad_v2_d_int32"};
+    case KernelDType::kInt8:
+      return {threshold_grad_v2_d_int8, 1, "threshold_grad_v2_d_int8"};
+    case KernelDType::kUInt8:
+      return {threshold_grad_v2_d_uint8, 1, "threshold_grad_v2_d_uint8"};
+    case KernelDType::kInt64:
+      return {threshold_grad_v2_d_int64, 8, "threshold_grad_v2_d_int64"};
+    case KernelDType::kFloat64:
+      return {threshold_grad_v2_d_float64, 8, "threshold_grad_v2_d_float64"};
   }
   return {nullptr, 0, ""};
 }
 
 EntryInfo ReluGradEntry(KernelDType dtype) {
   switch (dtype) {
-    case KernelDType::kFloat32: return {relu_grad_float32, 4, "relu_grad_float32"};
-    case KernelDType::kFloat16: return {relu_grad_float16, 2, "relu_grad_float16"};
-    case KernelDType::kBFloat16: return {relu_grad_bfloat16, 2, "relu_grad_bfloat16"};
-    case KernelDType::kInt32: return {relu_grad_int32, 4, "relu_grad_int32"};
-    case KernelDType::kInt8: return {relu_grad_int8, 1, "relu_grad_int8"};
-    case KernelDType::kUInt8: return {relu_grad_uint8, 1, "relu_grad_uint8"};
-    case KernelDType::kInt64: return {relu_grad_int64, 8, "relu_grad_int64"};
-    case KernelDType::kFloat64: return {relu_grad_float64, 8, "relu_grad_float64"};
+    case KernelDType::kFloat32:
+      return {relu_grad_float32, 4, "relu_grad_float32"};
+    case KernelDType::kFloat16:
+      return {relu_grad_float16, 2, "relu_grad_float16"};
+    case KernelDType::kBFloat16:
+      return {relu_grad_bfloat16, 2, "relu_grad_bfloat16"};
+    case KernelDType::kInt32:
+      return {relu_grad_int32, 4, "relu_grad_int32"};
+    case KernelDType::kInt8:
+      return {relu_grad_int8, 1, "relu_grad_int8"};
+    case KernelDType::kUInt8:
+      return {relu_grad_uint8, 1, "relu_grad_uint8"};
+    case KernelDType::kInt64:
+      return {relu_grad_int64, 8, "relu_grad_int64"};
+    case KernelDType::kFloat64:
+      return {relu_grad_float64, 8, "relu_grad_float64"};
   }
   return {nullptr, 0, ""};
 }
 
 // An unknown dtype gives an empty launch (block_dim 0, no run_block): the caller validates.
 template <typename TilingData>
-HostLaunch MakeLaunch(const EntryInfo& info, const void* grad, const void* feature, void* out, void* workspace,
-                      const TilingData* tiling, uint64_t ub_size, KernelSoc soc) {
+HostLaunch MakeLaunch(const EntryInfo& info, const void* grad, const void* feature, void* out,
+                      void* workspace, const TilingData* tiling, uint64_t ub_size, KernelSoc soc) {
   HostLaunch launch;
   if (info.entry == nullptr || tiling == nullptr) {
     return launch;
@@ -77,8 +96,9 @@ HostLaunch MakeLaunch(const EntryInfo& info, const void* grad, const void* featu
   const auto rules_soc = static_cast<cpu_ascendc::Soc>(soc);  // same values
   launch.run_block = [=](uint32_t block_idx) {
     cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions, rules_soc);
-    entry(const_cast<uint8_t*>(static_cast<const uint8_t*>(grad)), const_cast<uint8_t*>(static_cast<const uint8_t*>(feature)),
-          static_cast<uint8_t*>(out), static_cast<uint8_t*>(workspace),
+    entry(const_cast<uint8_t*>(static_cast<const uint8_t*>(grad)),
+          const_cast<uint8_t*>(static_cast<const uint8_t*>(feature)), static_cast<uint8_t*>(out),
+          static_cast<uint8_t*>(workspace),
           const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(tiling)));
   };
   return launch;
@@ -86,14 +106,17 @@ HostLaunch MakeLaunch(const EntryInfo& info, const void* grad, const void* featu
 
 }  // namespace
 
-HostLaunch MakeThresholdGradV2DLaunch(KernelDType dtype, const void* grad, const void* feature, void* out,
-                                      void* workspace, const ThresholdGradV2DTilingData* tiling, uint64_t ub_size,
+HostLaunch MakeThresholdGradV2DLaunch(KernelDType dtype, const void* grad, const void* feature,
+                                      void* out, void* workspace,
+                                      const ThresholdGradV2DTilingData* tiling, uint64_t ub_size,
                                       KernelSoc soc) {
-  return MakeLaunch(ThresholdGradV2DEntry(dtype), grad, feature, out, workspace, tiling, ub_size, soc);
+  return MakeLaunch(ThresholdGradV2DEntry(dtype), grad, feature, out, workspace, tiling, ub_size,
+                    soc);
 }
 
-HostLaunch MakeReluGradLaunch(KernelDType dtype, const void* grad, const void* feature, void* out, void* workspace,
-                              const ReluGradTilingData* tiling, uint64_t ub_size, KernelSoc soc) {
+HostLaunch MakeReluGradLaunch(KernelDType dtype, const void* grad, const void* feature, void* out,
+                              void* workspace, const ReluGradTilingData* tiling, uint64_t ub_size,
+                              KernelSoc soc) {
   return MakeLaunch(ReluGradEntry(dtype), grad, feature, out, workspace, tiling, ub_size, soc);
 }
 

@@ -54,6 +54,7 @@ def _import():
     sys.path.insert(0, _ROOT)
     import jax_threshold  # pylint: disable=g-import-not-at-top
   import jax  # pylint: disable=g-import-not-at-top
+
   return jax, jax_threshold
 
 
@@ -70,8 +71,8 @@ def _functions(jax, jt, dtype, threshold):
   threshold_operand = importlib.import_module("jax_threshold.threshold_operand")
   zero = jnp.zeros((), dtype)
   fns = {
-      "where": jax.jit(lambda g, x: jnp.where(x > threshold, g, zero)),
-      "auto": jax.jit(lambda g, x: jt.threshold_backward(g, x, threshold)),
+    "where": jax.jit(lambda g, x: jnp.where(x > threshold, g, zero)),
+    "auto": jax.jit(lambda g, x: jt.threshold_backward(g, x, threshold)),
   }
   fns["forward_where"] = jax.jit(lambda g, x: jnp.where(x > threshold, x, zero))
   fns["forward"] = jax.jit(lambda g, x: jt.threshold(x, threshold, 0))
@@ -85,6 +86,7 @@ def _functions(jax, jt, dtype, threshold):
     def bits_form(g, x):
       mask = flush_proof.greater_by_bits(flush_proof.to_float32(x), t_operand)
       return lax.select(mask, g, jnp.zeros_like(g))
+
     fns["bits_form"] = jax.jit(bits_form)
   return fns
 
@@ -107,12 +109,16 @@ def _time(fn, g, x, calls):
 def run_case(jax, jt, dtype, size, threshold, repetitions, min_sample_s):
   """Returns {case: median same-repetition ratio where/case}, {case: median seconds per call}."""
   rng = np.random.default_rng(size)
-  x = jax.device_put(rng.standard_normal(size).astype(np.float32).astype(dtype)
-                     if np.dtype(dtype).kind != "i" else
-                     rng.integers(-100, 100, size).astype(dtype))
-  g = jax.device_put(rng.standard_normal(size).astype(np.float32).astype(dtype)
-                     if np.dtype(dtype).kind != "i" else
-                     rng.integers(-100, 100, size).astype(dtype))
+  x = jax.device_put(
+    rng.standard_normal(size).astype(np.float32).astype(dtype)
+    if np.dtype(dtype).kind != "i"
+    else rng.integers(-100, 100, size).astype(dtype)
+  )
+  g = jax.device_put(
+    rng.standard_normal(size).astype(np.float32).astype(dtype)
+    if np.dtype(dtype).kind != "i"
+    else rng.integers(-100, 100, size).astype(dtype)
+  )
   fns = _functions(jax, jt, dtype, threshold)
   for name, fn in fns.items():  # compile, warm up, and check every case computes the same
     out = np.asarray(fn(g, x))
@@ -124,11 +130,13 @@ def run_case(jax, jt, dtype, size, threshold, repetitions, min_sample_s):
   names = list(fns)
   samples = {n: [] for n in names}
   for rep in range(repetitions):
-    order = names[rep % len(names):] + names[:rep % len(names)]
+    order = names[rep % len(names) :] + names[: rep % len(names)]
     for name in order:
       samples[name].append(_time(fns[name], g, x, calls))
-  ratios = {n: statistics.median(
-      w / s for w, s in zip(samples[BASELINE.get(n, "where")], samples[n])) for n in names}
+  ratios = {
+    n: statistics.median(w / s for w, s in zip(samples[BASELINE.get(n, "where")], samples[n]))
+    for n in names
+  }
   del ratios["forward_where"]
   # The ratio of the fastest samples: what each costs when the machine leaves it alone.
   ratios["auto_best"] = min(samples["where"]) / min(samples["auto"])
@@ -151,31 +159,57 @@ def main(argv=None):
     args.sizes, args.repetitions, args.min_sample_s = "10,12", 3, 0.001
   jax, jt = _import()
   import ml_dtypes  # pylint: disable=g-import-not-at-top
+
   dtypes = {"bfloat16": ml_dtypes.bfloat16}
   rows = []
-  print(f"time(where) / time(case), same-run median of {args.repetitions} interleaved "
-        f"repetitions; goal auto >= {GOAL}")
-  print(f"{'dtype':9} {'size':>5} {'t':>5} " + " ".join(f"{c:>11}" for c in CASES)
-        + f" {'where us':>10} {'same':>5}")
+  print(
+    f"time(where) / time(case), same-run median of {args.repetitions} interleaved "
+    f"repetitions; goal auto >= {GOAL}"
+  )
+  print(
+    f"{'dtype':9} {'size':>5} {'t':>5} "
+    + " ".join(f"{c:>11}" for c in CASES)
+    + f" {'where us':>10} {'same':>5}"
+  )
   for dtype_name in args.dtypes.split(","):
     dtype = dtypes.get(dtype_name, np.dtype(dtype_name))
     for threshold in (float(t) for t in args.thresholds.split(",")):
       for size in _parse_sizes(args.sizes):
-        ratios, seconds, same = run_case(jax, jt, dtype, size, threshold, args.repetitions,
-                                         args.min_sample_s)
-        rows.append({"dtype": dtype_name, "size": size, "threshold": threshold,
-                     "ratio": ratios, "seconds": seconds, "same_fused_ops_as_where": same,
-                     "goal_met": ratios["auto"] >= GOAL})
+        ratios, seconds, same = run_case(
+          jax, jt, dtype, size, threshold, args.repetitions, args.min_sample_s
+        )
+        rows.append(
+          {
+            "dtype": dtype_name,
+            "size": size,
+            "threshold": threshold,
+            "ratio": ratios,
+            "seconds": seconds,
+            "same_fused_ops_as_where": same,
+            "goal_met": ratios["auto"] >= GOAL,
+          }
+        )
         cells = " ".join(f"{ratios[c]:>11.3f}" if c in ratios else f"{'-':>11}" for c in CASES)
-        print(f"{dtype_name:9} 2^{size.bit_length() - 1:<3} {threshold:>5g} {cells} "
-              f"{seconds['where'] * 1e6:>10.1f} {'yes' if same else 'no':>5}", flush=True)
+        print(
+          f"{dtype_name:9} 2^{size.bit_length() - 1:<3} {threshold:>5g} {cells} "
+          f"{seconds['where'] * 1e6:>10.1f} {'yes' if same else 'no':>5}",
+          flush=True,
+        )
   met = sum(r["goal_met"] for r in rows)
   print(f"auto >= {GOAL} x where: {met} of {len(rows)}")
   os.makedirs(args.out_dir, exist_ok=True)
   path = os.path.join(args.out_dir, "auto_vs_where.json")
   with open(path, "w") as f:
-    json.dump({"date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-               "jax": jax.__version__, "goal": GOAL, "rows": rows}, f, indent=1)
+    json.dump(
+      {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "jax": jax.__version__,
+        "goal": GOAL,
+        "rows": rows,
+      },
+      f,
+      indent=1,
+    )
   print(f"wrote {path}")
 
 

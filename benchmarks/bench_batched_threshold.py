@@ -71,10 +71,14 @@ def parse_args(argv=None):
   p.add_argument("--elements", type=int, default=3)
   p.add_argument("--dtype", default="float32")
   p.add_argument("--repeats", type=int, default=21)
-  p.add_argument("--out-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                 "results"))
-  p.add_argument("--quick", action="store_true",
-                 help="a smoke run (2000 thresholds, 5 repetitions), not a measurement")
+  p.add_argument(
+    "--out-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+  )
+  p.add_argument(
+    "--quick",
+    action="store_true",
+    help="a smoke run (2000 thresholds, 5 repetitions), not a measurement",
+  )
   args = p.parse_args(argv)
   if args.quick:
     args.thresholds, args.repeats = 2000, 5
@@ -83,12 +87,24 @@ def parse_args(argv=None):
 
 def run(paths, args) -> dict:
   proc = subprocess.run(
-      [sys.executable, "-c", _CHILD, ",".join(paths), str(args.thresholds), str(args.elements),
-       args.dtype, str(args.repeats)],
-      # Not from the checkout's root, where `-c` would import the source tree's jax_threshold
-      # (no compiled extension) instead of the one this process uses.
-      capture_output=True, text=True, timeout=600, check=False,
-      cwd=os.path.dirname(os.path.abspath(__file__)))
+    [
+      sys.executable,
+      "-c",
+      _CHILD,
+      ",".join(paths),
+      str(args.thresholds),
+      str(args.elements),
+      args.dtype,
+      str(args.repeats),
+    ],
+    # Not from the checkout's root, where `-c` would import the source tree's jax_threshold
+    # (no compiled extension) instead of the one this process uses.
+    capture_output=True,
+    text=True,
+    timeout=600,
+    check=False,
+    cwd=os.path.dirname(os.path.abspath(__file__)),
+  )
   if proc.returncode != 0:
     raise RuntimeError(f"{paths} failed:\n{proc.stderr[-3000:]}")
   return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -96,8 +112,10 @@ def run(paths, args) -> dict:
 
 def main(argv=None) -> int:
   args = parse_args(argv)
-  print(f"vmap over {args.thresholds} thresholds, x of {args.elements} {args.dtype} elements "
-        "(each path in its own process)")
+  print(
+    f"vmap over {args.thresholds} thresholds, x of {args.elements} {args.dtype} elements "
+    "(each path in its own process)"
+  )
   timed = run(PATHS, args)  # every path in one process, interleaved: the times and ratios
   results = [timed[p] for p in PATHS]
   for r in results:  # each path alone in a process: its peak memory
@@ -107,14 +125,26 @@ def main(argv=None) -> int:
     r["bits_equal"] = r["digest"] == reference["digest"]
   print(f"{'path':<20}{'median':>12}{'min':>12}{'/ reference':>13}{'peak RSS':>12}  bits")
   for r in results:
-    print(f"{r['path']:<20}{r['median_ms']:>10.2f}ms{r['min_ms']:>10.2f}ms"
-          f"{r['median_ms'] / reference['median_ms']:>12.2f}x{r['peak_mib']:>9.0f}MiB  "
-          f"{'equal' if r['bits_equal'] else 'DIFFERENT'}")
+    print(
+      f"{r['path']:<20}{r['median_ms']:>10.2f}ms{r['min_ms']:>10.2f}ms"
+      f"{r['median_ms'] / reference['median_ms']:>12.2f}x{r['peak_mib']:>9.0f}MiB  "
+      f"{'equal' if r['bits_equal'] else 'DIFFERENT'}"
+    )
   os.makedirs(args.out_dir, exist_ok=True)
-  with open(os.path.join(args.out_dir, "bench_batched_threshold.json"), "w",
-            encoding="utf-8") as fh:
-    json.dump(dict(thresholds=args.thresholds, elements=args.elements, dtype=args.dtype,
-                   quick=args.quick, results=results), fh, indent=1)
+  with open(
+    os.path.join(args.out_dir, "bench_batched_threshold.json"), "w", encoding="utf-8"
+  ) as fh:
+    json.dump(
+      dict(
+        thresholds=args.thresholds,
+        elements=args.elements,
+        dtype=args.dtype,
+        quick=args.quick,
+        results=results,
+      ),
+      fh,
+      indent=1,
+    )
   return 0 if all(r["bits_equal"] for r in results) else 1
 
 

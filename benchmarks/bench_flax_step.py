@@ -33,25 +33,32 @@ sys.path.insert(0, _HERE)
 import bench_threshold_backward as btb  # noqa: E402  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 ACTIVATIONS = ("relu", "threshold:ffi", "threshold:reference", "threshold:auto")
-AUTO_GOAL = 1.05   # "auto" no slower than relu by more than 5 %
+AUTO_GOAL = 1.05  # "auto" no slower than relu by more than 5 %
 
 
 def parse_args(argv=None):
   p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
   p.add_argument("--api", choices=("linen", "nnx"), default="linen")
   p.add_argument("--batch", type=int, default=256)
-  p.add_argument("--features", default="784,1024,1024,10",
-                 help="input width, hidden widths..., classes")
-  p.add_argument("--activations", default=",".join(ACTIVATIONS),
-                 help=f"comma list from {', '.join(ACTIVATIONS)}")
+  p.add_argument(
+    "--features", default="784,1024,1024,10", help="input width, hidden widths..., classes"
+  )
+  p.add_argument(
+    "--activations", default=",".join(ACTIVATIONS), help=f"comma list from {', '.join(ACTIVATIONS)}"
+  )
   p.add_argument("--repeats", type=int, default=None, help="default 21")
-  p.add_argument("--min-sample-s", type=float, default=None,
-                 help="steps per sample are batched to last this long (default 0.05 s)")
+  p.add_argument(
+    "--min-sample-s",
+    type=float,
+    default=None,
+    help="steps per sample are batched to last this long (default 0.05 s)",
+  )
   p.add_argument("--out-dir", default=os.path.join(_HERE, "results"))
   p.add_argument("--plot", default=None, help="also write the bar chart here")
   p.add_argument("--no-plot", action="store_true")
-  p.add_argument("--quick", action="store_true",
-                 help="a tiny model and few repetitions: checks that it runs")
+  p.add_argument(
+    "--quick", action="store_true", help="a tiny model and few repetitions: checks that it runs"
+  )
   p.add_argument("--seed", type=int, default=0)
   args = p.parse_args(argv)
   if args.quick:
@@ -77,6 +84,7 @@ def parse_args(argv=None):
 
 def linen_model(features, act):
   import flax.linen as nn  # pylint: disable=g-import-not-at-top
+
   if act != "relu":
     from jax_threshold.linen import Threshold  # pylint: disable=g-import-not-at-top
   import jax  # pylint: disable=g-import-not-at-top
@@ -96,6 +104,7 @@ def _adam_step(apply, params, batch):
   """Returns (step, state): one jitted Adam step of softmax cross-entropy, donating state."""
   import jax  # pylint: disable=g-import-not-at-top
   import optax  # pylint: disable=g-import-not-at-top
+
   tx = optax.adam(1e-3)
 
   def loss_fn(params, x, y):
@@ -122,6 +131,7 @@ def _adam_step(apply, params, batch):
 def make_linen_step(features, act, batch, seed):
   """Returns (step, state): step(state) -> (state, loss), donating state."""
   import jax  # pylint: disable=g-import-not-at-top
+
   model = linen_model(features, act)
   params = model.init(jax.random.PRNGKey(seed), batch[0][:1])
   return _adam_step(lambda params, x: model.apply(params, x), params, batch)
@@ -131,6 +141,7 @@ def make_nnx_step(features, act, batch, seed):
   """Returns (step, state) like make_linen_step, for the same MLP in Flax NNX."""
   import jax  # pylint: disable=g-import-not-at-top
   from flax import nnx  # pylint: disable=g-import-not-at-top
+
   if act != "relu":
     from jax_threshold.nnx import Threshold  # pylint: disable=g-import-not-at-top
 
@@ -168,10 +179,13 @@ class Trainer:
 def describe_step(hlo_text: str) -> dict:
   """Counts in the compiled step: custom calls (by target), fusions, copies."""
   import re  # pylint: disable=g-import-not-at-top
+
   targets = re.findall(r'custom_call_target="([^"]+)"', hlo_text)
-  return {"custom_calls": {t: targets.count(t) for t in sorted(set(targets))},
-          "fusions": len(re.findall(r"= \S+ fusion\(", hlo_text)),
-          "copies": len(re.findall(r"= \S+ copy\(", hlo_text))}
+  return {
+    "custom_calls": {t: targets.count(t) for t in sorted(set(targets))},
+    "fusions": len(re.findall(r"= \S+ fusion\(", hlo_text)),
+    "copies": len(re.findall(r"= \S+ copy\(", hlo_text)),
+  }
 
 
 def evaluate_goals(rows):
@@ -180,9 +194,12 @@ def evaluate_goals(rows):
   goal = {"goal": "flax_auto_vs_relu", "text": "Flax step: auto <= 1.05x relu time"}
   if auto and relu:
     v, how = btb.time_ratio(auto, relu)
-    goal.update(status="PASS" if v <= AUTO_GOAL else "FAIL", value=v,
-                why=f"auto {auto['median_s'] * 1e3:.2f} ms vs relu "
-                    f"{relu['median_s'] * 1e3:.2f} ms; time ratio {how}")
+    goal.update(
+      status="PASS" if v <= AUTO_GOAL else "FAIL",
+      value=v,
+      why=f"auto {auto['median_s'] * 1e3:.2f} ms vs relu "
+      f"{relu['median_s'] * 1e3:.2f} ms; time ratio {how}",
+    )
   else:
     goal.update(status="N/A", value=None, why="needs threshold:auto and relu")
   return [goal]
@@ -195,6 +212,7 @@ def main(argv=None):
   if note:
     notes.add(note)
   import jax  # pylint: disable=g-import-not-at-top
+
   available = btb.available_implementations(jt)
 
   rng = np.random.default_rng(args.seed)
@@ -206,9 +224,9 @@ def main(argv=None):
   for name in args.activations:
     act = name.split(":")[-1]
     if act != "relu" and act not in available:
-      notes.add(f"{name} skipped: " + (
-          "no jax_threshold" if jt is None else
-          btb.why_unavailable(jt, act)))
+      notes.add(
+        f"{name} skipped: " + ("no jax_threshold" if jt is None else btb.why_unavailable(jt, act))
+      )
       continue
     step, state = make(args.features, act, (x, y), args.seed)
     trainers.append(Trainer(name, step, state))
@@ -219,7 +237,8 @@ def main(argv=None):
     t.run()
   losses = {t.name: float(t.last_loss) for t in trainers}
   if losses and max(losses.values()) - min(losses.values()) > 1e-4 * max(
-      1.0, abs(next(iter(losses.values())))):
+    1.0, abs(next(iter(losses.values())))
+  ):
     raise AssertionError(f"first-step losses disagree: {losses}")
 
   cases = [t.case() for t in trainers]
@@ -227,54 +246,78 @@ def main(argv=None):
   rows = []
   for c in cases:
     s = samples[c.name]
-    rows.append({"activation": c.name, "median_s": statistics.median(s),
-                 "p25_s": btb._quantile(s, 0.25), "p75_s": btb._quantile(s, 0.75),  # pylint: disable=protected-access
-                 "min_s": min(s), "samples_s": s, "steps_per_sample": numbers[c.name],
-                 "compiled": compiled[c.name]})
+    rows.append(
+      {
+        "activation": c.name,
+        "median_s": statistics.median(s),
+        "p25_s": btb._quantile(s, 0.25),
+        "p75_s": btb._quantile(s, 0.75),  # pylint: disable=protected-access
+        "min_s": min(s),
+        "samples_s": s,
+        "steps_per_sample": numbers[c.name],
+        "compiled": compiled[c.name],
+      }
+    )
   relu = next((r for r in rows if r["activation"] == "relu"), None)
   for r in rows:
     r["ratio_vs_relu"] = btb.time_ratio(r, relu)[0] if relu else None
   goals = evaluate_goals(rows)
 
   model = f"{args.api} {'-'.join(map(str, args.features))} batch {args.batch}"
-  env = {"time": __import__("datetime").datetime.now().isoformat(timespec="seconds"),
-         "jax": jax.__version__, "jax_backend": jax.default_backend(),
-         "cpu_count": os.cpu_count(), "model": model, "repeats": args.repeats,
-         "quick": args.quick, "first_step_losses": losses, "notes": sorted(notes)}
+  env = {
+    "time": __import__("datetime").datetime.now().isoformat(timespec="seconds"),
+    "jax": jax.__version__,
+    "jax_backend": jax.default_backend(),
+    "cpu_count": os.cpu_count(),
+    "model": model,
+    "repeats": args.repeats,
+    "quick": args.quick,
+    "first_step_losses": losses,
+    "notes": sorted(notes),
+  }
   try:
     import flax  # pylint: disable=g-import-not-at-top
+
     env["flax"] = flax.__version__
   except ImportError:
     pass
   if jt is not None:
     env["available_implementations"] = sorted(available)
 
-  print(f"\nFlax training step, {model}, jax {jax.__version__}, "
-        f"{args.repeats} interleaved repetitions (vs relu: paired time ratio, lower is faster)")
+  print(
+    f"\nFlax training step, {model}, jax {jax.__version__}, "
+    f"{args.repeats} interleaved repetitions (vs relu: paired time ratio, lower is faster)"
+  )
   for n in sorted(notes):
     print(f"note: {n}")
-  print(f"{'activation':<22} {'median ms':>10} {'IQR %':>6} {'vs relu':>8} {'steps':>6}  "
-        "compiled step")
+  print(
+    f"{'activation':<22} {'median ms':>10} {'IQR %':>6} {'vs relu':>8} {'steps':>6}  compiled step"
+  )
   for r in rows:
     iqr = 100 * (r["p75_s"] - r["p25_s"]) / r["median_s"]
     ratio = f"{r['ratio_vs_relu']:.3f}" if r["ratio_vs_relu"] is not None else "-"
     c = r["compiled"]
     calls = sum(c["custom_calls"].values())
-    print(f"{r['activation']:<22} {r['median_s'] * 1e3:>10.3f} {iqr:>6.1f} {ratio:>8} "
-          f"{r['steps_per_sample']:>6}  {calls} custom calls, {c['fusions']} fusions, "
-          f"{c['copies']} copies")
-  print("\ngoals (this run)" + (" -- --quick: a smoke run, not a measurement:"
-                                 if args.quick else ":"))
+    print(
+      f"{r['activation']:<22} {r['median_s'] * 1e3:>10.3f} {iqr:>6.1f} {ratio:>8} "
+      f"{r['steps_per_sample']:>6}  {calls} custom calls, {c['fusions']} fusions, "
+      f"{c['copies']} copies"
+    )
+  print(
+    "\ngoals (this run)" + (" -- --quick: a smoke run, not a measurement:" if args.quick else ":")
+  )
   print(btb.format_goals(goals))
 
   os.makedirs(args.out_dir, exist_ok=True)
   json_path = os.path.join(args.out_dir, "bench_flax_step.json")
   with open(json_path, "w") as f:
-    json.dump({"benchmark": "flax_step", "environment": env, "results": rows,
-               "goals": goals}, f, indent=1)
+    json.dump(
+      {"benchmark": "flax_step", "environment": env, "results": rows, "goals": goals}, f, indent=1
+    )
   print(f"\nwrote {json_path}")
   if not args.no_plot:
     import plot  # pylint: disable=g-import-not-at-top
+
     for path in filter(None, [os.path.join(args.out_dir, "bench_flax_step.png"), args.plot]):
       if plot.plot_flax_step(json_path, path):
         print(f"wrote {path}")

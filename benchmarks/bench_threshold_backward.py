@@ -62,7 +62,7 @@ _ROOT = os.path.dirname(_HERE)
 
 JAX_IMPLS = ("ffi", "reference", "auto")
 PROBES = ("probe_copy", "probe_add", "probe_torch_add", "probe_fresh")
-TORCH_IMPLS = ("torch", "probe_torch_add")   # run in the torch process
+TORCH_IMPLS = ("torch", "probe_torch_add")  # run in the torch process
 DTYPE_NAMES = ("float32", "bfloat16", "int8", "float16", "int32", "uint8")
 # Calls per sample last at least this long. On the 2-vCPU VM of benchmarks/README.md the first
 # calls after other work run 2-4x slower; 2 ms samples (6-14 calls at 2^20) made the custom
@@ -74,28 +74,28 @@ TORCH_SETTLE_S = 0.005
 # The speed goals, each judged within one run: (name, dtype, impl, baseline, size, at least). A baseline
 # "GB/s" makes the goal an absolute throughput of `impl`; otherwise it is a throughput ratio.
 GOALS = (
-    ("ffi_vs_torch_2^20", "float32", "ffi", "torch", 1 << 20, 1.0),
-    ("ffi_vs_torch_2^22", "float32", "ffi", "torch", 1 << 22, 1.0),
-    ("ffi_vs_torch_2^24", "float32", "ffi", "torch", 1 << 24, 1.0),
-    ("ffi_vs_reference_2^10", "float32", "ffi", "reference", 1 << 10, 1.0),
-    ("ffi_vs_reference_2^16", "float32", "ffi", "reference", 1 << 16, 1.0),
-    ("ffi_vs_reference_2^20", "float32", "ffi", "reference", 1 << 20, 1.5),
-    ("ffi_vs_reference_2^22", "float32", "ffi", "reference", 1 << 22, 1.2),
-    ("ffi_vs_reference_2^24", "float32", "ffi", "reference", 1 << 24, 1.0),
-    ("bfloat16_ffi_vs_reference_2^20", "bfloat16", "ffi", "reference", 1 << 20, 1.0),
-    ("bfloat16_ffi_vs_reference_2^24", "bfloat16", "ffi", "reference", 1 << 24, 1.0),
-    ("int8_ffi_vs_reference_2^20", "int8", "ffi", "reference", 1 << 20, 1.0),
-    ("int8_ffi_vs_reference_2^24", "int8", "ffi", "reference", 1 << 24, 1.0),
-    ("aclnn_phase2_2^20", "float32", "aclnn_phase2", "GB/s", 1 << 20, 120.0),
+  ("ffi_vs_torch_2^20", "float32", "ffi", "torch", 1 << 20, 1.0),
+  ("ffi_vs_torch_2^22", "float32", "ffi", "torch", 1 << 22, 1.0),
+  ("ffi_vs_torch_2^24", "float32", "ffi", "torch", 1 << 24, 1.0),
+  ("ffi_vs_reference_2^10", "float32", "ffi", "reference", 1 << 10, 1.0),
+  ("ffi_vs_reference_2^16", "float32", "ffi", "reference", 1 << 16, 1.0),
+  ("ffi_vs_reference_2^20", "float32", "ffi", "reference", 1 << 20, 1.5),
+  ("ffi_vs_reference_2^22", "float32", "ffi", "reference", 1 << 22, 1.2),
+  ("ffi_vs_reference_2^24", "float32", "ffi", "reference", 1 << 24, 1.0),
+  ("bfloat16_ffi_vs_reference_2^20", "bfloat16", "ffi", "reference", 1 << 20, 1.0),
+  ("bfloat16_ffi_vs_reference_2^24", "bfloat16", "ffi", "reference", 1 << 24, 1.0),
+  ("int8_ffi_vs_reference_2^20", "int8", "ffi", "reference", 1 << 20, 1.0),
+  ("int8_ffi_vs_reference_2^24", "int8", "ffi", "reference", 1 << 24, 1.0),
+  ("aclnn_phase2_2^20", "float32", "aclnn_phase2", "GB/s", 1 << 20, 120.0),
 )
 # The same-run ceiling each goal is held against: the best of these loops' bandwidth at that size.
 CEILING_PROBES = ("probe_torch_add", "probe_add")
 
 
-
 def _import_jax_threshold():
   """Returns (module, note). Prefers an installed package, then this checkout."""
   import importlib  # pylint: disable=g-import-not-at-top
+
   errors = []
   for where in (None, _ROOT):
     if where is not None:
@@ -111,8 +111,9 @@ def _import_jax_threshold():
         del sys.modules[name]
       if where is not None:
         sys.path.remove(where)
-  return None, ("ffi, reference and auto skipped: jax_threshold not importable ("
-                + "; ".join(errors) + ")")
+  return None, (
+    "ffi, reference and auto skipped: jax_threshold not importable (" + "; ".join(errors) + ")"
+  )
 
 
 def available_implementations(jt) -> set[str]:
@@ -124,6 +125,7 @@ def why_unavailable(jt, name) -> str:
   """jax_threshold's own reason for `name` being unavailable, if it gives one."""
   try:
     from jax_threshold import lowering  # pylint: disable=g-import-not-at-top
+
     lowering.check_available(name)
   except Exception as e:  # pylint: disable=broad-except
     return str(e)
@@ -134,6 +136,7 @@ def _import_torch():
   """torch, for the torch process only: the benchmark process never imports it."""
   try:
     import torch  # pylint: disable=g-import-not-at-top
+
     return torch, None
   except ImportError as e:
     return None, f"torch and probe_torch_add skipped: torch not importable ({e})"
@@ -169,34 +172,62 @@ def parse_sizes(text: str) -> list[int]:
 
 def parse_args(argv=None):
   p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  p.add_argument("--sizes", type=parse_sizes, default=None,
-                 help="exponents of 2: '10,20,24', '10-24' or '10-24:2'; a number "
-                      "above 64 is an element count (default 10-24:2)")
-  p.add_argument("--dtypes", default="float32,bfloat16,int8",
-                 help=f"comma list from {', '.join(DTYPE_NAMES)}")
-  p.add_argument("--impls", default=None,
-                 help="comma list; default every available one of "
-                      + ", ".join(JAX_IMPLS + ("xla_where", "torch", "numpy") + PROBES))
-  p.add_argument("--repeats", type=int, default=None,
-                 help="timed repetitions per case, interleaved (default 21)")
-  p.add_argument("--min-sample-s", type=float, default=None,
-                 help="calls per sample are batched to last at least this long "
-                      "(default 0.02 s: shorter samples are dominated by the slow "
-                      "first calls after other work, benchmarks/README.md)")
-  p.add_argument("--threshold", type=float, default=0.5,
-                 help="0 takes the ReluGrad kernel, anything else ThresholdGradV2D")
-  p.add_argument("--donate", action="store_true",
-                 help="also time ffi/reference with grad_output donated")
-  p.add_argument("--torch-threads", type=int, default=None,
-                 help="torch.set_num_threads (default: torch's own choice)")
-  p.add_argument("--out-dir", default=os.path.join(_HERE, "results"),
-                 help="where the JSON and PNG go (default benchmarks/results/)")
-  p.add_argument("--plot", default=None,
-                 help="also write the plot here (e.g. docs/bench_threshold_backward.png)")
+  p.add_argument(
+    "--sizes",
+    type=parse_sizes,
+    default=None,
+    help="exponents of 2: '10,20,24', '10-24' or '10-24:2'; a number "
+    "above 64 is an element count (default 10-24:2)",
+  )
+  p.add_argument(
+    "--dtypes", default="float32,bfloat16,int8", help=f"comma list from {', '.join(DTYPE_NAMES)}"
+  )
+  p.add_argument(
+    "--impls",
+    default=None,
+    help="comma list; default every available one of "
+    + ", ".join(JAX_IMPLS + ("xla_where", "torch", "numpy") + PROBES),
+  )
+  p.add_argument(
+    "--repeats", type=int, default=None, help="timed repetitions per case, interleaved (default 21)"
+  )
+  p.add_argument(
+    "--min-sample-s",
+    type=float,
+    default=None,
+    help="calls per sample are batched to last at least this long "
+    "(default 0.02 s: shorter samples are dominated by the slow "
+    "first calls after other work, benchmarks/README.md)",
+  )
+  p.add_argument(
+    "--threshold",
+    type=float,
+    default=0.5,
+    help="0 takes the ReluGrad kernel, anything else ThresholdGradV2D",
+  )
+  p.add_argument(
+    "--donate", action="store_true", help="also time ffi/reference with grad_output donated"
+  )
+  p.add_argument(
+    "--torch-threads",
+    type=int,
+    default=None,
+    help="torch.set_num_threads (default: torch's own choice)",
+  )
+  p.add_argument(
+    "--out-dir",
+    default=os.path.join(_HERE, "results"),
+    help="where the JSON and PNG go (default benchmarks/results/)",
+  )
+  p.add_argument(
+    "--plot", default=None, help="also write the plot here (e.g. docs/bench_threshold_backward.png)"
+  )
   p.add_argument("--no-plot", action="store_true", help="write no PNG")
-  p.add_argument("--quick", action="store_true",
-                 help="tiny sizes and few repetitions: checks that it runs, "
-                      "measures nothing worth keeping")
+  p.add_argument(
+    "--quick",
+    action="store_true",
+    help="tiny sizes and few repetitions: checks that it runs, measures nothing worth keeping",
+  )
   p.add_argument("--seed", type=int, default=0)
   p.add_argument("--no-torch", action="store_true", help="skip torch and probe_torch_add")
   p.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
@@ -223,6 +254,7 @@ def parse_args(argv=None):
 
 def make_inputs(dtype_name: str, n: int, threshold: float, rng):
   import ml_dtypes  # pylint: disable=g-import-not-at-top
+
   dtype = ml_dtypes.bfloat16 if dtype_name == "bfloat16" else np.dtype(dtype_name)
   if np.issubdtype(np.dtype(dtype), np.integer):
     info = np.iinfo(dtype)
@@ -261,11 +293,11 @@ class Case:
 
   def __init__(self, name, run, result=None, bytes_moved=0, prepare=None, lowers_to=""):
     self.name = name
-    self.run = run               # () -> None, blocks until done
-    self.result = result         # () -> np.ndarray, for the correctness check
+    self.run = run  # () -> None, blocks until done
+    self.result = result  # () -> np.ndarray, for the correctness check
     self.bytes_moved = bytes_moved
-    self.prepare = prepare       # (count) -> None, untimed set-up before a sample
-    self.lowers_to = lowers_to   # what XLA compiled, for JAX cases
+    self.prepare = prepare  # (count) -> None, untimed set-up before a sample
+    self.lowers_to = lowers_to  # what XLA compiled, for JAX cases
 
   def calibrate(self, min_sample_s):
     return calibrate(self, min_sample_s)
@@ -282,7 +314,7 @@ class RemoteCase:
     self.name = name
     self.bytes_moved = bytes_moved
     self.lowers_to = ""
-    self.result = None           # checked in the torch process
+    self.result = None  # checked in the torch process
     self._worker = worker
     self._number = number
 
@@ -305,11 +337,13 @@ class TorchWorker:
 
   def __init__(self, args):
     import subprocess  # pylint: disable=g-import-not-at-top
+
     cmd = [sys.executable, os.path.abspath(__file__), "--torch-worker", "--seed", str(args.seed)]
     if args.torch_threads:
       cmd += ["--torch-threads", str(args.torch_threads)]
-    self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  text=True, bufsize=1)
+    self._proc = subprocess.Popen(
+      cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
+    )
     self.info = self.request(cmd="hello")
 
   def request(self, **req):
@@ -346,26 +380,37 @@ def torch_worker_main(args) -> int:
     req = json.loads(line)
     try:
       if req["cmd"] == "hello":
-        reply(available=torch is not None, note=note,
-              version=torch.__version__ if torch else None,
-              threads=torch.get_num_threads() if torch else None,
-              omp_wait_policy=os.environ.get("OMP_WAIT_POLICY", ""))
+        reply(
+          available=torch is not None,
+          note=note,
+          version=torch.__version__ if torch else None,
+          threads=torch.get_num_threads() if torch else None,
+          omp_wait_policy=os.environ.get("OMP_WAIT_POLICY", ""),
+        )
       elif req["cmd"] == "setup":
-        g, x = make_inputs(req["dtype"], req["n"], req["threshold"],
-                           case_rng(args.seed, req["dtype"], req["n"]))
+        g, x = make_inputs(
+          req["dtype"], req["n"], req["threshold"], case_rng(args.seed, req["dtype"], req["n"])
+        )
         notes = []
         cases.clear()
         for case in build_torch_cases(req["impls"], g, x, req["threshold"], torch):
           if case.result is not None:
             got, want = case.result(), expected_output(g, x, req["threshold"])
-            if not (got.dtype == want.dtype and np.array_equal(got.view(np.uint8),
-                                                               want.view(np.uint8))):
-              notes.append(f"{case.name} differs from the contract for {req['dtype']}[{req['n']}], "
-                           f"threshold {req['threshold']}: {int(np.sum(got != want))} elements "
-                           "(its own semantics)")
+            if not (
+              got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8))
+            ):
+              notes.append(
+                f"{case.name} differs from the contract for {req['dtype']}[{req['n']}], "
+                f"threshold {req['threshold']}: {int(np.sum(got != want))} elements "
+                "(its own semantics)"
+              )
           cases[case.name] = (case, calibrate(case, req["min_sample_s"]))
-        reply(cases={name: {"bytes": c.bytes_moved, "number": number}
-                     for name, (c, number) in cases.items()}, notes=notes)
+        reply(
+          cases={
+            name: {"bytes": c.bytes_moved, "number": number} for name, (c, number) in cases.items()
+          },
+          notes=notes,
+        )
       elif req["cmd"] == "sample":
         case, _ = cases[req["impl"]]
         reply(seconds=_time_sample(case, req["number"]))
@@ -395,20 +440,23 @@ def build_torch_cases(names, g, x, threshold, torch):
       def result_torch(box=box, run_torch=run_torch):
         run_torch()
         return _from_torch(torch, box["out"], g)
+
       cases.append(Case(name, run_torch, result_torch, nbytes))
     elif name == "probe_torch_add":
       words = max(1, g.nbytes // 4)
       ta = torch.ones(words, dtype=torch.float32)
       tb = torch.full((words,), 2.0, dtype=torch.float32)
       tc = torch.zeros(words, dtype=torch.float32)  # touched here: never pays first touch
-      cases.append(Case(name, lambda ta=ta, tb=tb, tc=tc: torch.add(ta, tb, out=tc),
-                        None, 3 * 4 * words))
+      cases.append(
+        Case(name, lambda ta=ta, tb=tb, tc=tc: torch.add(ta, tb, out=tc), None, 3 * 4 * words)
+      )
   return cases
 
 
 def describe_compiled(hlo_text: str) -> str:
   """'custom-call <target>' / 'fusion', plus any copy XLA inserted (aliasing)."""
   import re  # pylint: disable=g-import-not-at-top
+
   targets = sorted(set(re.findall(r'custom_call_target="([^"]+)"', hlo_text)))
   parts = [f"custom-call {t}" for t in targets]
   if not targets:
@@ -446,12 +494,18 @@ def build_cases(names, g, x, threshold, libs, notes, donate):
       def result():
         prepare(1)
         return np.asarray(f(pool.pop(), xj))
-      return Case(name, run, result, nbytes, prepare,
-                  describe_compiled(f.lower(gj, xj).compile().as_text()))
+
+      return Case(
+        name, run, result, nbytes, prepare, describe_compiled(f.lower(gj, xj).compile().as_text())
+      )
     f = jax.jit(fn)
-    return Case(name, lambda: f(gj, xj).block_until_ready(),
-                lambda: np.asarray(f(gj, xj)), nbytes,
-                lowers_to=describe_compiled(f.lower(gj, xj).compile().as_text()))
+    return Case(
+      name,
+      lambda: f(gj, xj).block_until_ready(),
+      lambda: np.asarray(f(gj, xj)),
+      nbytes,
+      lowers_to=describe_compiled(f.lower(gj, xj).compile().as_text()),
+    )
 
   available = available_implementations(jt)
   for name in names:
@@ -462,20 +516,22 @@ def build_cases(names, g, x, threshold, libs, notes, donate):
       if base not in available:
         notes.add(f"{base} skipped: {why_unavailable(jt, base)}")
         continue
-      fn = (lambda impl: lambda gg, xx: jt.threshold_backward(
-          gg, xx, threshold, implementation=impl))(base)
+      fn = (
+        lambda impl: lambda gg, xx: jt.threshold_backward(gg, xx, threshold, implementation=impl)
+      )(base)
       cases.append(jax_case(name, fn, donate_g=suffix == "donate"))
     elif name == "xla_where":
-      cases.append(jax_case(name, lambda gg, xx: jnp.where(
-          xx > threshold, gg, jnp.zeros((), gg.dtype))))
+      cases.append(
+        jax_case(name, lambda gg, xx: jnp.where(xx > threshold, gg, jnp.zeros((), gg.dtype)))
+      )
     elif name == "numpy":
       zero = np.zeros((), g.dtype)
       box = {}
 
       def run_np(zero=zero, box=box):
         box["out"] = np.where(x > threshold, g, zero)
-      cases.append(Case(name, run_np, lambda box=box, f=run_np: (f(), box["out"])[1],
-                        nbytes))
+
+      cases.append(Case(name, run_np, lambda box=box, f=run_np: (f(), box["out"])[1], nbytes))
     elif name in TORCH_IMPLS:
       continue  # the torch process's
     elif name == "aclnn_phase2":
@@ -491,13 +547,13 @@ def build_cases(names, g, x, threshold, libs, notes, donate):
       c = np.empty(words, np.float32)
       c.fill(0)  # touched once here, so the probe never pays first touch
       if name == "probe_fresh":
-        cases.append(Case(name, lambda words=words: np.empty(words, np.float32).fill(1.0),
-                          None, 4 * words))
+        cases.append(
+          Case(name, lambda words=words: np.empty(words, np.float32).fill(1.0), None, 4 * words)
+        )
       elif name == "probe_copy":
         cases.append(Case(name, lambda a=a, c=c: np.copyto(c, a), None, 2 * a.nbytes))
       elif name == "probe_add":
-        cases.append(Case(name, lambda a=a, b=b, c=c: np.add(a, b, out=c), None,
-                          3 * a.nbytes))
+        cases.append(Case(name, lambda a=a, b=b, c=c: np.add(a, b, out=c), None, 3 * a.nbytes))
     else:
       raise ValueError(f"unknown implementation {name!r}")
   return cases
@@ -506,12 +562,14 @@ def build_cases(names, g, x, threshold, libs, notes, donate):
 def aclnn_phase2_case(g, x, threshold, nbytes):
   """Phase two of the executor (soc "host") into one preallocated, touched output."""
   from jax_threshold import aclnn  # pylint: disable=g-import-not-at-top
+
   out = np.zeros_like(g)
   pending = []
 
   def plan():
     status, ws, executor = aclnn.threshold_backward_get_workspace_size(
-        g, x, threshold, out, soc="host")
+      g, x, threshold, out, soc="host"
+    )
     if status != aclnn.ACLNN_SUCCESS:
       raise RuntimeError(f"aclnn phase one failed: {aclnn.recent_error_message()}")
     return np.empty(ws, np.uint8) if ws else None, ws, executor
@@ -528,6 +586,7 @@ def aclnn_phase2_case(g, x, threshold, nbytes):
     prepare(1)
     run()
     return out.copy()
+
   return Case("aclnn_phase2", run, result, nbytes, prepare)
 
 
@@ -536,11 +595,13 @@ def setup_torch_cases(worker, names, dtype_name, n, threshold, min_sample_s, not
   wanted = [name for name in names if name in TORCH_IMPLS]
   if worker is None or not wanted:
     return []
-  reply = worker.request(cmd="setup", impls=wanted, dtype=dtype_name, n=n,
-                         threshold=threshold, min_sample_s=min_sample_s)
+  reply = worker.request(
+    cmd="setup", impls=wanted, dtype=dtype_name, n=n, threshold=threshold, min_sample_s=min_sample_s
+  )
   notes.update(reply["notes"])
-  return [RemoteCase(worker, name, info["bytes"], info["number"])
-          for name, info in reply["cases"].items()]
+  return [
+    RemoteCase(worker, name, info["bytes"], info["number"]) for name, info in reply["cases"].items()
+  ]
 
 
 # ----------------------------------------------------------------------------
@@ -572,7 +633,7 @@ def time_interleaved(cases, repeats, min_sample_s):
   samples = {c.name: [] for c in cases}
   for r in range(repeats):
     k = r % len(cases)
-    for case in cases[k:] + cases[:k]:   # rotate who goes first
+    for case in cases[k:] + cases[:k]:  # rotate who goes first
       samples[case.name].append(case.sample(numbers[case.name]))
   return samples, numbers
 
@@ -589,8 +650,11 @@ def _quantile(values, q):
 
 
 def reference_name(rows_by_impl):
-  return "reference" if "reference" in rows_by_impl else (
-      "xla_where" if "xla_where" in rows_by_impl else None)
+  return (
+    "reference"
+    if "reference" in rows_by_impl
+    else ("xla_where" if "xla_where" in rows_by_impl else None)
+  )
 
 
 def add_ratios(rows):
@@ -603,8 +667,11 @@ def add_ratios(rows):
     for row in group.values():
       for key, other in (("ratio_vs_reference", ref), ("ratio_vs_torch", "torch")):
         base = group.get(other) if other else None
-        row[key] = (time_ratio(base, row)[0] * row["bytes"] / base["bytes"]
-                    if base and base["bytes"] else None)
+        row[key] = (
+          time_ratio(base, row)[0] * row["bytes"] / base["bytes"]
+          if base and base["bytes"]
+          else None
+        )
       row["ratio_base"] = ref
 
 
@@ -644,8 +711,11 @@ def ceiling(rows, dtype, size):
   single-threaded one.
   """
   by = {(r["impl"], r["dtype"], r["size"]): r for r in rows}
-  found = [(probe, by[(probe, dtype, size)]["gbps"]) for probe in CEILING_PROBES
-           if (probe, dtype, size) in by]
+  found = [
+    (probe, by[(probe, dtype, size)]["gbps"])
+    for probe in CEILING_PROBES
+    if (probe, dtype, size) in by
+  ]
   return max(found, key=lambda pg: pg[1]) if found else None
 
 
@@ -668,18 +738,26 @@ def evaluate_goals(rows, goals=GOALS):
     ra = by.get((impl, dtype, size))
     rb = by.get((baseline, dtype, size)) if baseline != "GB/s" else None
     if ra is None or (baseline != "GB/s" and rb is None):
-      missing = " and ".join(i for i, r in ((impl, ra), (baseline, rb)) if r is None and i != "GB/s")
+      missing = " and ".join(
+        i for i, r in ((impl, ra), (baseline, rb)) if r is None and i != "GB/s"
+      )
       goal.update(status="N/A", value=None, needs_gbps=None, why=f"no {missing} at {where}")
     elif baseline == "GB/s":
-      goal.update(status="PASS" if ra["gbps"] >= at_least else "FAIL", value=ra["gbps"],
-                  needs_gbps=at_least,
-                  why=f"{impl} {ra['gbps']:.1f} GB/s (median {ra['median_s'] * 1e6:.1f} us)")
+      goal.update(
+        status="PASS" if ra["gbps"] >= at_least else "FAIL",
+        value=ra["gbps"],
+        needs_gbps=at_least,
+        why=f"{impl} {ra['gbps']:.1f} GB/s (median {ra['median_s'] * 1e6:.1f} us)",
+      )
     else:
-      t, how = time_ratio(rb, ra)   # throughput a/b = time b/a
-      goal.update(status="PASS" if t >= at_least else "FAIL", value=t,
-                  needs_gbps=at_least * rb["gbps"],
-                  why=f"{impl} {ra['gbps']:.2f} GB/s vs {baseline} {rb['gbps']:.2f} GB/s; "
-                      f"throughput ratio {how}")
+      t, how = time_ratio(rb, ra)  # throughput a/b = time b/a
+      goal.update(
+        status="PASS" if t >= at_least else "FAIL",
+        value=t,
+        needs_gbps=at_least * rb["gbps"],
+        why=f"{impl} {ra['gbps']:.2f} GB/s vs {baseline} {rb['gbps']:.2f} GB/s; "
+        f"throughput ratio {how}",
+      )
     top = ceiling(rows, dtype, size)
     goal["ceiling"] = None if top is None else {"probe": top[0], "gbps": top[1]}
     out.append(goal)
@@ -687,9 +765,11 @@ def evaluate_goals(rows, goals=GOALS):
 
 
 def format_table(rows) -> str:
-  head = (f"{'dtype':<9} {'size':>9} {'impl':<17} {'median us':>11} "
-          f"{'GB/s':>8} {'vs ref':>7} {'vs torch':>8} {'IQR %':>6} {'best GB/s':>9} "
-          f"{'calls':>6}")
+  head = (
+    f"{'dtype':<9} {'size':>9} {'impl':<17} {'median us':>11} "
+    f"{'GB/s':>8} {'vs ref':>7} {'vs torch':>8} {'IQR %':>6} {'best GB/s':>9} "
+    f"{'calls':>6}"
+  )
   lines = [head, "-" * len(head)]
   last = None
   for r in rows:
@@ -700,11 +780,12 @@ def format_table(rows) -> str:
     fmt = lambda v: f"{v:.2f}" if v is not None else "-"
     iqr = 100 * (r["p75_s"] - r["p25_s"]) / r["median_s"] if r["median_s"] else 0
     lines.append(
-        f"{r['dtype']:<9} {'2^%d' % int(math.log2(r['size'])) if r['size'] & (r['size'] - 1) == 0 else r['size']:>9} "
-        f"{r['impl']:<17} {r['median_s'] * 1e6:>11.1f} {r['gbps']:>8.2f} "
-        f"{fmt(r['ratio_vs_reference']):>7} {fmt(r['ratio_vs_torch']):>8} "
-        f"{iqr:>6.1f} {r['bytes'] / r['min_s'] / 1e9 if r['min_s'] else 0:>9.2f} "
-        f"{r['calls_per_sample']:>6}")
+      f"{r['dtype']:<9} {'2^%d' % int(math.log2(r['size'])) if r['size'] & (r['size'] - 1) == 0 else r['size']:>9} "
+      f"{r['impl']:<17} {r['median_s'] * 1e6:>11.1f} {r['gbps']:>8.2f} "
+      f"{fmt(r['ratio_vs_reference']):>7} {fmt(r['ratio_vs_torch']):>8} "
+      f"{iqr:>6.1f} {r['bytes'] / r['min_s'] / 1e9 if r['min_s'] else 0:>9.2f} "
+      f"{r['calls_per_sample']:>6}"
+    )
   return "\n".join(lines)
 
 
@@ -715,8 +796,7 @@ def format_goals(goals) -> str:
     limit = ""
     if g.get("needs_gbps") is not None and g.get("ceiling"):
       c = g["ceiling"]
-      limit = (f"; needs {g['needs_gbps']:.1f} GB/s, best loop ({c['probe']}) "
-               f"{c['gbps']:.1f} GB/s")
+      limit = f"; needs {g['needs_gbps']:.1f} GB/s, best loop ({c['probe']}) {c['gbps']:.1f} GB/s"
       if g["needs_gbps"] > c["gbps"]:
         limit += ": above this run's ceiling"
     lines.append(f"  [{g['status']:<4}] {g['text']:<40} {value:>7}  ({g['why']}{limit})")
@@ -726,23 +806,24 @@ def format_goals(goals) -> str:
 def environment(libs, args, notes):
   jax = libs["jax"]
   env = {
-      "time": datetime.datetime.now().isoformat(timespec="seconds"),
-      "python": platform.python_version(),
-      "platform": platform.platform(),
-      "cpu_count": os.cpu_count(),
-      "numpy": np.__version__,
-      "jax": jax.__version__,
-      "jax_backend": jax.default_backend(),
-      "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
-      "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", ""),
-      "threshold": args.threshold,
-      "repeats": args.repeats,
-      "min_sample_s": args.min_sample_s,
-      "quick": args.quick,
-      "notes": sorted(notes),
+    "time": datetime.datetime.now().isoformat(timespec="seconds"),
+    "python": platform.python_version(),
+    "platform": platform.platform(),
+    "cpu_count": os.cpu_count(),
+    "numpy": np.__version__,
+    "jax": jax.__version__,
+    "jax_backend": jax.default_backend(),
+    "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
+    "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", ""),
+    "threshold": args.threshold,
+    "repeats": args.repeats,
+    "min_sample_s": args.min_sample_s,
+    "quick": args.quick,
+    "notes": sorted(notes),
   }
   try:
     import jaxlib  # pylint: disable=g-import-not-at-top
+
     env["jaxlib"] = jaxlib.__version__
   except Exception:  # pylint: disable=broad-except
     pass
@@ -755,8 +836,9 @@ def environment(libs, args, notes):
   if torch_info.get("available"):
     env["torch"] = torch_info["version"]
     env["torch_threads"] = torch_info["threads"]
-    env["torch_process"] = ("separate process, torch defaults; OMP_WAIT_POLICY="
-                            + (torch_info["omp_wait_policy"] or "unset"))
+    env["torch_process"] = "separate process, torch defaults; OMP_WAIT_POLICY=" + (
+      torch_info["omp_wait_policy"] or "unset"
+    )
   return env
 
 
@@ -787,6 +869,7 @@ def main(argv=None):
       worker = None
   import jax  # pylint: disable=g-import-not-at-top
   import jax.numpy  # pylint: disable=g-import-not-at-top,unused-import
+
   libs = {"jax_threshold": jt, "jax": jax, "torch_info": worker.info if worker else None}
 
   rows = []
@@ -794,19 +877,21 @@ def main(argv=None):
     for n in args.sizes:
       g, x = make_inputs(dtype_name, n, args.threshold, case_rng(args.seed, dtype_name, n))
       cases = build_cases(names, g, x, args.threshold, libs, notes, args.donate)
-      cases += setup_torch_cases(worker, names, dtype_name, n, args.threshold,
-                                 args.min_sample_s, notes)
+      cases += setup_torch_cases(
+        worker, names, dtype_name, n, args.threshold, args.min_sample_s, notes
+      )
       want = expected_output(g, x, args.threshold)
       for case in cases:
         if case.result is not None:
           got = case.result()
-          if got.dtype == want.dtype and np.array_equal(got.view(np.uint8),
-                                                        want.view(np.uint8)):
+          if got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8)):
             continue
-          what = (f"{case.name} differs from the contract for {dtype_name}[{n}], "
-                  f"threshold {args.threshold}: {int(np.sum(got != want))} elements")
+          what = (
+            f"{case.name} differs from the contract for {dtype_name}[{n}], "
+            f"threshold {args.threshold}: {int(np.sum(got != want))} elements"
+          )
           if case.name.partition("+")[0] in JAX_IMPLS:
-            raise AssertionError(what)   # ours: a wrong answer stops the run
+            raise AssertionError(what)  # ours: a wrong answer stops the run
           # Others round the threshold their own way (e.g. to bfloat16): say so, go on.
           notes.add(what + " (its own semantics)")
       load_before = os.getloadavg()[0]
@@ -815,18 +900,29 @@ def main(argv=None):
       for case in cases:
         s = samples[case.name]
         med = statistics.median(s)
-        rows.append({
-            "dtype": dtype_name, "size": n, "impl": case.name,
-            "bytes": case.bytes_moved, "median_s": med,
-            "p25_s": _quantile(s, 0.25), "p75_s": _quantile(s, 0.75),
-            "min_s": min(s), "samples_s": s,
+        rows.append(
+          {
+            "dtype": dtype_name,
+            "size": n,
+            "impl": case.name,
+            "bytes": case.bytes_moved,
+            "median_s": med,
+            "p25_s": _quantile(s, 0.25),
+            "p75_s": _quantile(s, 0.75),
+            "min_s": min(s),
+            "samples_s": s,
             "gbps": case.bytes_moved / med / 1e9 if med > 0 else 0.0,
             "calls_per_sample": numbers[case.name],
             "lowers_to": case.lowers_to,
             "loadavg_1m": [load_before, load_after],
-        })
-      print(f"  {dtype_name:<9} n={n:<9} done ({len(cases)} impls, load "
-            f"{load_before:.1f}->{load_after:.1f})", file=sys.stderr, flush=True)
+          }
+        )
+      print(
+        f"  {dtype_name:<9} n={n:<9} done ({len(cases)} impls, load "
+        f"{load_before:.1f}->{load_after:.1f})",
+        file=sys.stderr,
+        flush=True,
+      )
       del g, x, cases
   if worker is not None:
     worker.close()
@@ -835,11 +931,18 @@ def main(argv=None):
   goals = evaluate_goals(rows)
   env = environment(libs, args, notes)
   print()
-  print("threshold_backward: GB/s = 3*N*itemsize / median time of one call "
-        f"({args.repeats} interleaved repetitions; ratios: paired, throughput)")
-  print(f"jax {env['jax']} ({env['jax_backend']}), cpus {env['cpu_count']}"
-        + (f", torch {env['torch']} ({env['torch_threads']} threads; "
-           f"{env['torch_process']})" if "torch" in env else ""))
+  print(
+    "threshold_backward: GB/s = 3*N*itemsize / median time of one call "
+    f"({args.repeats} interleaved repetitions; ratios: paired, throughput)"
+  )
+  print(
+    f"jax {env['jax']} ({env['jax_backend']}), cpus {env['cpu_count']}"
+    + (
+      f", torch {env['torch']} ({env['torch_threads']} threads; {env['torch_process']})"
+      if "torch" in env
+      else ""
+    )
+  )
   for n_ in sorted(notes):
     print(f"note: {n_}")
   print()
@@ -852,8 +955,10 @@ def main(argv=None):
   for impl, what in compiled.items():
     print(f"compiled: {impl:<17} {' | '.join(sorted(what))}")
   print()
-  print("speed goals (this run; 'best loop' is the same-run ceiling)"
-        + (" -- --quick: a smoke run, not a measurement:" if args.quick else ":"))
+  print(
+    "speed goals (this run; 'best loop' is the same-run ceiling)"
+    + (" -- --quick: a smoke run, not a measurement:" if args.quick else ":")
+  )
   print(format_goals(goals))
   counts = {k: sum(g["status"] == k for g in goals) for k in ("PASS", "FAIL", "N/A")}
   print("  " + ", ".join(f"{v} {k}" for k, v in counts.items()))
@@ -861,14 +966,19 @@ def main(argv=None):
   os.makedirs(args.out_dir, exist_ok=True)
   json_path = os.path.join(args.out_dir, "bench_threshold_backward.json")
   with open(json_path, "w") as f:
-    json.dump({"benchmark": "threshold_backward", "environment": env,
-               "results": rows, "goals": goals}, f, indent=1)
+    json.dump(
+      {"benchmark": "threshold_backward", "environment": env, "results": rows, "goals": goals},
+      f,
+      indent=1,
+    )
   print(f"\nwrote {json_path}")
   if not args.no_plot:
     sys.path.insert(0, _HERE)
     import plot  # pylint: disable=g-import-not-at-top
-    for path in filter(None, [os.path.join(args.out_dir, "bench_threshold_backward.png"),
-                              args.plot]):
+
+    for path in filter(
+      None, [os.path.join(args.out_dir, "bench_threshold_backward.png"), args.plot]
+    ):
       if plot.plot_threshold_backward(json_path, path):
         print(f"wrote {path}")
   return 0

@@ -54,15 +54,21 @@ class MyThreshold(nn.Module):
 
   def __call__(self, x):
     return my_threshold(x, self.threshold, self.value)
+
+
 # ------------------------------------------------------------------------------
 
 
 def make_mlp(activation):
-  return nn.Sequential([
-      nn.Dense(64), activation(THRESHOLD, VALUE),
-      nn.Dense(64), activation(THRESHOLD, VALUE),
+  return nn.Sequential(
+    [
+      nn.Dense(64),
+      activation(THRESHOLD, VALUE),
+      nn.Dense(64),
+      activation(THRESHOLD, VALUE),
       nn.Dense(4),
-  ])
+    ]
+  )
 
 
 def primitives_in(jaxpr):
@@ -73,10 +79,8 @@ def primitives_in(jaxpr):
 
 
 def assert_trees_equal(a, b, what):
-  for (path, x), y in zip(jax.tree_util.tree_leaves_with_path(a),
-                          jax.tree.leaves(b)):
-    np.testing.assert_array_equal(
-        x, y, err_msg=f"{what} differ at {jax.tree_util.keystr(path)}")
+  for (path, x), y in zip(jax.tree_util.tree_leaves_with_path(a), jax.tree.leaves(b)):
+    np.testing.assert_array_equal(x, y, err_msg=f"{what} differ at {jax.tree_util.keystr(path)}")
 
 
 def main(argv=None):
@@ -84,8 +88,7 @@ def main(argv=None):
   parser.add_argument("--steps", type=int, default=20)
   parser.add_argument("--batch", type=int, default=32)
   parser.add_argument("--learning-rate", type=float, default=0.05)
-  parser.add_argument("--implementation", default="auto",
-                      choices=IMPLEMENTATIONS)
+  parser.add_argument("--implementation", default="auto", choices=IMPLEMENTATIONS)
   parser.add_argument("--seed", type=int, default=0)
   args = parser.parse_args(argv)
 
@@ -102,8 +105,8 @@ def main(argv=None):
     @jax.jit
     def step(p):
       loss, grads = jax.value_and_grad(loss_fn(model))(p)
-      return jax.tree.map(lambda w, g: w - args.learning_rate * g, p,
-                          grads), loss
+      return jax.tree.map(lambda w, g: w - args.learning_rate * g, p, grads), loss
+
     return step
 
   with jt.implementation(args.implementation):
@@ -119,21 +122,21 @@ def main(argv=None):
       p_builtin, loss_builtin = step_builtin(p_builtin)
       p_custom, loss_custom = step_custom(p_custom)
 
-  n_backward = sum(p is jt.threshold_backward_p
-                   for p in primitives_in(grad_jaxpr.jaxpr))
+  n_backward = sum(p is jt.threshold_backward_p for p in primitives_in(grad_jaxpr.jaxpr))
   print(f"implementation: {args.implementation}")
   print(f"custom_vjp backward uses threshold_backward {n_backward} times")
   if n_backward != 2:
-    print("FAILED: expected one threshold_backward per activation",
-          file=sys.stderr)
+    print("FAILED: expected one threshold_backward per activation", file=sys.stderr)
     return 1
   assert_trees_equal(out_builtin, out_custom, "outputs")
   print("outputs:   bit-identical to jax_threshold.linen.Threshold")
   assert_trees_equal(grad_builtin, grad_custom, "gradients")
   print("gradients: bit-identical to jax_threshold.linen.Threshold")
   assert_trees_equal(p_builtin, p_custom, "trained parameters")
-  print(f"after {args.steps} SGD steps: loss {float(loss_custom):.6f} (custom) "
-        f"== {float(loss_builtin):.6f} (built-in), parameters bit-identical")
+  print(
+    f"after {args.steps} SGD steps: loss {float(loss_custom):.6f} (custom) "
+    f"== {float(loss_builtin):.6f} (built-in), parameters bit-identical"
+  )
   return 0
 
 

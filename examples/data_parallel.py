@@ -72,8 +72,12 @@ def _parser():
   parser.add_argument("--hidden", type=int, default=128)
   parser.add_argument("--implementation", default="ffi")
   parser.add_argument("--seed", type=int, default=0)
-  parser.add_argument("--timeout", type=int, default=240,
-                      help="seconds for the distributed initialization and for the workers")
+  parser.add_argument(
+    "--timeout",
+    type=int,
+    default=240,
+    help="seconds for the distributed initialization and for the workers",
+  )
   # Set by the launcher (or by hand, one per host, on real multi-host hardware).
   parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
   parser.add_argument("--coordinator", help="HOST:PORT of process 0 (workers only)")
@@ -85,8 +89,7 @@ def _parser():
 def _flat_params(model):
   """{path: numpy array} of the model's parameters (the process's local replica)."""
   leaves = jax.tree_util.tree_flatten_with_path(nnx.state(model, nnx.Param))[0]
-  return {jax.tree_util.keystr(path): np.asarray(leaf.addressable_data(0))
-          for path, leaf in leaves}
+  return {jax.tree_util.keystr(path): np.asarray(leaf.addressable_data(0)) for path, leaf in leaves}
 
 
 def train(args, mesh=None, log=print):
@@ -125,14 +128,15 @@ def train(args, mesh=None, log=print):
       order = rng.permutation(len(x_train))
       epoch_loss = 0.0
       for i in range(steps_per_epoch):
-        idx = order[i * args.batch_size:(i + 1) * args.batch_size]
+        idx = order[i * args.batch_size : (i + 1) * args.batch_size]
         images, labels = put_batch(x_train[idx]), put_batch(y_train[idx])
         if step_collectives is None:
           hlo = flax_mlp.train_step.lower(model, optimizer, images, labels).compile().as_text()
           step_collectives = {
-              "custom_call": "jax_threshold_threshold_backward" in hlo,
-              "collectives": sorted({c for c in _COLLECTIVES
-                                     if re.search(rf"\s{c}(-start)?\(", hlo)}),
+            "custom_call": "jax_threshold_threshold_backward" in hlo,
+            "collectives": sorted(
+              {c for c in _COLLECTIVES if re.search(rf"\s{c}(-start)?\(", hlo)}
+            ),
           }
         epoch_loss += float(flax_mlp.train_step(model, optimizer, images, labels))
       losses.append(epoch_loss / steps_per_epoch)
@@ -143,23 +147,28 @@ def train(args, mesh=None, log=print):
 
 def worker(args) -> int:
   jax.config.update("jax_cpu_collectives_implementation", "gloo")
-  jax.distributed.initialize(coordinator_address=args.coordinator,
-                             num_processes=args.processes, process_id=args.process_id,
-                             initialization_timeout=args.timeout,
-                             coordinator_bind_address=args.coordinator)
+  jax.distributed.initialize(
+    coordinator_address=args.coordinator,
+    num_processes=args.processes,
+    process_id=args.process_id,
+    initialization_timeout=args.timeout,
+    coordinator_bind_address=args.coordinator,
+  )
   try:
     me = jax.process_index()
     log = (lambda s: print(s, flush=True)) if me == 0 else (lambda s: None)
     devices = jax.devices()
     # Auto axes: XLA propagates the batch sharding through the model (optax's integer-label
     # loss has no Explicit-mode sharding rule in every supported jax).
-    mesh = jax.make_mesh((len(devices),), ("data",), axis_types=(AxisType.Auto,),
-                         devices=devices)
+    mesh = jax.make_mesh((len(devices),), ("data",), axis_types=(AxisType.Auto,), devices=devices)
     if args.batch_size % len(devices):
-      raise SystemExit(f"--batch-size {args.batch_size} is not a multiple of the "
-                       f"{len(devices)} devices")
-    log(f"{jax.process_count()} processes, {len(devices)} devices "
-        f"({jax.local_device_count()} per process), global batch {args.batch_size}")
+      raise SystemExit(
+        f"--batch-size {args.batch_size} is not a multiple of the {len(devices)} devices"
+      )
+    log(
+      f"{jax.process_count()} processes, {len(devices)} devices "
+      f"({jax.local_device_count()} per process), global batch {args.batch_size}"
+    )
     model, test_acc, _, step = train(args, mesh, log)
     log(f"training step: custom call {step['custom_call']}, collectives {step['collectives']}")
     log(f"test accuracy: {test_acc:.4f}")
@@ -175,18 +184,39 @@ def launch(args) -> int:
   port = _free_loopback_port()
   env = dict(os.environ)
   env["JAX_PLATFORMS"] = "cpu"
-  env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
-                      f" --xla_force_host_platform_device_count={args.devices_per_process}")
+  env["XLA_FLAGS"] = (
+    env.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={args.devices_per_process}"
+  )
   with tempfile.TemporaryDirectory() as tmp:
     params_path = os.path.join(tmp, "params.npz")
-    common = [sys.executable, os.path.abspath(__file__), "--worker",
-              "--coordinator", f"127.0.0.1:{port}", "--processes", str(args.processes),
-              "--epochs", str(args.epochs), "--batch-size", str(args.batch_size),
-              "--learning-rate", str(args.learning_rate), "--hidden", str(args.hidden),
-              "--implementation", args.implementation, "--seed", str(args.seed),
-              "--timeout", str(args.timeout), "--params-out", params_path]
-    procs = [subprocess.Popen(common + ["--process-id", str(i)], env=env)
-             for i in range(args.processes)]
+    common = [
+      sys.executable,
+      os.path.abspath(__file__),
+      "--worker",
+      "--coordinator",
+      f"127.0.0.1:{port}",
+      "--processes",
+      str(args.processes),
+      "--epochs",
+      str(args.epochs),
+      "--batch-size",
+      str(args.batch_size),
+      "--learning-rate",
+      str(args.learning_rate),
+      "--hidden",
+      str(args.hidden),
+      "--implementation",
+      args.implementation,
+      "--seed",
+      str(args.seed),
+      "--timeout",
+      str(args.timeout),
+      "--params-out",
+      params_path,
+    ]
+    procs = [
+      subprocess.Popen(common + ["--process-id", str(i)], env=env) for i in range(args.processes)
+    ]
     deadline = time.monotonic() + args.timeout
     try:
       # Poll, so that one failed worker stops the run at once instead of leaving the
@@ -202,8 +232,11 @@ def launch(args) -> int:
         proc.wait(timeout=30)
     codes = [p.returncode for p in procs]
     if any(codes):
-      print(f"FAILED: worker exit codes {codes} (negative: killed; the run is bounded by "
-            f"--timeout {args.timeout} s)", file=sys.stderr)
+      print(
+        f"FAILED: worker exit codes {codes} (negative: killed; the run is bounded by "
+        f"--timeout {args.timeout} s)",
+        file=sys.stderr,
+      )
       return 1
 
     with np.load(params_path) as f:
@@ -214,15 +247,19 @@ def launch(args) -> int:
   worst = max(float(np.max(np.abs(distributed[k] - single[k]))) for k in single)
   identical = all(distributed[k].tobytes() == single[k].tobytes() for k in single)
   close = sorted(single) == sorted(distributed) and all(
-      np.allclose(distributed[k], single[k], rtol=PARAMS_RTOL, atol=PARAMS_ATOL) for k in single)
-  print(f"final parameters vs the single-process run: "
-        f"{'bit-identical' if identical else f'max abs difference {worst:.3g}'}, "
-        f"{'match' if close else 'DIFFER'} (rtol {PARAMS_RTOL}, atol {PARAMS_ATOL})")
+    np.allclose(distributed[k], single[k], rtol=PARAMS_RTOL, atol=PARAMS_ATOL) for k in single
+  )
+  print(
+    f"final parameters vs the single-process run: "
+    f"{'bit-identical' if identical else f'max abs difference {worst:.3g}'}, "
+    f"{'match' if close else 'DIFFER'} (rtol {PARAMS_RTOL}, atol {PARAMS_ATOL})"
+  )
   if not close:
     return 1
   if test_acc < REQUIRED_ACCURACY:
-    print(f"FAILED: single-process test accuracy {test_acc:.4f} < {REQUIRED_ACCURACY}",
-          file=sys.stderr)
+    print(
+      f"FAILED: single-process test accuracy {test_acc:.4f} < {REQUIRED_ACCURACY}", file=sys.stderr
+    )
     return 1
   print("params match")
   return 0

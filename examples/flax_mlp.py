@@ -41,11 +41,11 @@ class MLP(nnx.Module):
 
   def __init__(self, hidden: int, *, rngs: nnx.Rngs):
     self.layers = nnx.Sequential(
-        nnx.Linear(64, hidden, rngs=rngs),
-        Threshold(0.1, 0.0),
-        nnx.Linear(hidden, hidden, rngs=rngs),
-        Threshold(0.1, 0.0),
-        nnx.Linear(hidden, 10, rngs=rngs),
+      nnx.Linear(64, hidden, rngs=rngs),
+      Threshold(0.1, 0.0),
+      nnx.Linear(hidden, hidden, rngs=rngs),
+      Threshold(0.1, 0.0),
+      nnx.Linear(hidden, 10, rngs=rngs),
     )
 
   def __call__(self, x):
@@ -73,22 +73,19 @@ def load_data(seed):
   digits = load_digits()
   images = (digits.data / 16.0).astype(np.float32)  # Pixels are 0..16.
   labels = digits.target.astype(np.int32)
-  return train_test_split(images, labels, test_size=0.2, random_state=seed,
-                          stratify=labels)
+  return train_test_split(images, labels, test_size=0.2, random_state=seed, stratify=labels)
 
 
 def plot_curves(path, step_losses, steps_per_epoch, train_acc, test_acc):
   fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(8, 3), dpi=80)
   steps = np.arange(1, len(step_losses) + 1) / steps_per_epoch
   ax_loss.plot(steps, step_losses, lw=0.8)
-  ax_loss.set(xlabel="epoch", ylabel="training loss", yscale="log",
-              title="loss")
+  ax_loss.set(xlabel="epoch", ylabel="training loss", yscale="log", title="loss")
   epochs = np.arange(1, len(test_acc) + 1)
   ax_acc.plot(epochs, train_acc, label="train")
   ax_acc.plot(epochs, test_acc, label="test")
   ax_acc.axhline(REQUIRED_ACCURACY, color="grey", ls=":", lw=0.8)
-  ax_acc.set(xlabel="epoch", ylabel="accuracy", ylim=(0.8, 1.0),
-             title="accuracy")
+  ax_acc.set(xlabel="epoch", ylabel="accuracy", ylim=(0.8, 1.0), title="accuracy")
   ax_acc.legend(loc="lower right")
   fig.tight_layout()
   os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -102,18 +99,18 @@ def main(argv=None):
   parser.add_argument("--batch-size", type=int, default=64)
   parser.add_argument("--learning-rate", type=float, default=3e-3)
   parser.add_argument("--hidden", type=int, default=128)
-  parser.add_argument("--implementation", default="auto",
-                      choices=IMPLEMENTATIONS)
+  parser.add_argument("--implementation", default="auto", choices=IMPLEMENTATIONS)
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument(
-      "--plot", default=os.path.join(os.path.dirname(__file__), "flax_mlp.png"),
-      help="where to save the loss/accuracy plot (PNG)")
+    "--plot",
+    default=os.path.join(os.path.dirname(__file__), "flax_mlp.png"),
+    help="where to save the loss/accuracy plot (PNG)",
+  )
   args = parser.parse_args(argv)
 
   x_train, x_test, y_train, y_test = load_data(args.seed)
   model = MLP(args.hidden, rngs=nnx.Rngs(args.seed))
-  optimizer = nnx.Optimizer(model, optax.adam(args.learning_rate),
-                            wrt=nnx.Param)
+  optimizer = nnx.Optimizer(model, optax.adam(args.learning_rate), wrt=nnx.Param)
   rng = np.random.default_rng(args.seed)
   steps_per_epoch = len(x_train) // args.batch_size  # Drop the ragged batch.
 
@@ -125,13 +122,11 @@ def main(argv=None):
     for _ in progress:
       order = rng.permutation(len(x_train))
       for i in range(steps_per_epoch):
-        idx = order[i * args.batch_size:(i + 1) * args.batch_size]
-        step_losses.append(train_step(model, optimizer, x_train[idx],
-                                      y_train[idx]))
+        idx = order[i * args.batch_size : (i + 1) * args.batch_size]
+        step_losses.append(train_step(model, optimizer, x_train[idx], y_train[idx]))
       train_acc.append(float(accuracy(model, x_train, y_train)))
       test_acc.append(float(accuracy(model, x_test, y_test)))
-      progress.set_postfix(loss=f"{float(step_losses[-1]):.4f}",
-                           test_acc=f"{test_acc[-1]:.4f}")
+      progress.set_postfix(loss=f"{float(step_losses[-1]):.4f}", test_acc=f"{test_acc[-1]:.4f}")
   elapsed = time.perf_counter() - start
   step_losses = np.asarray(jax.device_get(step_losses))
 
@@ -142,8 +137,7 @@ def main(argv=None):
   print(f"saved plot: {args.plot}")
   print(f"test accuracy: {test_acc[-1]:.4f}")
   if test_acc[-1] < REQUIRED_ACCURACY:
-    print(f"FAILED: test accuracy {test_acc[-1]:.4f} < {REQUIRED_ACCURACY}",
-          file=sys.stderr)
+    print(f"FAILED: test accuracy {test_acc[-1]:.4f} < {REQUIRED_ACCURACY}", file=sys.stderr)
     return 1
   return 0
 

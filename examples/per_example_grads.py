@@ -26,8 +26,9 @@ THRESHOLD, VALUE = 0.1, 0.0
 
 def init_mlp(key, sizes):
   params = []
-  for k, (fan_in, fan_out) in zip(jax.random.split(key, len(sizes) - 1),
-                                  zip(sizes[:-1], sizes[1:])):
+  for k, (fan_in, fan_out) in zip(
+    jax.random.split(key, len(sizes) - 1), zip(sizes[:-1], sizes[1:])
+  ):
     w = jax.random.normal(k, (fan_in, fan_out), jnp.float32) / np.sqrt(fan_in)
     params.append({"w": w, "b": jnp.zeros((fan_out,), jnp.float32)})
   return params
@@ -70,8 +71,7 @@ def main(argv=None):
   parser.add_argument("--features", type=int, default=32)
   parser.add_argument("--hidden", type=int, default=64)
   parser.add_argument("--repeats", type=int, default=3)
-  parser.add_argument("--implementation", default="auto",
-                      choices=IMPLEMENTATIONS)
+  parser.add_argument("--implementation", default="auto", choices=IMPLEMENTATIONS)
   parser.add_argument("--seed", type=int, default=0)
   args = parser.parse_args(argv)
 
@@ -83,8 +83,7 @@ def main(argv=None):
   with jt.implementation(args.implementation):
     per_example_grad = jax.jit(jax.vmap(jax.grad(loss), in_axes=(None, 0, 0)))
     one_grad = jax.jit(jax.grad(loss))
-    vmapped, t_vmap = timed(lambda: per_example_grad(params, x, y),
-                            args.repeats)
+    vmapped, t_vmap = timed(lambda: per_example_grad(params, x, y), args.repeats)
 
     def python_loop():
       grads = [one_grad(params, x[i], y[i]) for i in range(args.batch)]
@@ -95,23 +94,23 @@ def main(argv=None):
 
   # A batched matmul may sum in another order than the unbatched one, so the
   # two agree to float32 rounding rather than bit for bit.
-  jax.tree.map(
-      lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6),
-      vmapped, looped)
-  max_diff = max(float(jnp.max(jnp.abs(a - b))) for a, b in
-                 zip(jax.tree.leaves(vmapped), jax.tree.leaves(looped)))
+  jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6), vmapped, looped)
+  max_diff = max(
+    float(jnp.max(jnp.abs(a - b)))
+    for a, b in zip(jax.tree.leaves(vmapped), jax.tree.leaves(looped))
+  )
   shapes = [tuple(g.shape) for g in jax.tree.leaves(vmapped)]
 
   print(f"implementation: {args.implementation}")
   print(f"per-example gradient shapes: {shapes}")
   print(f"grad jaxpr uses threshold_backward: {uses_primitive}")
   print(f"vmap(grad):  {t_vmap * 1e3:9.3f} ms for {args.batch} examples")
-  print(f"Python loop: {t_loop * 1e3:9.3f} ms for {args.batch} examples "
-        f"({t_loop / t_vmap:.1f}x slower)")
+  print(
+    f"Python loop: {t_loop * 1e3:9.3f} ms for {args.batch} examples ({t_loop / t_vmap:.1f}x slower)"
+  )
   print(f"max |vmap - loop| = {max_diff:.3g}: gradients match")
   if not uses_primitive:
-    print("FAILED: the gradient does not go through threshold_backward",
-          file=sys.stderr)
+    print("FAILED: the gradient does not go through threshold_backward", file=sys.stderr)
     return 1
   return 0
 

@@ -1,9 +1,9 @@
 """jax-threshold: `threshold_backward` as a JAX primitive.
 
-    import jax_threshold as jt
-    jt.threshold_backward(grad_output, x, threshold)  # grad_output where x > threshold, else 0
-    jt.threshold(x, threshold, value)                 # x if x > threshold else value
-    with jt.implementation("reference"): ...          # choose the lowering
+import jax_threshold as jt
+jt.threshold_backward(grad_output, x, threshold)  # grad_output where x > threshold, else 0
+jt.threshold(x, threshold, value)                 # x if x > threshold else value
+with jt.implementation("reference"): ...          # choose the lowering
 """
 
 import importlib
@@ -34,8 +34,10 @@ def _load_ffi() -> None:
     warnings.warn(str(e), RuntimeWarning, stacklevel=2)
   except ImportError as e:  # no compiled extension (e.g. a source checkout)
     _lowering.note_unavailable(
-        "ffi", f"the native extension is missing ({type(e).__name__}: {e}); build the "
-               "package with its C++ extension (pip install .)")
+      "ffi",
+      f"the native extension is missing ({type(e).__name__}: {e}); build the "
+      "package with its C++ extension (pip install .)",
+    )
 
 
 def _native_paths_missing(*_):
@@ -51,14 +53,14 @@ except ImportError:  # written by the native build; absent in a bare source tree
 _load_ffi()
 
 __all__ = [
-    "__version__",
-    "available_implementations",
-    "ffi_targets",
-    "get_include",
-    "get_lib",
-    "implementation",
-    "register_lowering_implementation",
-    "threshold",
-    "threshold_backward",
-    "threshold_backward_p",
+  "__version__",
+  "available_implementations",
+  "ffi_targets",
+  "get_include",
+  "get_lib",
+  "implementation",
+  "register_lowering_implementation",
+  "threshold",
+  "threshold_backward",
+  "threshold_backward_p",
 ]

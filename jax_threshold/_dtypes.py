@@ -9,13 +9,22 @@ with a TypeError that names the dtype and this list (docs/behaviour.md §1).
 import jax.numpy as jnp
 import numpy as np
 
-SUPPORTED_DTYPES = tuple(np.dtype(d) for d in (
-    jnp.float32, jnp.float16, jnp.bfloat16, jnp.int32, jnp.int8, jnp.uint8,
-    jnp.int64, jnp.float64))
+SUPPORTED_DTYPES = tuple(
+  np.dtype(d)
+  for d in (
+    jnp.float32,
+    jnp.float16,
+    jnp.bfloat16,
+    jnp.int32,
+    jnp.int8,
+    jnp.uint8,
+    jnp.int64,
+    jnp.float64,
+  )
+)
 
 # Floating types whose comparison happens in float32 (docs/behaviour.md §1).
-NARROW_FLOAT_DTYPES = tuple(np.dtype(d) for d in (
-    jnp.float32, jnp.float16, jnp.bfloat16))
+NARROW_FLOAT_DTYPES = tuple(np.dtype(d) for d in (jnp.float32, jnp.float16, jnp.bfloat16))
 
 _SUPPORTED_NAMES = ", ".join(d.name for d in SUPPORTED_DTYPES)
 
@@ -33,11 +42,15 @@ def check_supported(dtype, what: str) -> np.dtype:
   try:
     dtype = np.dtype(dtype)
   except TypeError:
-    raise TypeError(f"threshold_backward: {what} has unsupported type {dtype!r}; "
-                    f"supported dtypes: {_SUPPORTED_NAMES}") from None
+    raise TypeError(
+      f"threshold_backward: {what} has unsupported type {dtype!r}; "
+      f"supported dtypes: {_SUPPORTED_NAMES}"
+    ) from None
   if dtype not in SUPPORTED_DTYPES:
-    raise TypeError(f"threshold_backward: {what} has unsupported dtype {dtype.name}; "
-                    f"supported dtypes: {_SUPPORTED_NAMES}")
+    raise TypeError(
+      f"threshold_backward: {what} has unsupported dtype {dtype.name}; "
+      f"supported dtypes: {_SUPPORTED_NAMES}"
+    )
   return dtype
 
 
@@ -46,8 +59,10 @@ def check_same_dtype(grad_output_dtype, x_dtype) -> np.dtype:
   g = check_supported(grad_output_dtype, "grad_output")
   x = check_supported(x_dtype, "x")
   if g != x:
-    raise TypeError("threshold_backward: grad_output and x must have the same dtype; "
-                    f"got grad_output {g.name} and x {x.name}")
+    raise TypeError(
+      "threshold_backward: grad_output and x must have the same dtype; "
+      f"got grad_output {g.name} and x {x.name}"
+    )
   return x
 
 

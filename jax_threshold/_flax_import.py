@@ -18,6 +18,6 @@ def import_flax(submodule: str, *, needed_by: str) -> types.ModuleType:
     return importlib.import_module(f"flax.{submodule}")
   except ImportError as e:
     raise ImportError(
-        f"{needed_by} needs Flax (flax.{submodule}), which could not be "
-        f"imported ({e}). Install it with: {FLAX_EXTRA_HINT}"
+      f"{needed_by} needs Flax (flax.{submodule}), which could not be "
+      f"imported ({e}). Install it with: {FLAX_EXTRA_HINT}"
     ) from e

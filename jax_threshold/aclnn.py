@@ -54,15 +54,29 @@ HOST_UB_SIZE = _native.HOST_UB_SIZE
 
 # aclDataType codes by NumPy dtype name; a dtype missing here is ACL_DT_UNDEFINED.
 _ACL_DTYPES = {
-    "float32": 0, "float16": 1, "int8": 2, "int32": 3, "uint8": 4, "int16": 6,
-    "uint16": 7, "uint32": 8, "int64": 9, "uint64": 10, "float64": 11, "bool": 12,
-    "complex64": 16, "complex128": 17, "bfloat16": 27,
+  "float32": 0,
+  "float16": 1,
+  "int8": 2,
+  "int32": 3,
+  "uint8": 4,
+  "int16": 6,
+  "uint16": 7,
+  "uint32": 8,
+  "int64": 9,
+  "uint64": 10,
+  "float64": 11,
+  "bool": 12,
+  "complex64": 16,
+  "complex128": 17,
+  "bfloat16": 27,
 }
 ACL_DT_UNDEFINED = -1
 
 # The dtypes the kernels have a tiling for (the "host" list).
-_TILING_DTYPES = frozenset(_ACL_DTYPES[name] for name in (
-    "float32", "float16", "int8", "int32", "uint8", "int64", "float64", "bfloat16"))
+_TILING_DTYPES = frozenset(
+  _ACL_DTYPES[name]
+  for name in ("float32", "float16", "int8", "int32", "uint8", "int64", "float64", "bfloat16")
+)
 
 
 def acl_dtype(dtype: npt.DTypeLike) -> int:
@@ -90,12 +104,16 @@ def _tensor(array, name: str, writable: bool = False):
   if writable and not array.flags.writeable:
     raise ValueError(f"{name} is read-only; the executor writes its result into it")
   if not array.dtype.isnative:
-    raise ValueError(f"{name} has dtype {array.dtype.str}, not in the host's byte order; "
-                     f"convert it with .astype({name}.dtype.newbyteorder('='))")
+    raise ValueError(
+      f"{name} has dtype {array.dtype.str}, not in the host's byte order; "
+      f"convert it with .astype({name}.dtype.newbyteorder('='))"
+    )
   itemsize = array.dtype.itemsize
   if itemsize == 0 or any(s % itemsize for s in array.strides):
-    raise ValueError(f"{name} has strides {array.strides} that are not multiples of its "
-                     f"item size {itemsize} (dtype {array.dtype})")
+    raise ValueError(
+      f"{name} has strides {array.strides} that are not multiples of its "
+      f"item size {itemsize} (dtype {array.dtype})"
+    )
   address = array.__array_interface__["data"][0]
   strides = tuple(s // itemsize for s in array.strides)
   return (address, tuple(array.shape), strides, acl_dtype(array.dtype))
@@ -119,8 +137,10 @@ def _as_numpy_scalar(threshold):
 
 def _scalar_bytes(value, code: int):
   dtypes: dict[int, type[np.float32 | np.float64 | np.int64]] = {
-      _ACL_DTYPES["float32"]: np.float32, _ACL_DTYPES["float64"]: np.float64,
-      _ACL_DTYPES["int64"]: np.int64}
+    _ACL_DTYPES["float32"]: np.float32,
+    _ACL_DTYPES["float64"]: np.float64,
+    _ACL_DTYPES["int64"]: np.int64,
+  }
   dtype = dtypes[code]
   return (dtype(value).tobytes(), code)
 
@@ -193,7 +213,7 @@ class Executor:
 
   @property
   def kernel(self) -> str:
-    """"ThresholdGradV2D", "ReluGrad", or "" when nothing runs (empty tensors)."""
+    """ "ThresholdGradV2D", "ReluGrad", or "" when nothing runs (empty tensors)."""
     return self._native.kernel
 
   @property
@@ -216,8 +236,10 @@ class Executor:
     return self._native.copies
 
   def __repr__(self):
-    return (f"aclnn.Executor(kernel={self.kernel!r}, workspace_size={self.workspace_size}, "
-            f"copies={self.copies})")
+    return (
+      f"aclnn.Executor(kernel={self.kernel!r}, workspace_size={self.workspace_size}, "
+      f"copies={self.copies})"
+    )
 
 
 def _soc_code(soc: str) -> int:
@@ -237,16 +259,25 @@ def _name_undefined_dtypes(tensors) -> None:
   named = message
   for name, array in tensors.items():
     if array is not None and acl_dtype(array.dtype) == ACL_DT_UNDEFINED:
-      named = re.sub(rf"\b{name} (has )?dtype undefined\b",
-                     lambda m, d=array.dtype.name: m.group(0).replace("undefined", d), named)
+      named = re.sub(
+        rf"\b{name} (has )?dtype undefined\b",
+        lambda m, d=array.dtype.name: m.group(0).replace("undefined", d),
+        named,
+      )
   if named != message:
     _unnamed_dtypes.message = (message, named)
 
 
 def threshold_backward_get_workspace_size(
-    grad_output: Optional[np.ndarray], x: Optional[np.ndarray], threshold: Any,
-    out: Optional[np.ndarray], *, soc: str = "Ascend910B", core_num: Optional[int] = None,
-    ub_size: Optional[int] = None) -> tuple[int, int, Optional[Executor]]:
+  grad_output: Optional[np.ndarray],
+  x: Optional[np.ndarray],
+  threshold: Any,
+  out: Optional[np.ndarray],
+  *,
+  soc: str = "Ascend910B",
+  core_num: Optional[int] = None,
+  ub_size: Optional[int] = None,
+) -> tuple[int, int, Optional[Executor]]:
   """Phase one (aclnnThresholdBackwardGetWorkspaceSize): validate, plan, size the workspace.
 
   Args:
@@ -288,16 +319,23 @@ def threshold_backward_get_workspace_size(
   out_desc = _tensor(out, "out", writable=True)
   x_code = x_desc[3] if x_desc is not None else ACL_DT_UNDEFINED
   status, workspace_size, native = _native.threshold_backward_get_workspace_size(
-      g_desc, x_desc, _scalar(threshold, x_code), out_desc, soc=code, ub_size=ub_size,
-      core_num=core_num)
+    g_desc,
+    x_desc,
+    _scalar(threshold, x_code),
+    out_desc,
+    soc=code,
+    ub_size=ub_size,
+    core_num=core_num,
+  )
   if native is None:
     _name_undefined_dtypes({"grad_output": grad_output, "x": x, "out": out})
     return status, workspace_size, None
   return status, workspace_size, Executor(native, (grad_output, x, out))
 
 
-def threshold_backward(workspace: Optional[np.ndarray], workspace_size: int,
-                       executor: Optional[Executor]) -> int:
+def threshold_backward(
+  workspace: Optional[np.ndarray], workspace_size: int, executor: Optional[Executor]
+) -> int:
   """Phase two (aclnnThresholdBackward): runs the executor, once; the result is in `out`.
 
   Args:
@@ -328,8 +366,10 @@ def threshold_backward(workspace: Optional[np.ndarray], workspace_size: int,
     if not workspace.flags.c_contiguous or not workspace.flags.writeable:
       raise ValueError("workspace must be a writable C-contiguous array")
     if workspace.nbytes < workspace_size:
-      raise ValueError(f"workspace holds {workspace.nbytes} bytes, less than the "
-                       f"workspace_size {workspace_size} passed with it")
+      raise ValueError(
+        f"workspace holds {workspace.nbytes} bytes, less than the "
+        f"workspace_size {workspace_size} passed with it"
+      )
     address = workspace.__array_interface__["data"][0]
   native = None if executor is None else executor._native
   status = _native.threshold_backward(address, workspace_size, native)
@@ -372,9 +412,12 @@ def _tiling(fn, num_elements, dtype, ub_size, core_num) -> dict:
   return fn(num_elements, code, ub_size, core_num)
 
 
-def threshold_grad_v2_d_tiling(num_elements: int, dtype: npt.DTypeLike,
-                               ub_size: int = DEFAULT_UB_SIZE,
-                               core_num: int = DEFAULT_CORE_NUM) -> dict:
+def threshold_grad_v2_d_tiling(
+  num_elements: int,
+  dtype: npt.DTypeLike,
+  ub_size: int = DEFAULT_UB_SIZE,
+  core_num: int = DEFAULT_CORE_NUM,
+) -> dict:
   """ThresholdGradV2D's tiling (docs/behaviour.md §3).
 
   Args:
@@ -395,8 +438,12 @@ def threshold_grad_v2_d_tiling(num_elements: int, dtype: npt.DTypeLike,
   return _tiling(_native.threshold_grad_v2_d_tiling, num_elements, dtype, ub_size, core_num)
 
 
-def relu_grad_tiling(num_elements: int, dtype: npt.DTypeLike, ub_size: int = DEFAULT_UB_SIZE,
-                     core_num: int = DEFAULT_CORE_NUM) -> dict:
+def relu_grad_tiling(
+  num_elements: int,
+  dtype: npt.DTypeLike,
+  ub_size: int = DEFAULT_UB_SIZE,
+  core_num: int = DEFAULT_CORE_NUM,
+) -> dict:
   """ReluGrad's tiling: the same scheme and UB divisors as `threshold_grad_v2_d_tiling`.
 
   Args:

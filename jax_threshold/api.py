@@ -46,15 +46,17 @@ def _common_dtype(grad_output, x):
       _dtypes.check_supported(grad_output.dtype, "grad_output")
       _dtypes.check_supported(x.dtype, "x")
       weak, strong = ("grad_output", "x") if g_weak else ("x", "grad_output")
-      raise TypeError(f"threshold_backward: the weakly typed {weak} ({promoted.name}) does not "
-                      f"take {strong}'s dtype {target.name}: JAX promotes the pair to "
-                      f"{promoted.name}; pass {weak} as an array of dtype {target.name}")
-  return (lax.convert_element_type(grad_output, target),
-          lax.convert_element_type(x, target))
+      raise TypeError(
+        f"threshold_backward: the weakly typed {weak} ({promoted.name}) does not "
+        f"take {strong}'s dtype {target.name}: JAX promotes the pair to "
+        f"{promoted.name}; pass {weak} as an array of dtype {target.name}"
+      )
+  return (lax.convert_element_type(grad_output, target), lax.convert_element_type(x, target))
 
 
-def threshold_backward(grad_output: ArrayLike, x: ArrayLike, threshold: RealLike, *,
-                       implementation: str | None = None) -> jax.Array:
+def threshold_backward(
+  grad_output: ArrayLike, x: ArrayLike, threshold: RealLike, *, implementation: str | None = None
+) -> jax.Array:
   """`grad_output` where `x > threshold`, else 0 (exactly 0, even for inf/NaN grads).
 
   The gradient of `threshold(x, threshold, value)` with respect to `x`, and of
@@ -111,11 +113,15 @@ def _scalar_value(value, dtype):
   try:
     value = jnp.asarray(value)
   except (TypeError, ValueError):
-    raise TypeError("threshold: value must be a real number (a Python number or a 0-d "
-                    f"array); got {type(value).__name__} {value!r}") from None
+    raise TypeError(
+      "threshold: value must be a real number (a Python number or a 0-d "
+      f"array); got {type(value).__name__} {value!r}"
+    ) from None
   if value.ndim:
-    raise ValueError("threshold: value must be a scalar (a Python number or a 0-d array); "
-                     f"got an array of shape {value.shape}")
+    raise ValueError(
+      "threshold: value must be a scalar (a Python number or a 0-d array); "
+      f"got an array of shape {value.shape}"
+    )
   if value.dtype == np.bool_ or jnp.issubdtype(value.dtype, jnp.complexfloating):
     raise TypeError(f"threshold: value must be a real number; got dtype {value.dtype}")
   return lax.convert_element_type(value, dtype)
@@ -124,8 +130,11 @@ def _scalar_value(value, dtype):
 def _select(mask, x, value):
   # On a mesh with Explicit axes the cases take the mask's sharding (None elsewhere).
   sharding = explicit_output_sharding([jax.typeof(mask)])
-  return lax.select(mask, jnp.broadcast_to(x, mask.shape, out_sharding=sharding),
-                    jnp.broadcast_to(value, mask.shape, out_sharding=sharding))
+  return lax.select(
+    mask,
+    jnp.broadcast_to(x, mask.shape, out_sharding=sharding),
+    jnp.broadcast_to(value, mask.shape, out_sharding=sharding),
+  )
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
@@ -146,8 +155,13 @@ def _threshold_activation_jvp(implementation, primals, tangents):
   return out, _select(mask, x_part, value_dot)
 
 
-def threshold(x: ArrayLike, threshold: RealLike,  # pylint: disable=redefined-outer-name
-              value: RealLike, *, implementation: str | None = None) -> jax.Array:
+def threshold(
+  x: ArrayLike,
+  threshold: RealLike,  # pylint: disable=redefined-outer-name
+  value: RealLike,
+  *,
+  implementation: str | None = None,
+) -> jax.Array:
   """`x if x > threshold else value`, elementwise, like torch.nn.functional.threshold.
 
   Args:

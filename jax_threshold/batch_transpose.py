@@ -107,8 +107,9 @@ def _integer_threshold_in(threshold, x_dtype, wide):
   k, all_pass, in_range = reference.integer_threshold(threshold, x_dtype)
   below = np.asarray(int(info.min) - 1, wide)
   none_pass = np.asarray(info.max, wide)
-  return jnp.where(in_range, lax.convert_element_type(k, wide),
-                   jnp.where(all_pass, below, none_pass))
+  return jnp.where(
+    in_range, lax.convert_element_type(k, wide), jnp.where(all_pass, below, none_pass)
+  )
 
 
 def _encode(grad_output, x, threshold):
@@ -119,9 +120,11 @@ def _encode(grad_output, x, threshold):
     return grad_output, -x, -threshold, same
   if _dtypes.is_floating(x_dtype):  # float16 / bfloat16: the float32 kernel, bits carried
     carry = lambda v: lax.bitcast_convert_type(
-        lax.convert_element_type(lax.bitcast_convert_type(v, np.uint16), np.uint32), np.float32)
+      lax.convert_element_type(lax.bitcast_convert_type(v, np.uint16), np.uint32), np.float32
+    )
     decode = lambda v: lax.bitcast_convert_type(
-        lax.convert_element_type(lax.bitcast_convert_type(v, np.uint32), np.uint16), x_dtype)
+      lax.convert_element_type(lax.bitcast_convert_type(v, np.uint32), np.uint16), x_dtype
+    )
     return carry(grad_output), -flush_proof.to_float32(x), -threshold, decode
   if t_dtype == x_dtype:
     return grad_output, lax.bitwise_not(x), lax.bitwise_not(threshold), same

@@ -50,8 +50,10 @@ except ImportError as e:  # a source tree without the compiled extension
   raise ImportError(f"jax_threshold._native is not built ({e})") from e
 
 if not hasattr(_native, "ffi_handlers"):
-  raise ImportError("jax_threshold._native was built without the XLA FFI handler "
-                    "(the XLA FFI headers of jaxlib were not found at build time)")
+  raise ImportError(
+    "jax_threshold._native was built without the XLA FFI handler "
+    "(the XLA FFI headers of jaxlib were not found at build time)"
+  )
 
 # Before anything is registered: a handler the running jaxlib cannot load would break JAX.
 _ffi_api_version.check(_native)
@@ -71,8 +73,9 @@ _LOWERING_PLATFORM = {"cpu": "cpu", "ASCEND": "ascend"}
 _AUTO_PLATFORMS = frozenset({"ascend"})
 
 # Threshold operand dtypes the static target carries (primitive.py's convention).
-_STATIC_DTYPES = frozenset(np.dtype(d).name for d in (
-    np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64))
+_STATIC_DTYPES = frozenset(
+  np.dtype(d).name for d in (np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64)
+)
 
 
 def ffi_targets() -> tuple[str, ...]:
@@ -107,13 +110,16 @@ def _static_attributes(value, dtype: np.dtype) -> dict:
   if np.issubdtype(dtype, np.integer):
     info = np.iinfo(dtype)
     if not info.min <= value <= info.max:
-      raise ValueError(f"threshold_backward: constant threshold {value} is out of range "
-                       f"of {dtype.name}")
-    return dict(threshold_dtype=dtype.name, threshold_float=np.float64(0.0),
-                threshold_int=np.int64(value))
+      raise ValueError(
+        f"threshold_backward: constant threshold {value} is out of range of {dtype.name}"
+      )
+    return dict(
+      threshold_dtype=dtype.name, threshold_float=np.float64(0.0), threshold_int=np.int64(value)
+    )
   # A float32 value is exact in float64; the handler narrows it back without rounding.
-  return dict(threshold_dtype=dtype.name, threshold_float=np.float64(value),
-              threshold_int=np.int64(0))
+  return dict(
+    threshold_dtype=dtype.name, threshold_float=np.float64(value), threshold_int=np.int64(0)
+  )
 
 
 def _ffi_rule(target, ctx):
@@ -139,7 +145,8 @@ def _ffi_lowering(ctx, grad_output, x, threshold, *, implementation, platform):
   if value is not None:
     ctx = ctx.replace(avals_in=ctx.avals_in[:2])
     return _ffi_rule(STATIC_TARGET, ctx)(
-        ctx, grad_output, x, **_static_attributes(value, np.dtype(threshold_aval.dtype)))
+      ctx, grad_output, x, **_static_attributes(value, np.dtype(threshold_aval.dtype))
+    )
   return _ffi_rule(TARGET, ctx)(ctx, grad_output, x, threshold)
 
 
@@ -156,9 +163,12 @@ def _register() -> None:
       continue
     try:
       _lowering.register_lowering_implementation(
-          "ffi", functools.partial(_ffi_lowering, platform=lowering_platform),
-          platform=lowering_platform, ffi_targets=ffi_targets(),
-          use_for_auto=lowering_platform in _AUTO_PLATFORMS)
+        "ffi",
+        functools.partial(_ffi_lowering, platform=lowering_platform),
+        platform=lowering_platform,
+        ffi_targets=ffi_targets(),
+        use_for_auto=lowering_platform in _AUTO_PLATFORMS,
+      )
     except NotImplementedError:
       # JAX does not know the platform: the NPU build without the Ascend PJRT plugin installed.
       if platform == "cpu":

@@ -46,6 +46,7 @@ def parse_c_api_header(text: str) -> ApiVersion | None:
 def running_api_version() -> ApiVersion | None:
   """The XLA FFI API version of the running jaxlib, or None if its header cannot be read."""
   import jax  # pylint: disable=import-outside-toplevel  (this module is imported early)
+
   try:
     with open(os.path.join(jax.ffi.include_dir(), _C_API_HEADER), encoding="utf-8") as f:
       return parse_c_api_header(f.read())
@@ -63,8 +64,9 @@ def _fmt(version: ApiVersion) -> str:
   return f"{version[0]}.{version[1]}"
 
 
-def incompatibility(built: ApiVersion, running: ApiVersion | None, *, built_jaxlib: str,
-                    running_jaxlib: str) -> str | None:
+def incompatibility(
+  built: ApiVersion, running: ApiVersion | None, *, built_jaxlib: str, running_jaxlib: str
+) -> str | None:
   """Why handlers built for XLA FFI API `built` cannot be registered here; None if they can.
 
   Args:
@@ -80,23 +82,33 @@ def incompatibility(built: ApiVersion, running: ApiVersion | None, *, built_jaxl
   if running is not None:
     if running[0] == built[0] and built[1] <= running[1]:
       return None
-    why = (f"jax_threshold's XLA FFI handlers were built against {headers} XLA FFI headers (API "
-           f"{_fmt(built)}), which jaxlib {running_jaxlib} (API {_fmt(running)}) cannot load")
+    why = (
+      f"jax_threshold's XLA FFI handlers were built against {headers} XLA FFI headers (API "
+      f"{_fmt(built)}), which jaxlib {running_jaxlib} (API {_fmt(running)}) cannot load"
+    )
   else:
     built_release, running_release = _release(built_jaxlib), _release(running_jaxlib)
-    if built_release is not None and running_release is not None and (
-        running_release >= built_release):
+    if (
+      built_release is not None
+      and running_release is not None
+      and (running_release >= built_release)
+    ):
       return None
-    why = (f"jax_threshold cannot tell the XLA FFI API version of jaxlib {running_jaxlib} (no "
-           f"readable {_C_API_HEADER} in jax.ffi.include_dir()), and its handlers were built "
-           f"against {headers} headers (API {_fmt(built)})")
-  upgrade = (f"`pip install -U 'jaxlib>={built_jaxlib}'`" if built_jaxlib
-             else "install a newer jaxlib")
-  return (f"{why}. Registering them would break JAX's CPU backend, so implementation 'ffi' is "
-          f"disabled; JAX and the reference lowering work as usual. To use 'ffi': {upgrade}, "
-          f"or reinstall jax-threshold from its wheel or with `pip install --force-reinstall .` "
-          f"in its source tree (both build against jaxlib {OLDEST_JAXLIB}'s headers, which "
-          f"every supported jaxlib loads).")
+    why = (
+      f"jax_threshold cannot tell the XLA FFI API version of jaxlib {running_jaxlib} (no "
+      f"readable {_C_API_HEADER} in jax.ffi.include_dir()), and its handlers were built "
+      f"against {headers} headers (API {_fmt(built)})"
+    )
+  upgrade = (
+    f"`pip install -U 'jaxlib>={built_jaxlib}'`" if built_jaxlib else "install a newer jaxlib"
+  )
+  return (
+    f"{why}. Registering them would break JAX's CPU backend, so implementation 'ffi' is "
+    f"disabled; JAX and the reference lowering work as usual. To use 'ffi': {upgrade}, "
+    f"or reinstall jax-threshold from its wheel or with `pip install --force-reinstall .` "
+    f"in its source tree (both build against jaxlib {OLDEST_JAXLIB}'s headers, which "
+    f"every supported jaxlib loads)."
+  )
 
 
 def check(native) -> None:
@@ -106,9 +118,12 @@ def check(native) -> None:
     native: the extension module (jax_threshold._native), built with the FFI handler.
   """
   import jaxlib.version  # pylint: disable=import-outside-toplevel
+
   reason = incompatibility(
-      tuple(native.XLA_FFI_API_VERSION), running_api_version(),
-      built_jaxlib=native.XLA_FFI_HEADERS_JAXLIB_VERSION,
-      running_jaxlib=jaxlib.version.__version__)
+    tuple(native.XLA_FFI_API_VERSION),
+    running_api_version(),
+    built_jaxlib=native.XLA_FFI_HEADERS_JAXLIB_VERSION,
+    running_jaxlib=jaxlib.version.__version__,
+  )
   if reason is not None:
     raise IncompatibleFfiApi(reason)

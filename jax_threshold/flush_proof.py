@@ -12,9 +12,10 @@ from jax import lax
 import numpy as np
 
 # float dtype -> (same-width signed int, magnitude mask, +inf bits, smallest normal bits)
-_INT_OF_FLOAT = {np.dtype(np.float32): (np.int32, 0x7FFFFFFF, 0x7F800000, 0x00800000),
-                 np.dtype(np.float64): (np.int64, 0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000,
-                                        0x0010000000000000)}
+_INT_OF_FLOAT = {
+  np.dtype(np.float32): (np.int32, 0x7FFFFFFF, 0x7F800000, 0x00800000),
+  np.dtype(np.float64): (np.int64, 0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000, 0x0010000000000000),
+}
 _UINT_OF_INT = {np.dtype(np.int32): np.dtype(np.uint32), np.dtype(np.int64): np.dtype(np.uint64)}
 
 
@@ -67,8 +68,9 @@ def greater_by_bits(x, threshold):
   width = lax.select(negative, t_bits, inf_bits - t_magnitude)
   width = lax.select(t_magnitude > inf_bits, zero, width)  # a NaN threshold: none passes
   bits = lax.bitcast_convert_type(x, int_dtype)
-  in_range = (lax.bitcast_convert_type(bits - low, uint_dtype)
-              < lax.bitcast_convert_type(width, uint_dtype))
+  in_range = lax.bitcast_convert_type(bits - low, uint_dtype) < lax.bitcast_convert_type(
+    width, uint_dtype
+  )
   return in_range & ((x == x) | ~negative)
 
 
@@ -87,7 +89,8 @@ def _bfloat16_greater_by_bits(x, threshold):
   width_nonnegative = lax.shift_right_logical(inf_bits, sixteen) + np.int32(1) - low_nonnegative
   t_unsigned = lax.bitcast_convert_type(t_bits, np.uint32)  # <= 0xFF800000 when not NaN
   width_negative = lax.bitcast_convert_type(
-      lax.shift_right_logical(t_unsigned + np.uint32(0xFFFF), np.uint32(16)), np.int32)
+    lax.shift_right_logical(t_unsigned + np.uint32(0xFFFF), np.uint32(16)), np.int32
+  )
   low = lax.select(negative, zero, low_nonnegative)
   width = lax.select(negative, width_negative, width_nonnegative)
   width = lax.select(t_magnitude > inf_bits, zero, width)  # a NaN threshold: none passes
@@ -120,13 +123,15 @@ def to_float32(value):
   if dtype != np.dtype(np.float64):
     return lax.convert_element_type(value, np.float32)
   magnitude = jnp.abs(value)
-  small = magnitude < np.float64(2.0 ** -126)  # False for NaN
-  scaled = lax.round(magnitude * np.float64(2.0 ** 149), lax.RoundingMethod.TO_NEAREST_EVEN)
+  small = magnitude < np.float64(2.0**-126)  # False for NaN
+  scaled = lax.round(magnitude * np.float64(2.0**149), lax.RoundingMethod.TO_NEAREST_EVEN)
   subnormal_bits = lax.convert_element_type(jnp.where(small, scaled, 0.0), np.int32)
-  sign = lax.convert_element_type(lax.shift_right_logical(
-      lax.bitcast_convert_type(value, np.uint64), np.uint64(63)), np.int32)
-  subnormal = lax.bitcast_convert_type(subnormal_bits | lax.shift_left(sign, np.int32(31)),
-                                       np.float32)
+  sign = lax.convert_element_type(
+    lax.shift_right_logical(lax.bitcast_convert_type(value, np.uint64), np.uint64(63)), np.int32
+  )
+  subnormal = lax.bitcast_convert_type(
+    subnormal_bits | lax.shift_left(sign, np.int32(31)), np.float32
+  )
   return lax.select(small, subnormal, lax.convert_element_type(value, np.float32))
 
 
@@ -140,7 +145,8 @@ def to_float64(value):
     return value
   value = to_float32(value)
   bits, magnitude, _, min_normal_bits = _float_bits(value)
-  rebuilt = lax.convert_element_type(magnitude, np.float64) * np.float64(2.0 ** -149)
+  rebuilt = lax.convert_element_type(magnitude, np.float64) * np.float64(2.0**-149)
   rebuilt = lax.select(bits < 0, -rebuilt, rebuilt)
-  return lax.select(magnitude < min_normal_bits, rebuilt,
-                    lax.convert_element_type(value, np.float64))
+  return lax.select(
+    magnitude < min_normal_bits, rebuilt, lax.convert_element_type(value, np.float64)
+  )

@@ -28,14 +28,14 @@ ENV_VAR = "JAX_THRESHOLD_IMPLEMENTATION"
 # Named so that JAX's own env-var lookup (the upper-cased name) does not read
 # ENV_VAR at import time, where a bad value would break `import jax_threshold`.
 _scoped_implementation = jax_config.optional_enum_state(
-    name="jax_threshold_scoped_implementation",
-    enum_values=IMPLEMENTATIONS,
-    default=None,
-    help="Default threshold_backward implementation inside "
-         "jax_threshold.implementation(...); None defers to "
-         f"${ENV_VAR}, then 'auto'.",
-    include_in_jit_key=True,
-    include_in_trace_context=True,
+  name="jax_threshold_scoped_implementation",
+  enum_values=IMPLEMENTATIONS,
+  default=None,
+  help="Default threshold_backward implementation inside "
+  "jax_threshold.implementation(...); None defers to "
+  f"${ENV_VAR}, then 'auto'.",
+  include_in_jit_key=True,
+  include_in_trace_context=True,
 )
 
 
@@ -45,8 +45,10 @@ def validate_name(name: object, where: str = "threshold_backward") -> str:
     hint = ""
     if isinstance(name, str) and name.lower() in IMPLEMENTATIONS:
       hint = f"; did you mean {name.lower()!r}?"
-    raise ValueError(f"{where}: unknown implementation {name!r}; expected one of "
-                     f"{IMPLEMENTATIONS} (or None for the default){hint}")
+    raise ValueError(
+      f"{where}: unknown implementation {name!r}; expected one of "
+      f"{IMPLEMENTATIONS} (or None for the default){hint}"
+    )
   return name
 
 
@@ -102,8 +104,10 @@ def check_available(name: str, where: str = "threshold_backward") -> None:
   if name in ("auto", "reference") or name in _registered:
     return
   reason = missing_reason(
-      name, "the native extension jax_threshold._native is missing; build the package "
-            "with its C++ extension (pip install .)")
+    name,
+    "the native extension jax_threshold._native is missing; build the package "
+    "with its C++ extension (pip install .)",
+  )
   raise ValueError(f"{where}: implementation {name!r} is not available: {reason}")
 
 
@@ -115,8 +119,9 @@ def default_implementation() -> str:
   from_env = os.environ.get(ENV_VAR)
   if from_env:
     if from_env not in IMPLEMENTATIONS:
-      raise ValueError(f"threshold_backward: ${ENV_VAR}={from_env!r} is not one of "
-                       f"{IMPLEMENTATIONS}")
+      raise ValueError(
+        f"threshold_backward: ${ENV_VAR}={from_env!r} is not one of {IMPLEMENTATIONS}"
+      )
     return from_env
   return "auto"
 

@@ -44,8 +44,10 @@ def check_custom_call(op, targets) -> None:
   target = ir.StringAttr(op.attributes["call_target_name"]).value
   if target not in targets:
     return
-  for kind, attribute, values in (("operand", "operand_layouts", op.operands),
-                                  ("result", "result_layouts", op.results)):
+  for kind, attribute, values in (
+    ("operand", "operand_layouts", op.operands),
+    ("result", "result_layouts", op.results),
+  ):
     layouts = _layouts(op, attribute)
     if layouts is None:
       continue
@@ -53,19 +55,22 @@ def check_custom_call(op, targets) -> None:
       rank = _rank(value.type)
       if rank is not None and layout != list(range(rank - 1, -1, -1)):
         raise ValueError(
-            f"jax_threshold: custom call {target} declares {kind} {i} with layout "
-            f"(minor_to_major) {layout}; it reads and writes every buffer row-major "
-            f"({list(range(rank - 1, -1, -1))}) and XLA FFI does not tell it otherwise")
+          f"jax_threshold: custom call {target} declares {kind} {i} with layout "
+          f"(minor_to_major) {layout}; it reads and writes every buffer row-major "
+          f"({list(range(rank - 1, -1, -1))}) and XLA FFI does not tell it otherwise"
+        )
 
 
 def check_module(module, targets) -> None:
   """check_custom_call for every op of an MLIR module (nested regions included)."""
+
   def walk(operation):
     for region in operation.regions:
       for block in region.blocks:
         for child in block.operations:
           check_custom_call(child.operation, targets)
           walk(child.operation)
+
   walk(module.operation)
 
 
@@ -80,6 +85,7 @@ def _checked_ffi_call_rule(rule, targets):
         for use in operands[0].uses:
           check_custom_call(use.owner.operation, targets)
     return results
+
   return lowering
 
 
@@ -90,6 +96,7 @@ def _checked_exported_rule(rule, targets):
       with mlir.make_ir_context():
         check_module(ir.Module.parse(text), targets)
     return rule(ctx, *args, exported=exported, **params)
+
   return lowering
 
 
@@ -102,8 +109,11 @@ def install(targets) -> bool:
     from jax._src import ffi as _jax_ffi  # the rules have no public registry
     from jax._src.export import _export
     from jax._src.interpreters import mlir as _mlir
-    entries = [(_jax_ffi.ffi_call_p, _checked_ffi_call_rule),
-               (_export.call_exported_p, _checked_exported_rule)]
+
+    entries = [
+      (_jax_ffi.ffi_call_p, _checked_ffi_call_rule),
+      (_export.call_exported_p, _checked_exported_rule),
+    ]
     current = [(_mlir._lowerings[p], wrap) for p, wrap in entries]  # pylint: disable=protected-access
   except (ImportError, AttributeError, KeyError):
     return False

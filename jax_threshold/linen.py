@@ -54,6 +54,4 @@ class Threshold(nn.Module):
   inplace: bool = False
 
   def __call__(self, x: ArrayLike) -> jax.Array:
-    return _jt.threshold(
-        x, self.threshold, self.value, implementation=self.implementation
-    )
+    return _jt.threshold(x, self.threshold, self.value, implementation=self.implementation)

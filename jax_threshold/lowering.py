@@ -53,8 +53,9 @@ def _make_dispatch_rule(platform: str | None):
       registered = sorted(_lowerings.get(chosen, {})) or "no platform"
       hint = _implementation.missing_reason(chosen, "use implementation='reference' there")
       raise NotImplementedError(
-          f"threshold_backward: implementation {chosen!r} has no lowering for platform "
-          f"{where!r} (registered for: {registered}; {hint})")
+        f"threshold_backward: implementation {chosen!r} has no lowering for platform "
+        f"{where!r} (registered for: {registered}; {hint})"
+      )
     return lowering(ctx, grad_output, x, threshold, implementation=implementation)
 
   return rule
@@ -68,8 +69,9 @@ mlir.register_lowering(threshold_backward_p, _make_dispatch_rule(None))
 mlir.register_lowering(threshold_backward_p, _make_dispatch_rule("cpu"), platform="cpu")
 
 
-def register_lowering_implementation(name: str, lowering_fn, *, platform: str = "cpu",
-                                     ffi_targets=(), use_for_auto: bool = False) -> None:
+def register_lowering_implementation(
+  name: str, lowering_fn, *, platform: str = "cpu", ffi_targets=(), use_for_auto: bool = False
+) -> None:
   """Makes `lowering_fn` the lowering of implementation `name` on `platform`.
 
   For plugins that bring the custom call to another platform (the FFI module
@@ -94,8 +96,10 @@ def register_lowering_implementation(name: str, lowering_fn, *, platform: str = 
     ...                                  ffi_targets=("my_target_v1",))
   """
   if name in ("auto", "reference") or name not in _implementation.IMPLEMENTATIONS:
-    raise ValueError(f"threshold_backward: cannot register implementation {name!r}; "
-                     f"expected one of {_implementation.IMPLEMENTATIONS[2:]}")
+    raise ValueError(
+      f"threshold_backward: cannot register implementation {name!r}; "
+      f"expected one of {_implementation.IMPLEMENTATIONS[2:]}"
+    )
   _lowerings.setdefault(name, {})[platform] = lowering_fn
   if use_for_auto:
     _auto_choice[platform] = name
@@ -105,8 +109,7 @@ def register_lowering_implementation(name: str, lowering_fn, *, platform: str = 
   _implementation.mark_available(name)
   if platform not in _platforms_with_rules:
     _platforms_with_rules.add(platform)
-    mlir.register_lowering(threshold_backward_p, _make_dispatch_rule(platform),
-                           platform=platform)
+    mlir.register_lowering(threshold_backward_p, _make_dispatch_rule(platform), platform=platform)
 
 
 def ffi_targets() -> tuple[str, ...]:

@@ -59,17 +59,23 @@ def source_tree_shadowing() -> str | None:
   `jax_threshold/` (no compiled `_native`) comes first on sys.path. Detected as: the imported
   package has no `_native`, but an installed jax-threshold distribution has one elsewhere.
   """
-  if any(os.path.exists(os.path.join(_PACKAGE_DIR, "_native" + suffix))
-         for suffix in importlib.machinery.EXTENSION_SUFFIXES):
+  if any(
+    os.path.exists(os.path.join(_PACKAGE_DIR, "_native" + suffix))
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES
+  ):
     return None
   try:
     dist = importlib.metadata.distribution(DISTRIBUTION)
   except importlib.metadata.PackageNotFoundError:
     return None
-  installed = [dist.locate_file(f) for f in dist.files or ()
-               if f.parts[:1] == ("jax_threshold",) and f.name.startswith("_native.")]
-  installed = [os.path.dirname(os.path.abspath(str(f))) for f in installed
-               if os.path.exists(str(f))]
+  installed = [
+    dist.locate_file(f)
+    for f in dist.files or ()
+    if f.parts[:1] == ("jax_threshold",) and f.name.startswith("_native.")
+  ]
+  installed = [
+    os.path.dirname(os.path.abspath(str(f))) for f in installed if os.path.exists(str(f))
+  ]
   if not installed or any(os.path.samefile(d, _PACKAGE_DIR) for d in installed):
     return None
   tree = os.path.dirname(_PACKAGE_DIR)
@@ -79,5 +85,7 @@ def source_tree_shadowing() -> str | None:
   else:
     where = f"the source tree at {tree}"
     remedy = "take it off sys.path (PYTHONPATH) or run from another directory"
-  return (f"{where} shadows the installed jax-threshold; {remedy} (the installed package, "
-          f"with its native extension: {installed[0]})")
+  return (
+    f"{where} shadows the installed jax-threshold; {remedy} (the installed package, "
+    f"with its native extension: {installed[0]})"
+  )

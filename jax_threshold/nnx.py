@@ -48,14 +48,18 @@ class Threshold(nnx.Module):
     (2, 4)
   """
 
-  def __init__(self, threshold: float, value: float, inplace: bool = False, *,
-               implementation: str | None = None) -> None:
+  def __init__(
+    self,
+    threshold: float,
+    value: float,
+    inplace: bool = False,
+    *,
+    implementation: str | None = None,
+  ) -> None:
     self.threshold = threshold
     self.value = value
     self.inplace = inplace  # a no-op (see above)
     self.implementation = implementation
 
   def __call__(self, x: ArrayLike) -> jax.Array:
-    return _jt.threshold(
-        x, self.threshold, self.value, implementation=self.implementation
-    )
+    return _jt.threshold(x, self.threshold, self.value, implementation=self.implementation)

@@ -90,8 +90,7 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
   """
   where = f"jax_threshold: custom call {target}"
   if result_shape is None or not result_shape.is_array():
-    raise UnsupportedCallError(f"{where} must have one array result; got "
-                               f"{_describe(result_shape)}")
+    raise UnsupportedCallError(f"{where} must have one array result; got {_describe(result_shape)}")
   arg_shapes = list(arg_shapes)
   expected = _operand_count(target)
   if len(arg_shapes) != expected:
@@ -102,8 +101,10 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
   names = ("grad_output", "x", "threshold")
   for name, s in list(zip(names, arg_shapes)) + [("the result", result_shape)]:
     if not _is_row_major(s):
-      raise UnsupportedCallError(f"{where}: {name} {s} has a layout that is not row-major; "
-                                 "the handler reads every buffer row-major")
+      raise UnsupportedCallError(
+        f"{where}: {name} {s} has a layout that is not row-major; "
+        "the handler reads every buffer row-major"
+      )
     if s.is_dynamic():
       raise UnsupportedCallError(f"{where}: {name} {s} has a dynamic dimension")
   dtypes = [np.dtype(s.numpy_dtype()) for s in arg_shapes]
@@ -113,16 +114,18 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
     raise UnsupportedCallError(f"{where}: {e}") from None
   result_dtype = np.dtype(result_shape.numpy_dtype())
   if result_dtype != x_dtype:
-    raise UnsupportedCallError(f"{where}: the result has dtype {result_dtype.name}, not x's "
-                               f"{x_dtype.name}")
+    raise UnsupportedCallError(
+      f"{where}: the result has dtype {result_dtype.name}, not x's {x_dtype.name}"
+    )
   shapes = tuple(tuple(int(d) for d in s.dimensions()) for s in arg_shapes)
   threshold_shape = ()
   if expected == 3:
     allowed = _dtypes.threshold_operand_dtypes(x_dtype)
     if dtypes[2] not in allowed:
       raise UnsupportedCallError(
-          f"{where}: the threshold for x of dtype {x_dtype.name} must have dtype "
-          f"{' or '.join(d.name for d in allowed)}; got {dtypes[2].name}")
+        f"{where}: the threshold for x of dtype {x_dtype.name} must have dtype "
+        f"{' or '.join(d.name for d in allowed)}; got {dtypes[2].name}"
+      )
     threshold_shape = shapes[2]
   out_shape = tuple(int(d) for d in result_shape.dimensions())
   try:
@@ -131,16 +134,18 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
     raise UnsupportedCallError(f"{where}: {e}") from None
   if tuple(want) != out_shape:
     raise UnsupportedCallError(
-        f"{where}: the result's shape {list(out_shape)} is not the broadcast shape "
-        f"{list(want)} of the operands {', '.join(str(list(s)) for s in shapes)}")
+      f"{where}: the result's shape {list(out_shape)} is not the broadcast shape "
+      f"{list(want)} of the operands {', '.join(str(list(s)) for s in shapes)}"
+    )
   return shapes
 
 
 def _broadcast_dims(operand_shape, out_shape) -> list[bool]:
   """Per output dim: True where the operand is broadcast along it (missing, or 1 vs >1)."""
   lead = len(out_shape) - len(operand_shape)
-  return [i < lead or (operand_shape[i - lead] == 1 and out_shape[i] != 1)
-          for i in range(len(out_shape))]
+  return [
+    i < lead or (operand_shape[i - lead] == 1 and out_shape[i] != 1) for i in range(len(out_shape))
+  ]
 
 
 def sharding_rule(operand_shapes, out_shape):
@@ -165,10 +170,14 @@ def sharding_rule(operand_shapes, out_shape):
         dims.append(sdy.DimMappingAttr.get(factor_indices=[lead + j]))
     operand_mappings.append(sdy.TensorMappingAttr.get(dim_mappings=dims))
   result = sdy.TensorMappingAttr.get(
-      dim_mappings=[sdy.DimMappingAttr.get(factor_indices=[i]) for i in range(len(out_shape))])
-  return sdy.OpShardingRuleAttr.get(factor_sizes=factor_sizes,
-                                    operand_mappings=operand_mappings,
-                                    result_mappings=[result], is_custom=True)
+    dim_mappings=[sdy.DimMappingAttr.get(factor_indices=[i]) for i in range(len(out_shape))]
+  )
+  return sdy.OpShardingRuleAttr.get(
+    factor_sizes=factor_sizes,
+    operand_mappings=operand_mappings,
+    result_mappings=[result],
+    is_custom=True,
+  )
 
 
 def _device_grid(sharding):
@@ -186,8 +195,7 @@ def operand_sharding(result_sharding, operand_shape, out_shape):
   The result's tiling on the dims the operand shares with the output; its devices along
   the operand's broadcast dims become replicas (the operand is read whole there).
   """
-  if (result_sharding.is_replicated() or result_sharding.is_manual()
-      or result_sharding.is_maximal()):
+  if result_sharding.is_replicated() or result_sharding.is_manual() or result_sharding.is_maximal():
     return result_sharding
   grid, subgroup_types = _device_grid(result_sharding)
   rank = len(out_shape)
@@ -200,11 +208,11 @@ def operand_sharding(result_sharding, operand_shape, out_shape):
   # replica dim; its broadcast (size-1) dims keep a tile of 1.
   lead = rank - len(operand_shape)
   operand_tiles = []
-  kept_iter = iter(grid.shape[:len(kept)])
+  kept_iter = iter(grid.shape[: len(kept)])
   for i in range(lead, rank):
     operand_tiles.append(1 if stretched[i] else next(kept_iter))
-  replicas = math.prod(grid.shape[len(kept):len(kept) + len(folded)])
-  grid = grid.reshape(operand_tiles + [replicas] + list(grid.shape[len(kept) + len(folded):]))
+  replicas = math.prod(grid.shape[len(kept) : len(kept) + len(folded)])
+  grid = grid.reshape(operand_tiles + [replicas] + list(grid.shape[len(kept) + len(folded) :]))
   types = [_REPLICATED] + subgroup_types
   return _xc.HloSharding.subgroup_with_device_ordering(grid, types)
 
@@ -213,8 +221,7 @@ def _output_grid(sharding, operand_shape, out_shape):
   """An operand's device grid on the output's dims (size-1 tiles for its missing leading
   dims), or None when it says nothing about the output (replicated, manual, or a sharded
   dim the operand is broadcast along)."""
-  if (sharding is None or sharding.is_replicated() or sharding.is_manual()
-      or sharding.is_maximal()):
+  if sharding is None or sharding.is_replicated() or sharding.is_manual() or sharding.is_maximal():
     return None
   grid, subgroup_types = _device_grid(sharding)
   if any(t != _REPLICATED for t in subgroup_types):
@@ -229,8 +236,9 @@ def _output_grid(sharding, operand_shape, out_shape):
 _OPERAND_TARGET = "jax_threshold_threshold_backward_v1"
 
 
-def _infer_from_operands(arg_shapes, arg_shardings, result_shape, backend_config, *,
-                         target=_OPERAND_TARGET):
+def _infer_from_operands(
+  arg_shapes, arg_shardings, result_shape, backend_config, *, target=_OPERAND_TARGET
+):
   """GSPMD forward propagation: each output dim tiled as the first operand that tiles it.
 
   Operands may tile different dims (a vmapped threshold shards the batch dim, x a data
@@ -250,8 +258,11 @@ def _infer_checked(target, arg_shapes, arg_shardings, result_shape, backend_conf
   shapes = check_call(target, arg_shapes, result_shape)
   out_shape = tuple(result_shape.dimensions())
   rank = len(out_shape)
-  grids = [g for g in (_output_grid(sh, s, out_shape)
-                       for s, sh in zip(shapes, arg_shardings)) if g is not None]
+  grids = [
+    g
+    for g in (_output_grid(sh, s, out_shape) for s, sh in zip(shapes, arg_shardings))
+    if g is not None
+  ]
   owner = {}
   for grid in grids:
     for dim in range(rank):
@@ -287,8 +298,9 @@ def _propagate_user(user_sharding, shape, backend_config):
 
 
 def _ir_type(shape):
-  return ir.RankedTensorType.get(list(shape.dimensions()),
-                                 mlir.dtype_to_ir_type(np.dtype(shape.numpy_dtype())))
+  return ir.RankedTensorType.get(
+    list(shape.dimensions()), mlir.dtype_to_ir_type(np.dtype(shape.numpy_dtype()))
+  )
 
 
 def _per_device_module(target, backend_config: bytes, arg_shapes, result_shape) -> bytes:
@@ -305,22 +317,24 @@ def _per_device_module(target, backend_config: bytes, arg_shapes, result_shape) 
         text = backend_config.decode() if backend_config else "{}"
         attributes = ir.Attribute.parse(text or "{}")
         call = stablehlo.CustomCallOp(
-            [out_type], list(block.arguments),
-            call_target_name=ir.StringAttr.get(target),
-            has_side_effect=ir.BoolAttr.get(False),
-            backend_config=attributes,
-            api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32),
-                                           _TYPED_FFI_API_VERSION),
-            operand_layouts=ir.ArrayAttr.get([_row_major(s) for s in arg_shapes]),
-            result_layouts=ir.ArrayAttr.get([_row_major(result_shape)]))
+          [out_type],
+          list(block.arguments),
+          call_target_name=ir.StringAttr.get(target),
+          has_side_effect=ir.BoolAttr.get(False),
+          backend_config=attributes,
+          api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), _TYPED_FFI_API_VERSION),
+          operand_layouts=ir.ArrayAttr.get([_row_major(s) for s in arg_shapes]),
+          result_layouts=ir.ArrayAttr.get([_row_major(result_shape)]),
+        )
         func_dialect.ReturnOp(call.results)
     return mlir.module_to_bytecode(module)
 
 
 def _row_major(shape):
   rank = len(shape.dimensions())
-  return ir.DenseIntElementsAttr.get(np.arange(rank - 1, -1, -1, dtype=np.int64),
-                                     type=ir.IndexType.get())
+  return ir.DenseIntElementsAttr.get(
+    np.arange(rank - 1, -1, -1, dtype=np.int64), type=ir.IndexType.get()
+  )
 
 
 def _make_partition(target):
@@ -331,13 +345,15 @@ def _make_partition(target):
     if result_sharding is None:
       result_sharding = _xc.HloSharding.replicate()
     if result_sharding.tuple_elements():
-      raise UnsupportedCallError(f"jax_threshold: custom call {target} has a tuple sharding "
-                                 "for its one array result")
+      raise UnsupportedCallError(
+        f"jax_threshold: custom call {target} has a tuple sharding for its one array result"
+      )
     shardings = [operand_sharding(result_sharding, s, out_shape) for s in shapes]
     local_args = [sh.tile(s) for sh, s in zip(shardings, arg_shapes)]
     local_result = result_sharding.tile(result_shape)
     module = _per_device_module(target, backend_config, local_args, local_result)
     return module, shardings, result_sharding
+
   return partition
 
 
@@ -349,10 +365,13 @@ def register_partitioner(targets) -> None:
   """
   for target in targets:
     register = functools.partial(
-        _xc.register_custom_call_partitioner, target,
-        _propagate_user, _make_partition(target),
-        functools.partial(_infer_from_operands, target=target),
-        can_side_effecting_have_replicated_sharding=True)
+      _xc.register_custom_call_partitioner,
+      target,
+      _propagate_user,
+      _make_partition(target),
+      functools.partial(_infer_from_operands, target=target),
+      can_side_effecting_have_replicated_sharding=True,
+    )
     register()
     _xla_bridge.register_plugin_callbacks(register)
 

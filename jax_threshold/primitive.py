@@ -59,9 +59,11 @@ def _check_size(shape, grad_output_shape, x_shape):
   for d in shape:
     size *= int(d)
   if size > np.iinfo(np.int64).max:
-    raise ValueError(f"threshold_backward: the broadcast shape {tuple(shape)} of grad_output "
-                     f"{tuple(grad_output_shape)} and x {tuple(x_shape)} has {size} elements, "
-                     "which overflows int64")
+    raise ValueError(
+      f"threshold_backward: the broadcast shape {tuple(shape)} of grad_output "
+      f"{tuple(grad_output_shape)} and x {tuple(x_shape)} has {size} elements, "
+      "which overflows int64"
+    )
 
 
 def broadcast_shapes(grad_output_shape, x_shape):
@@ -73,8 +75,10 @@ def broadcast_shapes(grad_output_shape, x_shape):
   try:
     shape = tuple(lax.broadcast_shapes(tuple(grad_output_shape), tuple(x_shape)))
   except ValueError:
-    raise ValueError("threshold_backward: grad_output and x shapes do not broadcast: "
-                     f"grad_output {tuple(grad_output_shape)}, x {tuple(x_shape)}") from None
+    raise ValueError(
+      "threshold_backward: grad_output and x shapes do not broadcast: "
+      f"grad_output {tuple(grad_output_shape)}, x {tuple(x_shape)}"
+    ) from None
   _check_size(shape, grad_output_shape, x_shape)
   return shape
 
@@ -89,13 +93,16 @@ def _output_shape(grad_output_shape, x_shape, threshold_shape):
   if ok:
     padded = (1,) * (rank - len(shape)) + shape
     one = lambda d: _jax_core.definitely_equal(d, 1)
-    ok = all(one(t) or one(s) or _jax_core.definitely_equal(t, s)
-             for t, s in zip(threshold_shape, padded))
+    ok = all(
+      one(t) or one(s) or _jax_core.definitely_equal(t, s) for t, s in zip(threshold_shape, padded)
+    )
   if not ok:
-    raise ValueError("threshold_backward: the threshold operand must be 0-d or have the "
-                     "output's rank with broadcast-compatible dims; got threshold "
-                     f"{threshold_shape} for grad_output {tuple(grad_output_shape)} and "
-                     f"x {tuple(x_shape)}")
+    raise ValueError(
+      "threshold_backward: the threshold operand must be 0-d or have the "
+      "output's rank with broadcast-compatible dims; got threshold "
+      f"{threshold_shape} for grad_output {tuple(grad_output_shape)} and "
+      f"x {tuple(x_shape)}"
+    )
   return tuple(lax.broadcast_shapes(shape, threshold_shape))
 
 
@@ -115,8 +122,10 @@ def match_varying_axes(*operands):
   common = frozenset().union(*axes)
   if not common:
     return operands
-  return tuple(o if a == common else lax.pcast(o, tuple(sorted(common - a)), to="varying")
-               for o, a in zip(operands, axes))
+  return tuple(
+    o if a == common else lax.pcast(o, tuple(sorted(common - a)), to="varying")
+    for o, a in zip(operands, axes)
+  )
 
 
 def explicit_output_sharding(operands):
@@ -134,10 +143,15 @@ def explicit_output_sharding(operands):
   if not any(_has_explicit_axes(m) for m in meshes + [jax.sharding.get_abstract_mesh()]):
     return None
   rank = max(len(o.shape) for o in operands)
-  padded = [o.update(shape=(1,) * (rank - len(o.shape)) + tuple(o.shape),
-                     sharding=o.sharding.update(
-                         spec=PartitionSpec(*(None,) * (rank - len(o.shape)), *o.sharding.spec)))
-            for o in operands]
+  padded = [
+    o.update(
+      shape=(1,) * (rank - len(o.shape)) + tuple(o.shape),
+      sharding=o.sharding.update(
+        spec=PartitionSpec(*(None,) * (rank - len(o.shape)), *o.sharding.spec)
+      ),
+    )
+    for o in operands
+  ]
   return _lax_internal.broadcasting_sharding_rule("threshold_backward", *padded)
 
 
@@ -155,11 +169,15 @@ def _output_aval(shape, dtype, operands):
       return jax.core.ShapedArray(shape, dtype)
     return _jax_core.ShapedArray(shape, dtype, sharding=sharding)
   if len({frozenset(m.varying) for m in mats}) > 1:
-    raise ValueError("threshold_backward: grad_output, x and threshold must vary over the same "
-                     "shard_map axes; got " + ", ".join(sorted(str(set(m.varying)) for m in mats))
-                     + " (threshold_backward() brings them to a common set before binding)")
-  return _jax_core.ShapedArray(shape, dtype, sharding=_jax_core.get_cur_mesh_sharding(),
-                               manual_axis_type=mats[0])
+    raise ValueError(
+      "threshold_backward: grad_output, x and threshold must vary over the same "
+      "shard_map axes; got "
+      + ", ".join(sorted(str(set(m.varying)) for m in mats))
+      + " (threshold_backward() brings them to a common set before binding)"
+    )
+  return _jax_core.ShapedArray(
+    shape, dtype, sharding=_jax_core.get_cur_mesh_sharding(), manual_axis_type=mats[0]
+  )
 
 
 threshold_backward_p = jax.extend.core.Primitive("threshold_backward")
@@ -171,10 +189,12 @@ def _threshold_backward_abstract_eval(grad_output, x, threshold, *, implementati
   dtype = _dtypes.check_same_dtype(grad_output.dtype, x.dtype)
   allowed = _dtypes.threshold_operand_dtypes(dtype)
   if np.dtype(threshold.dtype) not in allowed:
-    raise TypeError(f"threshold_backward: the threshold operand for x of dtype {dtype.name} "
-                    f"must have dtype {' or '.join(d.name for d in allowed)}; got "
-                    f"{np.dtype(threshold.dtype).name} (use "
-                    "threshold_operand.canonicalize_threshold)")
+    raise TypeError(
+      f"threshold_backward: the threshold operand for x of dtype {dtype.name} "
+      f"must have dtype {' or '.join(d.name for d in allowed)}; got "
+      f"{np.dtype(threshold.dtype).name} (use "
+      "threshold_operand.canonicalize_threshold)"
+    )
   shape = _output_shape(grad_output.shape, x.shape, threshold.shape)
   return _output_aval(shape, dtype, (grad_output, x, threshold))
 
@@ -193,20 +213,25 @@ def _threshold_backward_batch_rule(batched_args, batch_dims, *, implementation):
   grad_output, x, threshold = batched_args
   g_bdim, x_bdim, t_bdim = batch_dims
   unbatched_rank = lambda a, d: a.ndim - (d is not None)
-  out_rank = max(unbatched_rank(grad_output, g_bdim), unbatched_rank(x, x_bdim),
-                 unbatched_rank(threshold, t_bdim))
+  out_rank = max(
+    unbatched_rank(grad_output, g_bdim),
+    unbatched_rank(x, x_bdim),
+    unbatched_rank(threshold, t_bdim),
+  )
   # grad_output and x: a batched one gets its batch dim in front (plus 1s so the
   # unbatched dims line up); an unbatched one right-aligns by NumPy broadcasting.
   if g_bdim is not None:
     grad_output = _move_batch_dim_to_front(
-        grad_output, g_bdim, unbatched_rank(grad_output, g_bdim), out_rank)
+      grad_output, g_bdim, unbatched_rank(grad_output, g_bdim), out_rank
+    )
   if x_bdim is not None:
     x = _move_batch_dim_to_front(x, x_bdim, unbatched_rank(x, x_bdim), out_rank)
   # The threshold keeps its convention: 0-d, or the output's rank with only the
   # leading (batch) dims different from 1.
   if t_bdim is not None:
     threshold = _move_batch_dim_to_front(
-        threshold, t_bdim, unbatched_rank(threshold, t_bdim), out_rank)
+      threshold, t_bdim, unbatched_rank(threshold, t_bdim), out_rank
+    )
   elif threshold.ndim:
     threshold = lax.expand_dims(threshold, (0,))
   out = threshold_backward_p.bind(grad_output, x, threshold, implementation=implementation)
@@ -220,8 +245,7 @@ def _threshold_backward_jvp(grad_output_dot, grad_output, x, threshold, *, imple
   # Linear in grad_output: the tangent goes through the same mask. x and
   # threshold only choose the mask, so their tangents contribute nothing.
   del grad_output
-  return threshold_backward_p.bind(grad_output_dot, x, threshold,
-                                   implementation=implementation)
+  return threshold_backward_p.bind(grad_output_dot, x, threshold, implementation=implementation)
 
 
 ad.defjvp(threshold_backward_p, _threshold_backward_jvp, None, None)
@@ -235,15 +259,19 @@ def _unbroadcast(aval, ct):
   if tuple(ct.shape) == shape and (sharding is None or jax.typeof(ct).sharding == sharding):
     return ct
   leading = ct.ndim - len(shape)
-  stretched = tuple(leading + i for i, d in enumerate(shape) if d == 1 and ct.shape[leading + i] != 1)
+  stretched = tuple(
+    leading + i for i, d in enumerate(shape) if d == 1 and ct.shape[leading + i] != 1
+  )
   summed = lax.reduce_sum(ct, tuple(range(leading)) + stretched) if leading or stretched else ct
   return lax.reshape(summed, shape, out_sharding=sharding)
 
 
 def _threshold_backward_transpose(ct, grad_output, x, threshold, *, implementation):
   if ad.is_undefined_primal(x) or ad.is_undefined_primal(threshold):
-    raise ValueError("threshold_backward is linear in grad_output only; it cannot be "
-                     "transposed with respect to x or threshold")
+    raise ValueError(
+      "threshold_backward is linear in grad_output only; it cannot be "
+      "transposed with respect to x or threshold"
+    )
   assert ad.is_undefined_primal(grad_output)
   if type(ct) is ad.Zero:
     return ad.Zero(grad_output.aval), None, None

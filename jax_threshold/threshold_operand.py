@@ -43,18 +43,23 @@ def _is_static(threshold) -> bool:
 
 def _check_scalar_shape(shape):
   if tuple(shape) != ():
-    raise ValueError("threshold_backward: threshold must be a scalar (a Python number or a "
-                     f"0-d array); got an array of shape {tuple(shape)}")
+    raise ValueError(
+      "threshold_backward: threshold must be a scalar (a Python number or a "
+      f"0-d array); got an array of shape {tuple(shape)}"
+    )
 
 
 def _check_real_dtype(dtype):
   dtype = np.dtype(dtype)
   if dtype == np.bool_ or not (_dtypes.is_integer(dtype) or _dtypes.is_floating(dtype)):
-    raise TypeError("threshold_backward: threshold must be a real number (integer or "
-                    f"floating); got dtype {dtype.name}")
+    raise TypeError(
+      "threshold_backward: threshold must be a real number (integer or "
+      f"floating); got dtype {dtype.name}"
+    )
   if _dtypes.is_floating(dtype) and dtype.itemsize > 8:
-    raise TypeError(f"threshold_backward: threshold dtype {dtype.name} is wider than "
-                    "float64 and is not supported")
+    raise TypeError(
+      f"threshold_backward: threshold dtype {dtype.name} is wider than float64 and is not supported"
+    )
   return dtype
 
 
@@ -98,8 +103,9 @@ def _traced_operand(t, x_dtype: np.dtype):
   try:
     t = jnp.asarray(t)
   except (TypeError, ValueError):
-    raise TypeError("threshold_backward: threshold must be a real number; got "
-                    f"{type(t).__name__} {t!r}") from None
+    raise TypeError(
+      f"threshold_backward: threshold must be a real number; got {type(t).__name__} {t!r}"
+    ) from None
   _check_scalar_shape(t.shape)
   t_dtype = _check_real_dtype(t.dtype)
   # Float conversions go through flush_proof: on XLA's CPU threads (flush-to-zero and

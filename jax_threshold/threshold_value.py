@@ -29,8 +29,10 @@ _BOOL_MESSAGE = "threshold_backward: threshold must be a real number; got a bool
 
 
 def _not_real(threshold) -> TypeError:
-  return TypeError("threshold_backward: threshold must be a real number; got "
-                   f"{type(threshold).__name__} {threshold!r}")
+  return TypeError(
+    "threshold_backward: threshold must be a real number; got "
+    f"{type(threshold).__name__} {threshold!r}"
+  )
 
 
 def _from_float(value: float) -> Exact:
@@ -53,8 +55,9 @@ def _from_numpy(value: np.generic) -> Exact:
   try:
     return _from_float(float(value))  # widening to float64 is exact for these formats
   except (TypeError, ValueError):
-    raise TypeError(f"threshold_backward: threshold must be a real number; got dtype "
-                    f"{dtype.name}") from None
+    raise TypeError(
+      f"threshold_backward: threshold must be a real number; got dtype {dtype.name}"
+    ) from None
 
 
 def _from_decimal(value: decimal.Decimal) -> Exact:
@@ -74,8 +77,10 @@ def exact_value(threshold) -> Exact:
     raise TypeError(_BOOL_MESSAGE)
   if isinstance(threshold, np.ndarray):
     if threshold.shape != ():
-      raise ValueError("threshold_backward: threshold must be a scalar (a Python number or a "
-                       f"0-d array); got an array of shape {threshold.shape}")
+      raise ValueError(
+        "threshold_backward: threshold must be a scalar (a Python number or a "
+        f"0-d array); got an array of shape {threshold.shape}"
+      )
     threshold = threshold[()]
   if isinstance(threshold, np.generic):
     return _from_numpy(threshold)

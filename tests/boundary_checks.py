@@ -27,8 +27,10 @@ import jax_threshold as jt
 import oracle
 
 DEVICES = 4
-TARGET, STATIC_TARGET = "jax_threshold_threshold_backward_v1", \
-    "jax_threshold_threshold_backward_static_v1"
+TARGET, STATIC_TARGET = (
+  "jax_threshold_threshold_backward_v1",
+  "jax_threshold_threshold_backward_static_v1",
+)
 F32 = jnp.float32
 
 
@@ -37,8 +39,9 @@ def _sds(shape, dtype=F32):
 
 
 def _static_attrs(value=0.5):
-  return dict(threshold_dtype="float32", threshold_float=np.float64(value),
-              threshold_int=np.int64(0))
+  return dict(
+    threshold_dtype="float32", threshold_float=np.float64(value), threshold_int=np.int64(0)
+  )
 
 
 # name -> (target, operands as (shape, dtype, spec), result(s), ffi_call kwargs, attributes)
@@ -46,38 +49,87 @@ def _static_attrs(value=0.5):
 _X = ((8,), np.float32, P("d"))
 _T = ((), np.float32, P())
 CASES = {
-    "two-results": (TARGET, [_X, _X, _T], (_sds((8,)), _sds((8,))), {}, {}),
-    "no-results": (TARGET, [_X, _X, _T], (), dict(has_side_effect=True), {}),
-    "valid-tuple-of-one-result": (TARGET, [_X, _X, _T], (_sds((8,)),), {}, {}),
-    "two-operands-to-the-operand-target": (TARGET, [_X, _X], _sds((8,)), {}, {}),
-    "four-operands": (TARGET, [_X, _X, _T, _T], _sds((8,)), {}, {}),
-    "three-operands-to-the-static-target": (STATIC_TARGET, [_X, _X, _T], _sds((8,)), {},
-                                            _static_attrs()),
-    "result-dtype-differs": (TARGET, [_X, _X, _T], _sds((8,), jnp.int32), {}, {}),
-    "operand-dtypes-differ": (TARGET, [((8,), np.int32, P("d")), _X, _T], _sds((8,)), {}, {}),
-    "unsupported-dtype": (TARGET, [((8,), np.int16, P("d")), ((8,), np.int16, P("d")), _T],
-                          _sds((8,), jnp.int16), {}, {}),
-    "threshold-dtype": (TARGET, [_X, _X, ((), np.int32, P())], _sds((8,)), {}, {}),
-    "grad-3-for-x-4": (TARGET, [((3,), np.float32, P()), ((4,), np.float32, P("d")), _T],
-                       _sds((4,)), {}, {}),
-    "threshold-3-for-result-4": (TARGET, [((4,), np.float32, P("d")), ((4,), np.float32, P("d")),
-                                          ((3,), np.float32, P())], _sds((4,)), {}, {}),
-    "threshold-rank-below-result": (TARGET, [((4, 8), np.float32, P(None, "d"))] * 2 +
-                                    [((8,), np.float32, P("d"))], _sds((4, 8)), {}, {}),
-    "result-larger-than-broadcast": (TARGET, [_X, _X, _T], _sds((4, 8)), {}, {}),
-    "result-smaller-than-broadcast": (TARGET, [((2, 8), np.float32, P(None, "d"))] * 2 + [_T],
-                                      _sds((8,)), {}, {}),
-    "static-result-wrong-shape": (STATIC_TARGET, [_X, _X], _sds((4, 8)), {}, _static_attrs()),
-    "layout-operand-column-major": (TARGET, [((4, 8), np.float32, P(None, "d"))] * 2 + [_T],
-                                    _sds((4, 8)), {}, {}),
-    "layout-result-column-major": (STATIC_TARGET, [((4, 8), np.float32, P(None, "d"))] * 2,
-                                   _sds((4, 8)), {}, _static_attrs()),
-    "valid-operand-target": (TARGET, [((4, 8), np.float32, P(None, "d")),
-                                      ((8,), np.float32, P("d")), _T], _sds((4, 8)), {}, {}),
-    "valid-static-target": (STATIC_TARGET, [_X, _X], _sds((8,)), {}, _static_attrs()),
-    "valid-batched-threshold": (TARGET, [((4, 8), np.float32, P("d")),
-                                         ((4, 8), np.float32, P("d")),
-                                         ((4, 1), np.float32, P("d"))], _sds((4, 8)), {}, {}),
+  "two-results": (TARGET, [_X, _X, _T], (_sds((8,)), _sds((8,))), {}, {}),
+  "no-results": (TARGET, [_X, _X, _T], (), dict(has_side_effect=True), {}),
+  "valid-tuple-of-one-result": (TARGET, [_X, _X, _T], (_sds((8,)),), {}, {}),
+  "two-operands-to-the-operand-target": (TARGET, [_X, _X], _sds((8,)), {}, {}),
+  "four-operands": (TARGET, [_X, _X, _T, _T], _sds((8,)), {}, {}),
+  "three-operands-to-the-static-target": (
+    STATIC_TARGET,
+    [_X, _X, _T],
+    _sds((8,)),
+    {},
+    _static_attrs(),
+  ),
+  "result-dtype-differs": (TARGET, [_X, _X, _T], _sds((8,), jnp.int32), {}, {}),
+  "operand-dtypes-differ": (TARGET, [((8,), np.int32, P("d")), _X, _T], _sds((8,)), {}, {}),
+  "unsupported-dtype": (
+    TARGET,
+    [((8,), np.int16, P("d")), ((8,), np.int16, P("d")), _T],
+    _sds((8,), jnp.int16),
+    {},
+    {},
+  ),
+  "threshold-dtype": (TARGET, [_X, _X, ((), np.int32, P())], _sds((8,)), {}, {}),
+  "grad-3-for-x-4": (
+    TARGET,
+    [((3,), np.float32, P()), ((4,), np.float32, P("d")), _T],
+    _sds((4,)),
+    {},
+    {},
+  ),
+  "threshold-3-for-result-4": (
+    TARGET,
+    [((4,), np.float32, P("d")), ((4,), np.float32, P("d")), ((3,), np.float32, P())],
+    _sds((4,)),
+    {},
+    {},
+  ),
+  "threshold-rank-below-result": (
+    TARGET,
+    [((4, 8), np.float32, P(None, "d"))] * 2 + [((8,), np.float32, P("d"))],
+    _sds((4, 8)),
+    {},
+    {},
+  ),
+  "result-larger-than-broadcast": (TARGET, [_X, _X, _T], _sds((4, 8)), {}, {}),
+  "result-smaller-than-broadcast": (
+    TARGET,
+    [((2, 8), np.float32, P(None, "d"))] * 2 + [_T],
+    _sds((8,)),
+    {},
+    {},
+  ),
+  "static-result-wrong-shape": (STATIC_TARGET, [_X, _X], _sds((4, 8)), {}, _static_attrs()),
+  "layout-operand-column-major": (
+    TARGET,
+    [((4, 8), np.float32, P(None, "d"))] * 2 + [_T],
+    _sds((4, 8)),
+    {},
+    {},
+  ),
+  "layout-result-column-major": (
+    STATIC_TARGET,
+    [((4, 8), np.float32, P(None, "d"))] * 2,
+    _sds((4, 8)),
+    {},
+    _static_attrs(),
+  ),
+  "valid-operand-target": (
+    TARGET,
+    [((4, 8), np.float32, P(None, "d")), ((8,), np.float32, P("d")), _T],
+    _sds((4, 8)),
+    {},
+    {},
+  ),
+  "valid-static-target": (STATIC_TARGET, [_X, _X], _sds((8,)), {}, _static_attrs()),
+  "valid-batched-threshold": (
+    TARGET,
+    [((4, 8), np.float32, P("d")), ((4, 8), np.float32, P("d")), ((4, 1), np.float32, P("d"))],
+    _sds((4, 8)),
+    {},
+    {},
+  ),
 }
 
 # Calls the handler computes exactly on one device though the lowering never emits them (a
@@ -97,12 +149,14 @@ def _operands(specs, mesh, sharded, rng):
 
 def _constrained(fn, mesh, sharded):
   """fn's results as a list, the first one sharded along its last dim when `sharded`."""
+
   def f(*args):
     leaves = jax.tree.leaves(fn(*args))
     if sharded and leaves and leaves[0].ndim:
       spec = P(*([None] * (leaves[0].ndim - 1)), "d")
       leaves[0] = jax.lax.with_sharding_constraint(leaves[0], NamedSharding(mesh, spec))
     return leaves
+
   return f
 
 
@@ -116,12 +170,13 @@ def _edit_layouts(exported, name):
   """The exported module with the custom call's first operand (or result) column-major."""
   from jax._src.export import _export  # pylint: disable=g-import-not-at-top  (no public API)
   from jax.interpreters import mlir  # pylint: disable=g-import-not-at-top
+
   text = exported.mlir_module()
   row, column = "dense<[1, 0]> : tensor<2xindex>", "dense<[0, 1]> : tensor<2xindex>"
   key = "operand_layouts = [" if "operand" in name else "result_layouts = ["
   at = text.index(key) + len(key)
-  assert text.startswith(row, at), text[at:at + 80]
-  text = text[:at] + column + text[at + len(row):]
+  assert text.startswith(row, at), text[at : at + 80]
+  text = text[:at] + column + text[at + len(row) :]
   with mlir.make_ir_context():
     module = mlir.ir.Module.parse(text)
     serialized = _export._module_to_bytecode(module)  # pylint: disable=protected-access
@@ -147,8 +202,8 @@ def run(name, way):
     # partitioner it was exported with), then called inside a sharded jit.
     specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
     exported = export.export(
-        jax.jit(_function(name, mesh, False)),
-        disabled_checks=[export.DisabledSafetyCheck.custom_call(t) for t in jt.ffi_targets()],
+      jax.jit(_function(name, mesh, False)),
+      disabled_checks=[export.DisabledSafetyCheck.custom_call(t) for t in jt.ffi_targets()],
     )(*specs)
     if layout:
       exported = _edit_layouts(exported, name)

@@ -22,19 +22,26 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import settings
 from hypothesis import strategies as st
 import jax
-import jax.numpy as jnp
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 import ml_dtypes
 import numpy as np
 
-import jax_threshold  # pylint: disable=unused-import  (registers the targets)
+import jax_threshold  # noqa: F401  (registers the targets)
 import oracle
 
 TARGET = "jax_threshold_threshold_backward_v1"
 STATIC_TARGET = "jax_threshold_threshold_backward_static_v1"
-DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.int8, np.uint8, np.int16,
-          np.bool_]
+DTYPES = [
+  np.float32,
+  np.float16,
+  ml_dtypes.bfloat16,
+  np.int32,
+  np.int8,
+  np.uint8,
+  np.int16,
+  np.bool_,
+]
 BATCH = 20  # examples per hypothesis run
 _counts = {"cases": 0, "errors": 0}
 
@@ -45,7 +52,7 @@ def shapes_for(draw, out_shape):
   if draw(st.integers(0, 9)) == 0:
     return tuple(draw(st.lists(st.sampled_from([1, 2, 3, 4, 8]), max_size=3)))
   rank = draw(st.integers(0, len(out_shape)))
-  tail = out_shape[len(out_shape) - rank:]
+  tail = out_shape[len(out_shape) - rank :]
   return tuple(1 if draw(st.booleans()) and draw(st.booleans()) else d for d in tail)
 
 
@@ -61,24 +68,30 @@ def calls(draw):
   attrs = {}
   if static:
     kind = draw(st.sampled_from(["float32", "float64", "int8", "uint8", "int32", "int64", "bad"]))
-    attrs = dict(threshold_dtype=kind,
-                 threshold_float=np.float64(draw(st.sampled_from([0.0, 0.5, -1.5, 1e-40,
-                                                                   float("nan"), 0.1]))),
-                 threshold_int=np.int64(draw(st.integers(-300, 300))))
+    attrs = dict(
+      threshold_dtype=kind,
+      threshold_float=np.float64(draw(st.sampled_from([0.0, 0.5, -1.5, 1e-40, float("nan"), 0.1]))),
+      threshold_int=np.int64(draw(st.integers(-300, 300))),
+    )
   else:
-    t_dtype = np.dtype(draw(st.sampled_from([np.float32, np.float64, np.int32, np.int8,
-                                             dtype.type])))
+    t_dtype = np.dtype(
+      draw(st.sampled_from([np.float32, np.float64, np.int32, np.int8, dtype.type]))
+    )
     if draw(st.integers(0, 2)):
       t_shape = ()
     else:  # batched: the output's rank, leading dims of the output, or anything
-      t_shape = tuple(d if i < draw(st.integers(0, len(out_shape))) else 1
-                      for i, d in enumerate(out_shape))
+      t_shape = tuple(
+        d if i < draw(st.integers(0, len(out_shape))) else 1 for i, d in enumerate(out_shape)
+      )
       if draw(st.integers(0, 4)) == 0:
         t_shape = draw(shapes_for(out_shape))
     operands.append((t_shape, t_dtype))
   if draw(st.integers(0, 9)) == 0:
-    operands = operands[:draw(st.integers(0, len(operands) - 1))] if draw(st.booleans()) else \
-        operands + [operands[-1]]
+    operands = (
+      operands[: draw(st.integers(0, len(operands) - 1))]
+      if draw(st.booleans())
+      else operands + [operands[-1]]
+    )
   results = 1 if draw(st.integers(0, 7)) else draw(st.sampled_from([0, 2]))
   layouts = None
   if draw(st.integers(0, 5)) == 0:
@@ -88,10 +101,19 @@ def calls(draw):
     out_layout = tuple(draw(st.permutations(range(len(out_shape)))))
   devices = draw(st.sampled_from([1, 2, 4]))
   sharded_dim = draw(st.integers(-1, len(out_shape) - 1))
-  return dict(target=STATIC_TARGET if static else TARGET, out_shape=out_shape,
-              result_dtype=result_dtype, operands=operands, attrs=attrs, results=results,
-              layouts=layouts, out_layout=out_layout, devices=devices, sharded_dim=sharded_dim,
-              value_seed=draw(st.integers(0, 2**31 - 1)))
+  return dict(
+    target=STATIC_TARGET if static else TARGET,
+    out_shape=out_shape,
+    result_dtype=result_dtype,
+    operands=operands,
+    attrs=attrs,
+    results=results,
+    layouts=layouts,
+    out_layout=out_layout,
+    devices=devices,
+    sharded_dim=sharded_dim,
+    value_seed=draw(st.integers(0, 2**31 - 1)),
+  )
 
 
 def _values(shape, dtype, rng):
@@ -100,7 +122,9 @@ def _values(shape, dtype, rng):
     return np.asarray(rng.integers(0, 2, shape)).astype(dtype)
   if np.issubdtype(dtype, np.integer):
     info = np.iinfo(dtype)
-    return np.asarray(rng.integers(max(info.min, -300), min(info.max, 300) + 1, shape)).astype(dtype)
+    return np.asarray(rng.integers(max(info.min, -300), min(info.max, 300) + 1, shape)).astype(
+      dtype
+    )
   v = np.asarray(rng.standard_normal(shape) * 2)
   v[np.asarray(rng.random(shape)) < 0.1] = np.nan
   return v.astype(dtype)
@@ -118,8 +142,10 @@ def _expected(case, args):
     kind = attrs["threshold_dtype"]
     if kind == "bad":
       return None
-    t = np.asarray(attrs["threshold_float"] if kind.startswith("float") else
-                   attrs["threshold_int"], np.float64 if kind.startswith("float") else np.int64)
+    t = np.asarray(
+      attrs["threshold_float"] if kind.startswith("float") else attrs["threshold_int"],
+      np.float64 if kind.startswith("float") else np.int64,
+    )
     if kind == "float32":
       t = t.astype(np.float32)
     thresholds = t
@@ -153,8 +179,13 @@ def run_case(case):
   shard_out = devices > 1 and dim >= 0 and out_shape[dim] % devices == 0
 
   def f(*a):
-    call = jax.ffi.ffi_call(case["target"], results, has_side_effect=case["results"] == 0,
-                            input_layouts=case["layouts"], output_layouts=case["out_layout"])
+    call = jax.ffi.ffi_call(
+      case["target"],
+      results,
+      has_side_effect=case["results"] == 0,
+      input_layouts=case["layouts"],
+      output_layouts=case["out_layout"],
+    )
     out = jax.tree.leaves(call(*a, **case["attrs"]))
     if shard_out and out:
       spec = P(*[("d" if i == dim else None) for i in range(len(out_shape))])
@@ -189,8 +220,13 @@ def main(seconds, base_seed):
       break
 
     @hypothesis_seed(base_seed + batch)
-    @settings(max_examples=BATCH, deadline=None, database=None, derandomize=False,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+      max_examples=BATCH,
+      deadline=None,
+      database=None,
+      derandomize=False,
+      suppress_health_check=list(HealthCheck),
+    )
     @given(calls())
     def fuzz(case):
       run_case(case)

@@ -5,6 +5,7 @@ is the pure-Python source without the compiled `_native` extension. When the pac
 installed (the README's `pip install '.[test]'`), test the installed copy instead, so the FFI
 and executor tests run against what pip built.
 """
+
 import importlib.machinery
 import os
 import sys

@@ -21,6 +21,7 @@ def _run_inside(method, impl):
     self.implementation = impl
     with jt.implementation(impl):
       return method(self, *args, **kwargs)
+
   return wrapper
 
 

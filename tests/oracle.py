@@ -47,7 +47,8 @@ def _round(threshold, float_type):
   if isinstance(t, float):
     return float_type(t)
   uint, inf_bits = {4: (np.uint32, 0x7F800000), 8: (np.uint64, 0x7FF0000000000000)}[
-      np.dtype(float_type).itemsize]
+    np.dtype(float_type).itemsize
+  ]
   value_of = lambda b: Fraction(float(uint(b).view(float_type)))
   a = abs(t)
   lo, hi = 0, inf_bits - 1  # the largest pattern whose value is <= a lies in [lo, hi]

@@ -46,6 +46,7 @@ def collectives(hlo_text) -> set:
 
 def check(name):
   """Runs the decorated check now, recording "ok" or the failure."""
+
   def run(fn):
     try:
       fn()
@@ -54,6 +55,7 @@ def check(name):
       _failures.append(name)
       print(f"FAIL {name}: {traceback.format_exc()}", flush=True)
     return fn
+
   return run
 
 
@@ -112,18 +114,19 @@ def run_mesh_checks(axis_type):
 
   # (mesh, g shape, g spec, x shape, x spec, threshold)
   cases = [
-      ("1d-a", mesh1, (64, 128), P("a"), (64, 128), P("a"), 0.25),
-      ("1d-broadcast-g", mesh1, (128,), P(), (64, 128), P("a"), "traced"),
-      ("2d-ab", mesh2, (64, 128), P("a", "b"), (64, 128), P("a", "b"), 0.25),
-      ("2d-ab-traced", mesh2, (64, 128), P("a", "b"), (64, 128), P("a", "b"), "traced"),
-      ("2d-None-b", mesh2, (64, 128), P(None, "b"), (64, 128), P(None, "b"), "traced"),
-      ("2d-a-None", mesh2, (64, 128), P("a", None), (64, 128), P("a", None), 0.25),
-      ("2d-broadcast-g-rank1", mesh2, (128,), P(), (64, 128), P("a", "b"), 0.25),
-      ("2d-broadcast-g-rank1-traced", mesh2, (128,), P(), (64, 128), P("a", "b"), "traced"),
-      ("2d-broadcast-g-row", mesh2, (1, 128), P(None, "b"), (64, 128), P("a", "b"), "traced"),
-      ("2d-broadcast-x", mesh2, (64, 128), P("a", "b"), (128,), P("b"), "traced"),
+    ("1d-a", mesh1, (64, 128), P("a"), (64, 128), P("a"), 0.25),
+    ("1d-broadcast-g", mesh1, (128,), P(), (64, 128), P("a"), "traced"),
+    ("2d-ab", mesh2, (64, 128), P("a", "b"), (64, 128), P("a", "b"), 0.25),
+    ("2d-ab-traced", mesh2, (64, 128), P("a", "b"), (64, 128), P("a", "b"), "traced"),
+    ("2d-None-b", mesh2, (64, 128), P(None, "b"), (64, 128), P(None, "b"), "traced"),
+    ("2d-a-None", mesh2, (64, 128), P("a", None), (64, 128), P("a", None), 0.25),
+    ("2d-broadcast-g-rank1", mesh2, (128,), P(), (64, 128), P("a", "b"), 0.25),
+    ("2d-broadcast-g-rank1-traced", mesh2, (128,), P(), (64, 128), P("a", "b"), "traced"),
+    ("2d-broadcast-g-row", mesh2, (1, 128), P(None, "b"), (64, 128), P("a", "b"), "traced"),
+    ("2d-broadcast-x", mesh2, (64, 128), P("a", "b"), (128,), P("b"), "traced"),
   ]
   for name, mesh, g_shape, g_spec, x_shape, x_spec, threshold in cases:
+
     @check(f"{kind}/{name}")
     def _():
       with _mesh_context(mesh):
@@ -136,6 +139,7 @@ def run_mesh_checks(axis_type):
   def _():
     # Inline (uncacheable) lowering exposes the constant threshold: the static target.
     from jax._src.interpreters import mlir as mlir_internal  # pylint: disable=g-import-not-at-top
+
     uncacheable = mlir_internal._uncacheable_primitives  # pylint: disable=protected-access
     uncacheable.add(jt.threshold_backward_p)
     try:
@@ -154,8 +158,14 @@ def run_mesh_checks(axis_type):
       g = _put(mesh2, rng, (64, 128), P(None, "b"))
       x = _put(mesh2, rng, (64, 128), P(None, "b"))
       ts = jax.device_put(np.linspace(-1, 1, 8, dtype=np.float32), NamedSharding(mesh2, P("a")))
-      compare(lambda impl, g, x, ts: jax.vmap(
-          lambda t: jt.threshold_backward(g, x, t, implementation=impl))(ts), g, x, ts)
+      compare(
+        lambda impl, g, x, ts: jax.vmap(
+          lambda t: jt.threshold_backward(g, x, t, implementation=impl)
+        )(ts),
+        g,
+        x,
+        ts,
+      )
 
   @check(f"{kind}/vmap-all-batched")
   def _():
@@ -163,17 +173,24 @@ def run_mesh_checks(axis_type):
       g = _put(mesh2, rng, (8, 16, 32), P("a", None, "b"))
       x = _put(mesh2, rng, (8, 16, 32), P("a", None, "b"))
       ts = jax.device_put(np.linspace(-1, 1, 8, dtype=np.float32), NamedSharding(mesh2, P("a")))
-      compare(lambda impl, g, x, ts: jax.vmap(
-          lambda g, x, t: jt.threshold_backward(g, x, t, implementation=impl))(g, x, ts),
-              g, x, ts)
+      compare(
+        lambda impl, g, x, ts: jax.vmap(
+          lambda g, x, t: jt.threshold_backward(g, x, t, implementation=impl)
+        )(g, x, ts),
+        g,
+        x,
+        ts,
+      )
 
   @check(f"{kind}/grad-threshold-activation")
   def _():
     with _mesh_context(mesh2):
       x = _put(mesh2, rng, (64, 128), P("a", "b"))
       w = _put(mesh2, rng, (64, 128), P("a", "b"))
+
       def loss(impl, x, w, t):
         return jnp.sum(jt.threshold(x, t, -1.0, implementation=impl) * w)
+
       compare(lambda impl, x, w, t: jax.grad(functools.partial(loss, impl))(x, w, t), x, w, t)
 
   @check(f"{kind}/grad-broadcast-operand")
@@ -182,24 +199,37 @@ def run_mesh_checks(axis_type):
       # Small dyadic values: the gradient of the broadcast operand is a sum over 64 rows, and
       # exact sums make its bits independent of the order XLA's fused or unfused reductions
       # add in (which differs between the two programs around the primitive, not in it).
-      g = jax.device_put(rng.integers(-8, 8, (128,)).astype(np.float32) / 2,
-                         NamedSharding(mesh2, P()))
+      g = jax.device_put(
+        rng.integers(-8, 8, (128,)).astype(np.float32) / 2, NamedSharding(mesh2, P())
+      )
       x = _put(mesh2, rng, (64, 128), P("a", "b"))
+
       def loss(impl, g, x):
         return jnp.sum(jt.threshold_backward(g, x, 0.25, implementation=impl) ** 2)
+
       compare(lambda impl, g, x: jax.grad(functools.partial(loss, impl))(g, x), g, x)
 
   if axis_type == AxisType.Auto:
+
     @check(f"{kind}/shard_map-partial-manual")
     def _():
       # Manual over "a", XLA partitions the body over "b" (a MANUAL subgroup in the shardings).
       g = _put(mesh2, rng, (64, 128), P("a", "b"))
       x = _put(mesh2, rng, (64, 128), P("a", "b"))
-      compare(lambda impl, g, x: jax.shard_map(
-          lambda g, x: jt.threshold_backward(g, x, 0.25, implementation=impl), mesh=mesh2,
-          in_specs=(P("a"), P("a")), out_specs=P("a"), axis_names={"a"})(g, x), g, x)
+      compare(
+        lambda impl, g, x: jax.shard_map(
+          lambda g, x: jt.threshold_backward(g, x, 0.25, implementation=impl),
+          mesh=mesh2,
+          in_specs=(P("a"), P("a")),
+          out_specs=P("a"),
+          axis_names={"a"},
+        )(g, x),
+        g,
+        x,
+      )
 
   if axis_type == AxisType.Explicit:
+
     @check(f"{kind}/conflicting-shardings-raise-like-jnp")
     def _():
       with _mesh_context(mesh2):
@@ -227,14 +257,22 @@ def _export_args(mesh):
 def export_sharded(path):
   """Writes a module exported with shardings over all devices (a broadcast grad_output)."""
   from jax import export  # pylint: disable=g-import-not-at-top
+
   mesh = jax.make_mesh((2, DEVICES // 2), ("a", "b"), axis_types=(AxisType.Auto,) * 2)
   in_shardings = _export_args(mesh)
-  f = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"),
-              in_shardings=in_shardings, out_shardings=in_shardings[1])
-  specs = (jax.ShapeDtypeStruct((128,), np.float32), jax.ShapeDtypeStruct((64, 128), np.float32),
-           jax.ShapeDtypeStruct((), np.float32))
+  f = jax.jit(
+    lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"),
+    in_shardings=in_shardings,
+    out_shardings=in_shardings[1],
+  )
+  specs = (
+    jax.ShapeDtypeStruct((128,), np.float32),
+    jax.ShapeDtypeStruct((64, 128), np.float32),
+    jax.ShapeDtypeStruct((), np.float32),
+  )
   exported = export.export(
-      f, disabled_checks=[export.DisabledSafetyCheck.custom_call(n) for n in jt.ffi_targets()],
+    f,
+    disabled_checks=[export.DisabledSafetyCheck.custom_call(n) for n in jt.ffi_targets()],
   )(*specs)
   with open(path, "wb") as f:
     f.write(exported.serialize())
@@ -242,6 +280,7 @@ def export_sharded(path):
 
 def call_exported(path):
   from jax import export  # pylint: disable=g-import-not-at-top
+
   with open(path, "rb") as f:
     exported = export.deserialize(bytearray(f.read()))
   mesh = jax.make_mesh((2, DEVICES // 2), ("a", "b"), axis_types=(AxisType.Auto,) * 2)

@@ -24,6 +24,7 @@ import oracle
 
 try:
   from jax_threshold import aclnn
+
   _SKIP_REASON = None
 except ImportError as e:  # a source tree without the compiled extension
   aclnn = None
@@ -32,17 +33,27 @@ except ImportError as e:  # a source tree without the compiled extension
 needs_native = unittest.skipIf(aclnn is None, _SKIP_REASON or "")
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
-HOST_DTYPES = [np.dtype(d) for d in (np.float32, np.float16, BF16, np.int32, np.int8, np.uint8,
-                                     np.int64, np.float64)]
+HOST_DTYPES = [
+  np.dtype(d)
+  for d in (np.float32, np.float16, BF16, np.int32, np.int8, np.uint8, np.int64, np.float64)
+]
 BASE_910 = ["float32", "int32", "float16", "int8", "uint8"]
 SOC_DTYPES = {
-    "Ascend910": [],  # refused: its AscendC API cannot run the kernels (README, kernels section)
-    "Ascend910B": BASE_910 + ["bfloat16"],
-    "Ascend950": BASE_910 + ["bfloat16"],  # + int64 at threshold 0
-    "host": BASE_910 + ["bfloat16", "int64", "float64"],
+  "Ascend910": [],  # refused: its AscendC API cannot run the kernels (README, kernels section)
+  "Ascend910B": BASE_910 + ["bfloat16"],
+  "Ascend950": BASE_910 + ["bfloat16"],  # + int64 at threshold 0
+  "host": BASE_910 + ["bfloat16", "int64", "float64"],
 }
-OTHER_DTYPES = ["bool", "int16", "uint16", "uint32", "uint64", "complex64", "complex128",
-                "float8_e4m3fn"]
+OTHER_DTYPES = [
+  "bool",
+  "int16",
+  "uint16",
+  "uint32",
+  "uint64",
+  "complex64",
+  "complex128",
+  "float8_e4m3fn",
+]
 
 
 def _dtype(name):
@@ -85,7 +96,6 @@ def _run(g, x, thr, out, **kw):
 
 @needs_native
 class StatusCodeTest(parameterized.TestCase):
-
   def test_codes(self):
     self.assertEqual(aclnn.ACLNN_SUCCESS, 0)
     self.assertEqual(aclnn.ACLNN_ERR_PARAM_NULLPTR, 161001)
@@ -128,11 +138,13 @@ class StatusCodeTest(parameterized.TestCase):
   def test_ub_size_beyond_the_soc_is_invalid(self):
     a = np.zeros(40, np.float32)
     self.assertEqual(_plan(a, a, 0.5, a.copy(), ub_size=196608)[0], aclnn.ACLNN_SUCCESS)
-    self.assertEqual(_plan(a, a, 0.5, a.copy(), ub_size=196608 + 256)[0],
-                     aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertEqual(
+      _plan(a, a, 0.5, a.copy(), ub_size=196608 + 256)[0], aclnn.ACLNN_ERR_PARAM_INVALID
+    )
     self.assertIn("unified buffer of Ascend910B", aclnn.recent_error_message())
-    self.assertEqual(_plan(a, a, 0.5, a.copy(), soc="host", ub_size=1 << 20)[0],
-                     aclnn.ACLNN_SUCCESS)
+    self.assertEqual(
+      _plan(a, a, 0.5, a.copy(), soc="host", ub_size=1 << 20)[0], aclnn.ACLNN_SUCCESS
+    )
 
   def test_step3_dtype_before_rank_broadcast_shape(self):
     g = np.zeros((2,) * 9, np.int16)
@@ -176,8 +188,9 @@ class StatusCodeTest(parameterized.TestCase):
     g = np.zeros((0, 1), np.float32)
     x = np.zeros(3, np.float32)
     for shape in [(3,), (3, 0), (0, 3, 1)]:
-      self.assertEqual(_plan(g, x, 1.0, np.zeros(shape, np.float32))[0],
-                       aclnn.ACLNN_ERR_PARAM_INVALID)
+      self.assertEqual(
+        _plan(g, x, 1.0, np.zeros(shape, np.float32))[0], aclnn.ACLNN_ERR_PARAM_INVALID
+      )
       self.assertIn("out shape", aclnn.recent_error_message())
 
   @parameterized.parameters(((0,), (0,)), ((0, 1), (3,)), ((), (2, 0)), ((5, 0, 2), (1,)))
@@ -195,24 +208,36 @@ class StatusCodeTest(parameterized.TestCase):
     self.assertEqual(aclnn.threshold_backward(None, 0, executor), aclnn.ACLNN_ERR_PARAM_INVALID)
 
   @parameterized.parameters(
-      (0.0, "ReluGrad"), (-0.0, "ReluGrad"), (0, "ReluGrad"), (np.float16(-0.0), "ReluGrad"),
-      (np.uint8(0), "ReluGrad"), (Fraction(0), "ReluGrad"), (Decimal("-0"), "ReluGrad"),
-      (1e-9, "ThresholdGradV2D"), (1e-50, "ThresholdGradV2D"), (Fraction(1, 10**400), "ThresholdGradV2D"),
-      (-1e-30, "ThresholdGradV2D"), (float("nan"), "ThresholdGradV2D"), (1, "ThresholdGradV2D"),
-      (np.float32(0.5), "ThresholdGradV2D"))
+    (0.0, "ReluGrad"),
+    (-0.0, "ReluGrad"),
+    (0, "ReluGrad"),
+    (np.float16(-0.0), "ReluGrad"),
+    (np.uint8(0), "ReluGrad"),
+    (Fraction(0), "ReluGrad"),
+    (Decimal("-0"), "ReluGrad"),
+    (1e-9, "ThresholdGradV2D"),
+    (1e-50, "ThresholdGradV2D"),
+    (Fraction(1, 10**400), "ThresholdGradV2D"),
+    (-1e-30, "ThresholdGradV2D"),
+    (float("nan"), "ThresholdGradV2D"),
+    (1, "ThresholdGradV2D"),
+    (np.float32(0.5), "ThresholdGradV2D"),
+  )
   def test_step8_kernel(self, threshold, kernel):
     a = np.ones(10, np.float32)
     status, _, executor = _plan(a, a, threshold, a.copy())
     self.assertEqual(status, aclnn.ACLNN_SUCCESS)
     self.assertEqual(executor.kernel, kernel)
 
-  @parameterized.product(soc=list(SOC_DTYPES), dtype=SOC_DTYPES["host"] + OTHER_DTYPES,
-                         threshold=[0.0, 0.5])
+  @parameterized.product(
+    soc=list(SOC_DTYPES), dtype=SOC_DTYPES["host"] + OTHER_DTYPES, threshold=[0.0, 0.5]
+  )
   def test_soc_dtype_lists(self, soc, dtype, threshold):
     a = np.zeros(4, _dtype(dtype))
     status, _, executor = _plan(a, a, threshold, a.copy(), soc=soc)
     supported = dtype in SOC_DTYPES[soc] or (
-        soc == "Ascend950" and dtype == "int64" and threshold == 0.0)
+      soc == "Ascend950" and dtype == "int64" and threshold == 0.0
+    )
     if supported:
       self.assertEqual(status, aclnn.ACLNN_SUCCESS)
       self.assertEqual(executor.kernel, "ReluGrad" if threshold == 0.0 else "ThresholdGradV2D")
@@ -231,30 +256,42 @@ class StatusCodeTest(parameterized.TestCase):
       _plan(a, a, "1.0", a.copy())
     with self.assertRaisesRegex(ValueError, "scalar"):
       _plan(a, a, np.ones(2), a.copy())
-    for threshold in (np.array(0.5), 2**64 - 1, 2**80, -2**5000, Fraction(1, 3),
-                      Decimal("0.1"), Decimal("-Infinity"), np.longdouble(2.5),
-                      ml_dtypes.bfloat16(3), np.array(7, np.int8)):
+    for threshold in (
+      np.array(0.5),
+      2**64 - 1,
+      2**80,
+      -(2**5000),
+      Fraction(1, 3),
+      Decimal("0.1"),
+      Decimal("-Infinity"),
+      np.longdouble(2.5),
+      ml_dtypes.bfloat16(3),
+      np.array(7, np.int8),
+    ):
       self.assertEqual(_plan(a, a, threshold, a.copy())[0], aclnn.ACLNN_SUCCESS)
 
   def test_dtype_without_an_acl_code_is_named(self):
     f8, f32 = np.ones(4, ml_dtypes.float8_e4m3fn), np.ones(4, np.float32)
     self.assertEqual(_plan(f32, f32, 0.5, f8)[0], aclnn.ACLNN_ERR_PARAM_INVALID)
-    self.assertIn("out dtype float8_e4m3fn differs from x dtype float32",
-                  aclnn.recent_error_message())
+    self.assertIn(
+      "out dtype float8_e4m3fn differs from x dtype float32", aclnn.recent_error_message()
+    )
     self.assertEqual(_plan(f32, f32, 0.5, f32.copy())[0], aclnn.ACLNN_SUCCESS)
     # A success does not change the last failure's message (aclGetRecentErrMsg's rule).
     self.assertIn("float8_e4m3fn", aclnn.recent_error_message())
-    self.assertEqual(_plan(np.ones(4, np.int16), f32, 0.5, f32.copy())[0],
-                     aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertEqual(
+      _plan(np.ones(4, np.int16), f32, 0.5, f32.copy())[0], aclnn.ACLNN_ERR_PARAM_INVALID
+    )
     self.assertIn("int16", aclnn.recent_error_message())
     self.assertNotIn("float8", aclnn.recent_error_message())
 
   @parameterized.parameters(
-      (lambda: jnp.float32(0.5), "ThresholdGradV2D"),
-      (lambda: jnp.asarray(0.0, jnp.bfloat16), "ReluGrad"),
-      (lambda: jnp.asarray(-0.0), "ReluGrad"),
-      (lambda: jnp.int32(2), "ThresholdGradV2D"),
-      (lambda: jnp.asarray(np.float16(1.5)), "ThresholdGradV2D"))
+    (lambda: jnp.float32(0.5), "ThresholdGradV2D"),
+    (lambda: jnp.asarray(0.0, jnp.bfloat16), "ReluGrad"),
+    (lambda: jnp.asarray(-0.0), "ReluGrad"),
+    (lambda: jnp.int32(2), "ThresholdGradV2D"),
+    (lambda: jnp.asarray(np.float16(1.5)), "ThresholdGradV2D"),
+  )
   def test_jax_scalar_threshold(self, make, kernel):
     threshold = make()
     x = np.array([-1.0, 0.0, 0.4, 0.5, 1.0, 1.5, 2.0, 3.0], np.float32)
@@ -285,16 +322,21 @@ class StatusCodeTest(parameterized.TestCase):
   # The executor gets a threshold that is exactly the comparison: already rounded for floats,
   # floor(t) clamped for integers, the kernel still chosen by the given value being 0.
   @parameterized.parameters(
-      (np.float16, 1 + 2**-11 + 2**-40, "threshold_f32", 1 + 2**-11),
-      (np.float32, Fraction(1) + Fraction(1, 2**24) + Fraction(1, 2**60), "threshold_f32",
-       1 + 2**-23),
-      (np.float32, 2**100 + 2**76 + 1, "threshold_f32", 2.0**100 + 2.0**77),
-      (np.float64, 2**1024, "threshold_f64", math.inf),
-      (np.float64, Decimal("0.1"), "threshold_f64", 0.1),
-      (np.int64, -2**63 - 1, "mode", "all_pass"),
-      (np.int64, Fraction(2**70 + 1, 2), "mode", "none_pass"),
-      (np.int32, Decimal("0.5"), "threshold_int", 0),
-      (np.int32, Fraction(-5, 2), "threshold_int", -3))
+    (np.float16, 1 + 2**-11 + 2**-40, "threshold_f32", 1 + 2**-11),
+    (
+      np.float32,
+      Fraction(1) + Fraction(1, 2**24) + Fraction(1, 2**60),
+      "threshold_f32",
+      1 + 2**-23,
+    ),
+    (np.float32, 2**100 + 2**76 + 1, "threshold_f32", 2.0**100 + 2.0**77),
+    (np.float64, 2**1024, "threshold_f64", math.inf),
+    (np.float64, Decimal("0.1"), "threshold_f64", 0.1),
+    (np.int64, -(2**63) - 1, "mode", "all_pass"),
+    (np.int64, Fraction(2**70 + 1, 2), "mode", "none_pass"),
+    (np.int32, Decimal("0.5"), "threshold_int", 0),
+    (np.int32, Fraction(-5, 2), "threshold_int", -3),
+  )
   def test_threshold_handed_over(self, dtype, threshold, field, expected):
     a = np.zeros(3, dtype)
     status, _, executor = _plan(a, a, threshold, a.copy(), soc="host")
@@ -306,8 +348,9 @@ class StatusCodeTest(parameterized.TestCase):
     a = np.zeros(3, np.int64)
     self.assertEqual(_plan(a, a, 0, a.copy(), soc="Ascend950")[0], aclnn.ACLNN_SUCCESS)
     for threshold in (0.5, Fraction(1, 3), Decimal("-0.25"), 1e-300):
-      self.assertEqual(_plan(a, a, threshold, a.copy(), soc="Ascend950")[0],
-                       aclnn.ACLNN_ERR_PARAM_INVALID)
+      self.assertEqual(
+        _plan(a, a, threshold, a.copy(), soc="Ascend950")[0], aclnn.ACLNN_ERR_PARAM_INVALID
+      )
 
   def test_bad_python_arguments(self):
     a = np.ones(4, np.float32)
@@ -332,8 +375,9 @@ class StatusCodeTest(parameterized.TestCase):
     self.assertEqual(executor.copies, (False, False, True))
     self.assertEqual(aclnn.threshold_backward(None, ws, executor), aclnn.ACLNN_ERR_PARAM_NULLPTR)
     workspace = np.empty(ws, np.uint8)
-    self.assertEqual(aclnn.threshold_backward(workspace, ws - 1, executor),
-                     aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertEqual(
+      aclnn.threshold_backward(workspace, ws - 1, executor), aclnn.ACLNN_ERR_PARAM_INVALID
+    )
     self.assertIn("smaller", aclnn.recent_error_message())
     with self.assertRaisesRegex(ValueError, "less than"):
       aclnn.threshold_backward(workspace[:-1], ws, executor)
@@ -341,16 +385,24 @@ class StatusCodeTest(parameterized.TestCase):
       aclnn.threshold_backward(workspace.view(np.int8), ws, executor)
     self.assertEqual(aclnn.threshold_backward(workspace, ws, executor), aclnn.ACLNN_SUCCESS)
     np.testing.assert_array_equal(out, np.ones((4, 4), np.float32))
-    self.assertEqual(aclnn.threshold_backward(workspace, ws, executor),
-                     aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertEqual(
+      aclnn.threshold_backward(workspace, ws, executor), aclnn.ACLNN_ERR_PARAM_INVALID
+    )
     self.assertIn("already run", aclnn.recent_error_message())
 
   # ub_size / core_num are validated in phase one, so phase two never runs with them; that the
   # process survives such a call is checked in a subprocess in HostileCallsDoNotCrashTest.
   @parameterized.parameters(
-      dict(ub_size=512), dict(ub_size=2000), dict(ub_size=16384 - 32), dict(ub_size=2**40),
-      dict(ub_size=2**64 - 1), dict(ub_size=0), dict(core_num=0), dict(core_num=4097),
-      dict(core_num=2**32 - 1))
+    dict(ub_size=512),
+    dict(ub_size=2000),
+    dict(ub_size=16384 - 32),
+    dict(ub_size=2**40),
+    dict(ub_size=2**64 - 1),
+    dict(ub_size=0),
+    dict(core_num=0),
+    dict(core_num=4097),
+    dict(core_num=2**32 - 1),
+  )
   def test_platform_params_refused(self, **platform):
     a = np.ones(4, np.float32)
     for soc in ("Ascend910B", "host"):
@@ -369,8 +421,9 @@ class StatusCodeTest(parameterized.TestCase):
       _plan(a, a, 0.5, a.copy(), core_num=True)
     with self.assertRaises(TypeError):
       _plan(a, a, 0.5, a.copy(), ub_size=16384.0)
-    self.assertEqual(_plan(a, a, 0.5, a.copy(), ub_size=np.int64(16384), core_num=4096)[0],
-                     aclnn.ACLNN_SUCCESS)
+    self.assertEqual(
+      _plan(a, a, 0.5, a.copy(), ub_size=np.int64(16384), core_num=4096)[0], aclnn.ACLNN_SUCCESS
+    )
 
   # A broadcast whose element count overflows int64 is refused, and the message says so.
   def test_broadcast_overflow_is_named(self):
@@ -383,9 +436,11 @@ class StatusCodeTest(parameterized.TestCase):
   def test_byte_swapped_refused(self):
     native = np.arange(4, dtype=np.int32)
     swapped = native.astype(native.dtype.newbyteorder("S"))
-    for args, name in [((swapped, native, native.copy()), "grad_output"),
-                       ((native, swapped, native.copy()), "x"),
-                       ((native, native, swapped.copy()), "out")]:
+    for args, name in [
+      ((swapped, native, native.copy()), "grad_output"),
+      ((native, swapped, native.copy()), "x"),
+      ((native, native, swapped.copy()), "out"),
+    ]:
       with self.assertRaisesRegex(ValueError, f"{name} .*byte order"):
         _plan(args[0], args[1], 1, args[2])
     # One-byte dtypes have no byte order; converted arrays are fine.
@@ -413,7 +468,7 @@ def run(g, x, out, **kw):
 """
 
 _CRASH_CASES = {
-    "workspace_overflow": """
+  "workspace_overflow": """
 n = 512 * ((2**55 + 1) // 3)
 view = lambda: np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), (n,), (0,))
 status, ws, executor = plan(view(), view(), view())
@@ -421,7 +476,7 @@ assert status == aclnn.ACLNN_ERR_PARAM_INVALID, (status, ws)
 assert executor is None
 assert "overflow" in aclnn.recent_error_message(), aclnn.recent_error_message()
 """,
-    "unaligned": """
+  "unaligned": """
 for dtype in (np.float32, np.float16, np.int32, np.int64, np.float64):
   size = np.dtype(dtype).itemsize
   def unaligned(values):
@@ -439,7 +494,7 @@ for dtype in (np.float32, np.float16, np.int32, np.int64, np.float64):
     assert run(*args, soc="host") == 0, aclnn.recent_error_message()
     assert (args[2] == expected).all(), (dtype, which)
 """,
-    "platform": """
+  "platform": """
 a = np.ones(1000, np.float32)
 for kw in (dict(ub_size=2000), dict(ub_size=2**40), dict(ub_size=100), dict(core_num=0)):
   assert run(a, a, a.copy(), **kw) == aclnn.ACLNN_ERR_PARAM_INVALID, kw
@@ -449,23 +504,28 @@ for kw in (dict(ub_size=2000), dict(ub_size=2**40), dict(ub_size=100), dict(core
 
 @needs_native
 class HostileCallsDoNotCrashTest(parameterized.TestCase):
-
   @parameterized.parameters(*_CRASH_CASES)
   def test_no_crash(self, case):
     import subprocess
     import sys
+
     # Run where the source tree cannot shadow the installed package (as conftest.py arranges).
     package_dir = os.path.dirname(os.path.dirname(os.path.abspath(aclnn.__file__)))
-    code = f"import sys; sys.path.insert(0, {package_dir!r})\n" + _CRASH_PRELUDE + \
-        _CRASH_CASES[case]
-    result = subprocess.run([sys.executable, "-c", code], cwd=os.path.dirname(package_dir),
-                            capture_output=True, text=True, timeout=300)
+    code = (
+      f"import sys; sys.path.insert(0, {package_dir!r})\n" + _CRASH_PRELUDE + _CRASH_CASES[case]
+    )
+    result = subprocess.run(
+      [sys.executable, "-c", code],
+      cwd=os.path.dirname(package_dir),
+      capture_output=True,
+      text=True,
+      timeout=300,
+    )
     self.assertEqual(result.returncode, 0, f"{case}: rc {result.returncode}\n{result.stderr}")
 
 
 @needs_native
 class ValuesTest(parameterized.TestCase):
-
   def _check(self, g, x, thr, out, **kw):
     kw.setdefault("soc", "host")
     status, executor = _run(g, x, thr, out, **kw)
@@ -483,8 +543,9 @@ class ValuesTest(parameterized.TestCase):
     self.assertEqual(_run(g, x, 0.0, out)[0], aclnn.ACLNN_SUCCESS)  # not what the article says
     np.testing.assert_array_equal(out, g)
 
-  @parameterized.product(dtype=HOST_DTYPES, n=[1, 7, 256, 1001, 70001],
-                         threshold=[0.0, 1.0, 2.5, -1.5, 1e-9])
+  @parameterized.product(
+    dtype=HOST_DTYPES, n=[1, 7, 256, 1001, 70001], threshold=[0.0, 1.0, 2.5, -1.5, 1e-9]
+  )
   def test_every_dtype(self, dtype, n, threshold):
     rng = np.random.default_rng(n)
     g, x = _random(n, dtype, rng), _random(n, dtype, rng)
@@ -492,12 +553,31 @@ class ValuesTest(parameterized.TestCase):
     executor = self._check(g, x, threshold, out)
     self.assertEqual(executor.kernel, "ReluGrad" if threshold == 0 else "ThresholdGradV2D")
 
-  @parameterized.product(dtype=["int8", "uint8", "int32", "int64"],
-                         threshold=[float("nan"), float("inf"), -float("inf"), 127.5, -128.5,
-                                    255.0, 2147483647.5, -2147483648.5, 9.3e18, -9.3e18,
-                                    16777217, -1, 2**63 - 1, -2**63, 2**64 - 1, 2**70,
-                                    np.int8(-128), np.uint8(200), np.float16(3.5),
-                                    ml_dtypes.bfloat16(-2.5)])
+  @parameterized.product(
+    dtype=["int8", "uint8", "int32", "int64"],
+    threshold=[
+      float("nan"),
+      float("inf"),
+      -float("inf"),
+      127.5,
+      -128.5,
+      255.0,
+      2147483647.5,
+      -2147483648.5,
+      9.3e18,
+      -9.3e18,
+      16777217,
+      -1,
+      2**63 - 1,
+      -(2**63),
+      2**64 - 1,
+      2**70,
+      np.int8(-128),
+      np.uint8(200),
+      np.float16(3.5),
+      ml_dtypes.bfloat16(-2.5),
+    ],
+  )
   def test_integer_thresholds_exact(self, dtype, threshold):
     rng = np.random.default_rng(1)
     g, x = _random(300, dtype, rng), _random(300, dtype, rng)
@@ -507,9 +587,15 @@ class ValuesTest(parameterized.TestCase):
   @parameterized.product(dtype=HOST_DTYPES, threshold=[0.0, 0.5])
   def test_broadcast_and_scalars(self, dtype, threshold):
     rng = np.random.default_rng(2)
-    for g_shape, x_shape in [((), ()), ((), (5, 3)), ((5, 3), ()), ((4, 1, 3), (1, 7, 1)),
-                             ((3,), (2, 5, 3)), ((1, 1), (1,)), ((2, 1, 1, 1, 1, 1, 1, 3),
-                                                                  (4, 1, 1, 1, 1, 1, 3))]:
+    for g_shape, x_shape in [
+      ((), ()),
+      ((), (5, 3)),
+      ((5, 3), ()),
+      ((4, 1, 3), (1, 7, 1)),
+      ((3,), (2, 5, 3)),
+      ((1, 1), (1,)),
+      ((2, 1, 1, 1, 1, 1, 1, 3), (4, 1, 1, 1, 1, 1, 3)),
+    ]:
       g, x = _random(g_shape, dtype, rng), _random(x_shape, dtype, rng)
       out = np.zeros(np.broadcast_shapes(g_shape, x_shape), dtype)
       self._check(g, x, threshold, out)
@@ -519,10 +605,10 @@ class ValuesTest(parameterized.TestCase):
     rng = np.random.default_rng(3)
     g_base = _random((12, 20), dtype, rng)
     x_base = _random((20, 12), dtype, rng)
-    g = g_base[::2, 1::4]                 # (6, 5), strided
-    x = x_base[2:7, ::-2].T[::-1]         # (6, 5), transposed and reversed
+    g = g_base[::2, 1::4]  # (6, 5), strided
+    x = x_base[2:7, ::-2].T[::-1]  # (6, 5), transposed and reversed
     out_base = np.full((9, 16), 99, dtype)
-    out = out_base[1:7, 2:12:2]           # (6, 5), strided, inside a bigger buffer
+    out = out_base[1:7, 2:12:2]  # (6, 5), strided, inside a bigger buffer
     sentinel = out_base.copy()
     status, executor = _run(g, x, threshold, out, soc="host")
     self.assertEqual(status, aclnn.ACLNN_SUCCESS)
@@ -545,12 +631,18 @@ class ValuesTest(parameterized.TestCase):
     np.testing.assert_array_equal(_bits(out), _bits(oracle.threshold_backward(g, x, 0.25)))
 
   @parameterized.parameters(
-      (np.int8, 127.5, "compare", 127), (np.int8, 128.0, "none_pass", 0),
-      (np.int8, -128.5, "all_pass", 0),
-      (np.int8, -128, "compare", -128), (np.uint8, -0.5, "all_pass", 0),
-      (np.uint8, 2.5, "compare", 2), (np.int32, -2.5, "compare", -3),
-      (np.int64, float("nan"), "none_pass", 0), (np.int64, 2**64 - 1, "none_pass", 0),
-      (np.int64, -2**63, "compare", -2**63), (np.int32, float("-inf"), "all_pass", 0))
+    (np.int8, 127.5, "compare", 127),
+    (np.int8, 128.0, "none_pass", 0),
+    (np.int8, -128.5, "all_pass", 0),
+    (np.int8, -128, "compare", -128),
+    (np.uint8, -0.5, "all_pass", 0),
+    (np.uint8, 2.5, "compare", 2),
+    (np.int32, -2.5, "compare", -3),
+    (np.int64, float("nan"), "none_pass", 0),
+    (np.int64, 2**64 - 1, "none_pass", 0),
+    (np.int64, -(2**63), "compare", -(2**63)),
+    (np.int32, float("-inf"), "all_pass", 0),
+  )
   def test_integer_threshold_params(self, dtype, threshold, mode, k):
     a = np.zeros(3, dtype)
     status, _, executor = _plan(a, a, threshold, a.copy(), soc="host")
@@ -657,11 +749,13 @@ class ValuesTest(parameterized.TestCase):
 
   @hypothesis.settings(max_examples=60, deadline=None)
   @hypothesis.given(
-      dtype=st.sampled_from(HOST_DTYPES),
-      shapes=st.tuples(st.lists(st.integers(1, 6), max_size=4),
-                       st.lists(st.integers(1, 6), max_size=4)),
-      threshold=st.one_of(st.floats(-5, 5), st.integers(-300, 300), st.just(0.0)),
-      seed=st.integers(0, 2**32 - 1))
+    dtype=st.sampled_from(HOST_DTYPES),
+    shapes=st.tuples(
+      st.lists(st.integers(1, 6), max_size=4), st.lists(st.integers(1, 6), max_size=4)
+    ),
+    threshold=st.one_of(st.floats(-5, 5), st.integers(-300, 300), st.just(0.0)),
+    seed=st.integers(0, 2**32 - 1),
+  )
   def test_property_values(self, dtype, shapes, threshold, seed):
     g_shape, x_shape = map(tuple, shapes)
     # Make the shapes broadcast: where they disagree, set x's dim to 1.
@@ -678,21 +772,37 @@ class ValuesTest(parameterized.TestCase):
 
 @needs_native
 class TilingTest(parameterized.TestCase):
-
-  @parameterized.parameters((np.float32, 6976), (np.float16, 13952), (np.int32, 6144),
-                            (BF16, 9728), (np.int8, 13824), (np.uint8, 13824),
-                            (np.int64, 3072), (np.float64, 3072))
+  @parameterized.parameters(
+    (np.float32, 6976),
+    (np.float16, 13952),
+    (np.int32, 6144),
+    (BF16, 9728),
+    (np.int8, 13824),
+    (np.uint8, 13824),
+    (np.int64, 3072),
+    (np.float64, 3072),
+  )
   def test_tile_data_num(self, dtype, expected):
     self.assertEqual(aclnn.threshold_grad_v2_d_tiling(1 << 20, dtype)["tile_data_num"], expected)
     self.assertEqual(aclnn.relu_grad_tiling(1 << 20, dtype)["tile_data_num"], expected)
 
   def test_worked_values(self):
     t = aclnn.threshold_grad_v2_d_tiling(100000, np.float32)
-    self.assertEqual((t["block_dim"], t["tail_block_num"], t["small_core_data_num"],
-                      t["big_core_data_num"]), (48, 27, 2048, 2112))
+    self.assertEqual(
+      (t["block_dim"], t["tail_block_num"], t["small_core_data_num"], t["big_core_data_num"]),
+      (48, 27, 2048, 2112),
+    )
     t = aclnn.threshold_grad_v2_d_tiling(1 * 2 * 8 * 16, np.float32)
-    self.assertEqual((t["block_dim"], t["small_core_data_num"], t["big_core_data_num"],
-                      t["small_tail_data_num"], t["big_tail_data_num"]), (1, 256, 320, 256, 320))
+    self.assertEqual(
+      (
+        t["block_dim"],
+        t["small_core_data_num"],
+        t["big_core_data_num"],
+        t["small_tail_data_num"],
+        t["big_tail_data_num"],
+      ),
+      (1, 256, 320, 256, 320),
+    )
     self.assertEqual(t["tiling_key"], 0)
 
   def test_executor_tiling_matches(self):
@@ -700,10 +810,21 @@ class TilingTest(parameterized.TestCase):
     status, _, executor = _plan(g, g, 0.5, g.copy())
     self.assertEqual(status, 0)
     self.assertEqual(executor.tiling, aclnn.threshold_grad_v2_d_tiling(100000, np.float32))
-    self.assertEqual(set(executor.tiling) - {"total_num"},
-                     {"block_dim", "tiling_key", "tile_data_num", "small_core_data_num",
-                      "big_core_data_num", "final_small_tile_num", "final_big_tile_num",
-                      "small_tail_data_num", "big_tail_data_num", "tail_block_num"})
+    self.assertEqual(
+      set(executor.tiling) - {"total_num"},
+      {
+        "block_dim",
+        "tiling_key",
+        "tile_data_num",
+        "small_core_data_num",
+        "big_core_data_num",
+        "final_small_tile_num",
+        "final_big_tile_num",
+        "small_tail_data_num",
+        "big_tail_data_num",
+        "tail_block_num",
+      },
+    )
 
   def test_failures(self):
     with self.assertRaisesRegex(ValueError, "0"):
@@ -714,17 +835,22 @@ class TilingTest(parameterized.TestCase):
       aclnn.threshold_grad_v2_d_tiling(10, np.float32, ub_size=1024)
 
   @hypothesis.settings(max_examples=300, deadline=None)
-  @hypothesis.given(n=st.integers(1, 10**9), dtype=st.sampled_from(HOST_DTYPES),
-                    ub_size=st.integers(4096, 1 << 20), core_num=st.integers(1, 128),
-                    relu=st.booleans())
+  @hypothesis.given(
+    n=st.integers(1, 10**9),
+    dtype=st.sampled_from(HOST_DTYPES),
+    ub_size=st.integers(4096, 1 << 20),
+    core_num=st.integers(1, 128),
+    relu=st.booleans(),
+  )
   def test_property_tiling(self, n, dtype, ub_size, core_num, relu):
     fn = aclnn.relu_grad_tiling if relu else aclnn.threshold_grad_v2_d_tiling
     size = np.dtype(dtype).itemsize
     try:
       t = fn(n, dtype, ub_size=ub_size, core_num=core_num)
     except ValueError:
-      divisor = {1: 14, 2: 10 if dtype == BF16 else 7, 4: 7 if dtype == np.float32 else 8,
-                 8: 8}[size]
+      divisor = {1: 14, 2: 10 if dtype == BF16 else 7, 4: 7 if dtype == np.float32 else 8, 8: 8}[
+        size
+      ]
       self.assertEqual((ub_size // 256) // divisor, 0)  # only a UB too small may fail
       return
     self.assertEqual(t["total_num"], n)
@@ -750,17 +876,17 @@ class TilingTest(parameterized.TestCase):
 
 
 class NativePathsTest(absltest.TestCase):
-
   def test_paths(self):
     from jax_threshold import native_paths
+
     self.assertTrue(native_paths.get_include().endswith(os.path.join("jax_threshold", "include")))
     self.assertTrue(native_paths.get_lib().endswith(os.path.join("jax_threshold", "lib")))
 
   @needs_native
   def test_installed_layout(self):
     from jax_threshold import native_paths
-    header = os.path.join(native_paths.get_include(), "jax_threshold",
-                          "aclnn_threshold_backward.h")
+
+    header = os.path.join(native_paths.get_include(), "jax_threshold", "aclnn_threshold_backward.h")
     lib = os.path.join(native_paths.get_lib(), "libjax_threshold_aclnn.so")
     if not os.path.exists(lib):
       self.skipTest("not an installed package (built in place): no jax_threshold/lib")

@@ -40,7 +40,6 @@ def _bits_equal(actual, expected):
 
 @implementations.for_each_implementation
 class WeakTypeTest(parameterized.TestCase):
-
   @parameterized.parameters(np.float32, np.float16, ml_dtypes.bfloat16)
   def test_python_float_grad_takes_x_dtype(self, dtype):
     x = np.array([0.2, 0.5, 1.2, -3.0], dtype)
@@ -98,7 +97,6 @@ class WeakTypeTest(parameterized.TestCase):
 
 
 class MessageTest(absltest.TestCase):
-
   def test_implementation_block_errors_are_its_own(self):
     with self.assertRaises(ValueError) as cm:
       with jt.implementation("Reference"):
@@ -130,9 +128,10 @@ class DocumentedRulesTest(parameterized.TestCase):
     out = jt.threshold(x, 0.5, 7.0, implementation=impl)
     np.testing.assert_array_equal(out, np.array([7.0, 7.0, 1.0, 7.0], np.float32))
 
-  @parameterized.product(impl=implementations.IMPLEMENTATIONS,
-                         dtype=[np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.int8,
-                                np.uint8])
+  @parameterized.product(
+    impl=implementations.IMPLEMENTATIONS,
+    dtype=[np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.int8, np.uint8],
+  )
   def test_nan_threshold_lets_nothing_pass(self, impl, dtype):
     with np.errstate(invalid="ignore"):
       x = np.array([-np.inf, -1, 0, 1, 100, np.inf, np.nan], np.float64).astype(dtype)
@@ -189,8 +188,9 @@ class SourceTreeShadowingTest(absltest.TestCase):
     info = site / "jax_threshold-0.0.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: jax-threshold\nVersion: 0.0.0\n")
-    (info / "RECORD").write_text("jax_threshold/_native.abi3.so,,\n"
-                                 "jax_threshold-0.0.0.dist-info/METADATA,,\n")
+    (info / "RECORD").write_text(
+      "jax_threshold/_native.abi3.so,,\njax_threshold-0.0.0.dist-info/METADATA,,\n"
+    )
     (checkout / "jax_threshold").mkdir(parents=True)
     for source in package.glob("*.py"):
       shutil.copy(source, checkout / "jax_threshold" / source.name)
@@ -198,13 +198,23 @@ class SourceTreeShadowingTest(absltest.TestCase):
 
   def _run(self, cwd, site, code):
     env = dict(os.environ, PYTHONPATH=str(site), JAX_PLATFORMS="cpu")
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=240, check=False)
+    return subprocess.run(
+      [sys.executable, "-c", textwrap.dedent(code)],
+      cwd=cwd,
+      env=env,
+      capture_output=True,
+      text=True,
+      timeout=240,
+      check=False,
+    )
 
   def test_the_reason_names_the_shadowing_tree(self):
     with tempfile.TemporaryDirectory() as tmp:
       site, checkout = self._make_layout(pathlib.Path(tmp))
-      proc = self._run(checkout, site, """
+      proc = self._run(
+        checkout,
+        site,
+        """
           import numpy as np, jax_threshold as jt
           assert "ffi" not in jt.available_implementations()
           try:
@@ -212,10 +222,14 @@ class SourceTreeShadowingTest(absltest.TestCase):
                                   implementation="ffi")
           except ValueError as e:
             print(e)
-          """)
+          """,
+      )
       self.assertEqual(proc.returncode, 0, proc.stderr)
-      self.assertIn("the source tree in the current directory shadows the installed "
-                    "jax-threshold; run from another directory", proc.stdout)
+      self.assertIn(
+        "the source tree in the current directory shadows the installed "
+        "jax-threshold; run from another directory",
+        proc.stdout,
+      )
       self.assertNotIn("pip install .", proc.stdout)
 
   def test_no_installed_distribution_keeps_the_build_hint(self):
@@ -227,11 +241,15 @@ class SourceTreeShadowingTest(absltest.TestCase):
     with tempfile.TemporaryDirectory() as tmp:
       site, checkout = self._make_layout(pathlib.Path(tmp))
       shutil.rmtree(site / "jax_threshold-0.0.0.dist-info")
-      proc = self._run(checkout, site, """
+      proc = self._run(
+        checkout,
+        site,
+        """
           import jax_threshold
           from jax_threshold import native_paths
           print(native_paths.source_tree_shadowing())
-          """)
+          """,
+      )
       self.assertEqual(proc.returncode, 0, proc.stderr)
       self.assertEqual(proc.stdout.strip(), "None")
 

@@ -22,8 +22,10 @@ import oracle
 HAS_FFI = "ffi" in jt.available_implementations()
 SKIP_REASON = "the native extension with the XLA FFI handler is not built"
 
-_CALL = re.compile(r"stablehlo\.custom_call @jax_threshold_threshold_backward_v1\(.*?"
-                   r"-> tensor<([0-9?x]+)x[a-z0-9]+>")
+_CALL = re.compile(
+  r"stablehlo\.custom_call @jax_threshold_threshold_backward_v1\(.*?"
+  r"-> tensor<([0-9?x]+)x[a-z0-9]+>"
+)
 
 
 def _call_shapes(fn, *args):
@@ -33,8 +35,10 @@ def _call_shapes(fn, *args):
 
 
 def _run(g, x, ts, impl, g_batched=False):
-  fn = jax.vmap(lambda g, t: jt.threshold_backward(g, x, t, implementation=impl),
-                in_axes=(0 if g_batched else None, 0))
+  fn = jax.vmap(
+    lambda g, t: jt.threshold_backward(g, x, t, implementation=impl),
+    in_axes=(0 if g_batched else None, 0),
+  )
   return np.asarray(jax.jit(fn)(g, ts)), _call_shapes(fn, g, ts)
 
 
@@ -43,12 +47,13 @@ def _assert_bits_equal(actual, expected):
 
 
 def _float_case(dtype, threshold_dtype, count, rng):
-  x = np.array([-1.0, -0.0, 0.0, 1e-40, -1e-40, 0.5, 2.0, np.nan, np.inf, -np.inf, 6e-8, -6e-8],
-               dtype)
+  x = np.array(
+    [-1.0, -0.0, 0.0, 1e-40, -1e-40, 0.5, 2.0, np.nan, np.inf, -np.inf, 6e-8, -6e-8], dtype
+  )
   g = np.array([1, -2, np.nan, np.inf, -0.0, 3, 4, 5, 6, 7, 1e-40, 6e-8], dtype)
   ts = rng.standard_normal(count).astype(threshold_dtype)
   for k, v in enumerate([0.0, -0.0, np.nan, np.inf, -np.inf, 1e-40, -1e-40, 0.5, 6e-8, 2.0]):
-    ts[k::11 + 2 * k] = v
+    ts[k :: 11 + 2 * k] = v
   return g, x, ts
 
 
@@ -63,16 +68,26 @@ def _integer_case(dtype, threshold_dtype, count, rng):
     return g, x, ts
   ts = (rng.standard_normal(count) * 3).astype(threshold_dtype)
   ts[::7] = np.round(ts[::7])
-  specials = [0.0, np.nan, np.inf, -np.inf, float(info.min) - 0.5, float(info.max) + 0.5,
-              float(info.min) - 1, -1e-40, 1e-40, float(info.max), float(info.min)]
+  specials = [
+    0.0,
+    np.nan,
+    np.inf,
+    -np.inf,
+    float(info.min) - 0.5,
+    float(info.max) + 0.5,
+    float(info.min) - 1,
+    -1e-40,
+    1e-40,
+    float(info.max),
+    float(info.min),
+  ]
   for k, v in enumerate(specials):
-    ts[k::13 + 2 * k] = v
+    ts[k :: 13 + 2 * k] = v
   return g, x, ts
 
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
 class WhichCallsAreRewrittenTest(parameterized.TestCase):
-
   def test_a_small_x_is_launched_along_the_batch(self):
     x = jnp.array([0.5, 1.5, 2.5], jnp.float32)
     ts = jnp.zeros(10_000, jnp.float32)
@@ -80,8 +95,8 @@ class WhichCallsAreRewrittenTest(parameterized.TestCase):
     self.assertEqual(_call_shapes(fn, ts), [(3, 10_000)])
 
   @parameterized.named_parameters(
-      ("too_many_elements_per_threshold", 300, 100_000),
-      ("too_few_thresholds_per_element", 3, 40),
+    ("too_many_elements_per_threshold", 300, 100_000),
+    ("too_few_thresholds_per_element", 3, 40),
   )
   def test_the_size_rule(self, elements, thresholds):
     x = jnp.ones(elements, jnp.float32)
@@ -115,13 +130,15 @@ class WhichCallsAreRewrittenTest(parameterized.TestCase):
     fn = jax.vmap(lambda t: jt.threshold_backward(x, x, t, implementation="ffi"))
     (b,) = export.symbolic_shape("b")
     exported = export.export(
-        jax.jit(fn), disabled_checks=[export.DisabledSafetyCheck.custom_call(t)
-                                      for t in jt.ffi_targets()])(
-            jax.ShapeDtypeStruct((b,), jnp.float32))
+      jax.jit(fn),
+      disabled_checks=[export.DisabledSafetyCheck.custom_call(t) for t in jt.ffi_targets()],
+    )(jax.ShapeDtypeStruct((b,), jnp.float32))
     self.assertEqual(_call_shapes(exported), [("?", 3)])
     ts = np.linspace(-1, 3, 500).astype(np.float32)
-    _assert_bits_equal(exported.call(ts), jax.vmap(
-        lambda t: jt.threshold_backward(x, x, t, implementation="reference"))(ts))
+    _assert_bits_equal(
+      exported.call(ts),
+      jax.vmap(lambda t: jt.threshold_backward(x, x, t, implementation="reference"))(ts),
+    )
 
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
@@ -144,8 +161,9 @@ class BitsTest(parameterized.TestCase):
     self.assertEqual(shapes, [(ts.size, x.size)])
     _assert_bits_equal(per_threshold, reference)
 
-  @parameterized.product(dtype=[np.float32, np.float16, ml_dtypes.bfloat16],
-                         g_batched=[False, True])
+  @parameterized.product(
+    dtype=[np.float32, np.float16, ml_dtypes.bfloat16], g_batched=[False, True]
+  )
   def test_narrow_floats(self, dtype, g_batched):
     rng = np.random.default_rng(1)
     g, x, ts = _float_case(dtype, np.float32, 3000, rng)
@@ -163,9 +181,11 @@ class BitsTest(parameterized.TestCase):
         g = rng.standard_normal((ts.size, x.size))
       self._check(g, x, ts, g_batched, expect_rewrite=True)
 
-  @parameterized.product(dtype=[np.int8, np.uint8, np.int32],
-                         threshold_dtype=["own", np.float32, np.float64],
-                         g_batched=[False, True])
+  @parameterized.product(
+    dtype=[np.int8, np.uint8, np.int32],
+    threshold_dtype=["own", np.float32, np.float64],
+    g_batched=[False, True],
+  )
   def test_integers(self, dtype, threshold_dtype, g_batched):
     own = isinstance(threshold_dtype, str)
     with jax.enable_x64(True):  # float64 thresholds, and int32 x with a real threshold
@@ -192,14 +212,14 @@ class BitsTest(parameterized.TestCase):
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
 class ShapesAndTransformsTest(absltest.TestCase):
-
   def test_two_batch_dims_and_a_two_dim_x(self):
     rng = np.random.default_rng(6)
     x = rng.standard_normal((2, 3)).astype(np.float32)
     g = rng.standard_normal((1, 3)).astype(np.float32)  # broadcast inside x's shape
     ts = rng.standard_normal((40, 50)).astype(np.float32)
-    f = lambda impl: jax.jit(jax.vmap(jax.vmap(
-        lambda t: jt.threshold_backward(g, x, t, implementation=impl))))
+    f = lambda impl: jax.jit(
+      jax.vmap(jax.vmap(lambda t: jt.threshold_backward(g, x, t, implementation=impl)))
+    )
     self.assertEqual(_call_shapes(f("ffi"), ts), [(6, 2000)])
     _assert_bits_equal(f("ffi")(ts), f("reference")(ts))
 
@@ -211,7 +231,8 @@ class ShapesAndTransformsTest(absltest.TestCase):
     gs = rng.standard_normal((30, 3)).astype(np.float32)
     ts = rng.standard_normal(2000).astype(np.float32)
     inner = lambda impl: jax.vmap(
-        lambda g, t: jt.threshold_backward(g, x, t, implementation=impl), in_axes=(0, None))
+      lambda g, t: jt.threshold_backward(g, x, t, implementation=impl), in_axes=(0, None)
+    )
     f = lambda impl: jax.jit(jax.vmap(inner(impl), in_axes=(None, 0)))
     self.assertEqual(_call_shapes(f("ffi"), gs, ts), [(90, 2000)])
     _assert_bits_equal(f("ffi")(gs, ts), f("reference")(gs, ts))

@@ -40,18 +40,25 @@ def _run(out_dir, script, *args):
   # The subprocess must import the same jax_threshold as this test (installed or checkout).
   pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
   env["PYTHONPATH"] = os.pathsep.join(
-      [pkg_parent] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    [pkg_parent] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+  )
   proc = subprocess.run(
-      [sys.executable, os.path.join(_BENCH, script), "--quick", "--out-dir", out_dir, *args],
-      capture_output=True, text=True, env=env, timeout=_TIMEOUT_S, check=False)
+    [sys.executable, os.path.join(_BENCH, script), "--quick", "--out-dir", out_dir, *args],
+    capture_output=True,
+    text=True,
+    env=env,
+    timeout=_TIMEOUT_S,
+    check=False,
+  )
   if proc.returncode != 0:
-    raise AssertionError(f"{script} {args} exited {proc.returncode}\n"
-                         f"stdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-4000:]}")
+    raise AssertionError(
+      f"{script} {args} exited {proc.returncode}\n"
+      f"stdout:\n{proc.stdout[-4000:]}\nstderr:\n{proc.stderr[-4000:]}"
+    )
   return proc.stdout
 
 
 class _BenchTest(parameterized.TestCase):
-
   def _tempdir(self):
     # Not absltest's create_tempdir: under pytest its --test_tmpdir flag is unparsed.
     tmp = tempfile.TemporaryDirectory(prefix="bench-smoke-")
@@ -60,24 +67,40 @@ class _BenchTest(parameterized.TestCase):
 
 
 class ThresholdBackwardBenchmarkTest(_BenchTest):
-
   def test_quick_run_times_every_available_implementation(self):
     out_dir = self._tempdir()
-    stdout = _run(out_dir, "bench_threshold_backward.py", "--dtypes", "float32,int8",
-                  "--sizes", "10,11", "--donate")
+    stdout = _run(
+      out_dir,
+      "bench_threshold_backward.py",
+      "--dtypes",
+      "float32,int8",
+      "--sizes",
+      "10,11",
+      "--donate",
+    )
     with open(os.path.join(out_dir, "bench_threshold_backward.json")) as f:
       data = json.load(f)
     rows = data["results"]
     impls = {r["impl"] for r in rows}
-    expected = {"reference", "auto", "xla_where", "numpy", "probe_copy", "probe_add",
-                "probe_fresh", "reference+donate"}
+    expected = {
+      "reference",
+      "auto",
+      "xla_where",
+      "numpy",
+      "probe_copy",
+      "probe_add",
+      "probe_fresh",
+      "reference+donate",
+    }
     if "ffi" in jt.available_implementations():
       expected |= {"ffi", "ffi+donate", "aclnn_phase2"}
     if _has("torch"):
       expected |= {"torch", "probe_torch_add"}
     self.assertEqual(impls, expected)
-    self.assertEqual({(r["dtype"], r["size"]) for r in rows},
-                     {(d, n) for d in ("float32", "int8") for n in (1024, 2048)})
+    self.assertEqual(
+      {(r["dtype"], r["size"]) for r in rows},
+      {(d, n) for d in ("float32", "int8") for n in (1024, 2048)},
+    )
     itemsize = {"float32": 4, "int8": 1}
     for r in rows:
       self.assertGreater(r["median_s"], 0.0, r)
@@ -90,8 +113,9 @@ class ThresholdBackwardBenchmarkTest(_BenchTest):
     # Only 2^10 / 2^11 ran: the 2^10 float32 goal is evaluated, the others are N/A.
     for goal in data["goals"]:
       self.assertIn(goal["status"], ("PASS", "FAIL", "N/A"))
-      self.assertEqual(goal["status"] != "N/A",
-                       goal["goal"] == "ffi_vs_reference_2^10" and "ffi" in impls, goal)
+      self.assertEqual(
+        goal["status"] != "N/A", goal["goal"] == "ffi_vs_reference_2^10" and "ffi" in impls, goal
+      )
     self.assertIn("speed goals (this run", stdout)
     self.assertIn("vs ref", stdout)
     if _has("torch"):
@@ -103,8 +127,17 @@ class ThresholdBackwardBenchmarkTest(_BenchTest):
 
   def test_bfloat16_runs(self):
     out_dir = self._tempdir()
-    _run(out_dir, "bench_threshold_backward.py", "--dtypes", "bfloat16", "--sizes", "10",
-         "--impls", "reference,xla_where,numpy", "--no-plot")
+    _run(
+      out_dir,
+      "bench_threshold_backward.py",
+      "--dtypes",
+      "bfloat16",
+      "--sizes",
+      "10",
+      "--impls",
+      "reference,xla_where,numpy",
+      "--no-plot",
+    )
     with open(os.path.join(out_dir, "bench_threshold_backward.json")) as f:
       rows = json.load(f)["results"]
     self.assertEqual({r["impl"] for r in rows}, {"reference", "xla_where", "numpy"})
@@ -112,7 +145,6 @@ class ThresholdBackwardBenchmarkTest(_BenchTest):
 
 
 class FlaxStepBenchmarkTest(_BenchTest):
-
   @parameterized.parameters("linen", "nnx")
   def test_quick_run(self, api):
     if not _has("flax") or not _has("optax"):
@@ -135,7 +167,6 @@ class FlaxStepBenchmarkTest(_BenchTest):
 
 
 class BatchedThresholdBenchmarkTest(_BenchTest):
-
   def test_quick_run_checks_every_path_against_the_reference(self):
     if "ffi" not in jt.available_implementations():
       self.skipTest("needs the custom call")
@@ -143,8 +174,9 @@ class BatchedThresholdBenchmarkTest(_BenchTest):
     stdout = _run(out_dir, "bench_batched_threshold.py", "--dtype", "bfloat16")
     with open(os.path.join(out_dir, "bench_batched_threshold.json")) as f:
       data = json.load(f)
-    self.assertEqual([r["path"] for r in data["results"]],
-                     ["reference", "ffi", "ffi:per-threshold"])
+    self.assertEqual(
+      [r["path"] for r in data["results"]], ["reference", "ffi", "ffi:per-threshold"]
+    )
     for r in data["results"]:
       self.assertTrue(r["bits_equal"], r)
       self.assertGreater(r["median_ms"], 0.0, r)
@@ -162,8 +194,16 @@ class GoalLogicTest(parameterized.TestCase):
     rows = []
     for (impl, dtype, size), rate in gbps.items():
       nbytes = 3 * size * self._ITEMSIZE[dtype]
-      rows.append({"dtype": dtype, "size": size, "impl": impl, "bytes": nbytes,
-                   "gbps": rate, "median_s": nbytes / rate / 1e9})
+      rows.append(
+        {
+          "dtype": dtype,
+          "size": size,
+          "impl": impl,
+          "bytes": nbytes,
+          "gbps": rate,
+          "median_s": nbytes / rate / 1e9,
+        }
+      )
     return rows
 
   def _goal_rows(self, bench, margin):
@@ -201,9 +241,14 @@ class GoalLogicTest(parameterized.TestCase):
 
   def test_goal_reports_the_same_run_ceiling(self):
     bench = _load("bench_threshold_backward")
-    rows = self._rows({("ffi", "float32", 1 << 20): 100.0, ("torch", "float32", 1 << 20): 150.0,
-                       ("probe_add", "float32", 1 << 20): 90.0,
-                       ("probe_torch_add", "float32", 1 << 20): 140.0})
+    rows = self._rows(
+      {
+        ("ffi", "float32", 1 << 20): 100.0,
+        ("torch", "float32", 1 << 20): 150.0,
+        ("probe_add", "float32", 1 << 20): 90.0,
+        ("probe_torch_add", "float32", 1 << 20): 140.0,
+      }
+    )
     goal = {g["goal"]: g for g in bench.evaluate_goals(rows)}["ffi_vs_torch_2^20"]
     self.assertEqual(goal["status"], "FAIL")
     self.assertEqual(goal["ceiling"], {"probe": "probe_torch_add", "gbps": 140.0})
@@ -217,8 +262,13 @@ class GoalLogicTest(parameterized.TestCase):
 
   def test_ratios(self):
     bench = _load("bench_threshold_backward")
-    rows = self._rows({("ffi", "float32", 1024): 3.0, ("reference", "float32", 1024): 2.0,
-                       ("torch", "float32", 1024): 6.0})
+    rows = self._rows(
+      {
+        ("ffi", "float32", 1024): 3.0,
+        ("reference", "float32", 1024): 2.0,
+        ("torch", "float32", 1024): 6.0,
+      }
+    )
     bench.add_ratios(rows)
     by = {r["impl"]: r for r in rows}
     self.assertAlmostEqual(by["ffi"]["ratio_vs_reference"], 1.5)
@@ -235,22 +285,24 @@ class GoalLogicTest(parameterized.TestCase):
     ratio, how = bench.time_ratio(ref, ffi)
     self.assertAlmostEqual(ratio, 1.5)
     self.assertIn("paired", how)
-    ref["samples_s"] = ref["samples_s"][:3]   # unequal counts: ratio of medians
+    ref["samples_s"] = ref["samples_s"][:3]  # unequal counts: ratio of medians
     self.assertEqual(bench.time_ratio(ref, ffi)[1], "ratio of medians")
 
   def test_flax_goal(self):
     flax_bench = _load("bench_flax_step")
-    rows = [{"activation": "relu", "median_s": 1.0},
-            {"activation": "threshold:auto", "median_s": 1.06}]
+    rows = [
+      {"activation": "relu", "median_s": 1.0},
+      {"activation": "threshold:auto", "median_s": 1.06},
+    ]
     self.assertEqual(flax_bench.evaluate_goals(rows)[0]["status"], "FAIL")
     rows[1]["median_s"] = 1.04
     self.assertEqual(flax_bench.evaluate_goals(rows)[0]["status"], "PASS")
 
   @parameterized.parameters(
-      ("10,20,24", [1 << 10, 1 << 20, 1 << 24]),
-      ("10-14:2", [1 << 10, 1 << 12, 1 << 14]),
-      ("12-13", [1 << 12, 1 << 13]),
-      ("1000", [1000]),
+    ("10,20,24", [1 << 10, 1 << 20, 1 << 24]),
+    ("10-14:2", [1 << 10, 1 << 12, 1 << 14]),
+    ("12-13", [1 << 12, 1 << 13]),
+    ("1000", [1000]),
   )
   def test_parse_sizes(self, text, sizes):
     self.assertEqual(_load("bench_threshold_backward").parse_sizes(text), sizes)

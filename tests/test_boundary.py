@@ -24,7 +24,7 @@ HAS_FFI = "ffi" in jt.available_implementations()
 SKIP_REASON = "the native extension with the XLA FFI handler is not built"
 _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _TESTS_DIR)
-import boundary_checks  # pylint: disable=g-import-not-at-top,wrong-import-position
+import boundary_checks  # noqa: E402  # pylint: disable=g-import-not-at-top
 
 WAYS = ("jit", "jit-sharded", "export", "export-sharded")
 PARTITIONERS = ("shardy", "gspmd")
@@ -37,9 +37,15 @@ def _child(cases, partitioner):
   env["JAX_PLATFORMS"] = "cpu"
   env["XLA_FLAGS"] = env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
   args = list(cases) + (["--gspmd"] if partitioner == "gspmd" else [])
-  return subprocess.run([sys.executable, os.path.join(_TESTS_DIR, "boundary_checks.py"), *args],
-                        env=env, capture_output=True, text=True, timeout=900, check=False,
-                        cwd=package_root)
+  return subprocess.run(
+    [sys.executable, os.path.join(_TESTS_DIR, "boundary_checks.py"), *args],
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=900,
+    check=False,
+    cwd=package_root,
+  )
 
 
 @functools.lru_cache(maxsize=None)
@@ -74,15 +80,15 @@ def outcomes(partitioner):
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
 class BoundaryCallTest(parameterized.TestCase):
-
   @parameterized.product(case=boundary_checks.case_names(), partitioner=PARTITIONERS)
   def test_clean_error_or_the_oracle(self, case, partitioner):
     got = outcomes(partitioner)
     for way in WAYS:
       line = got[(case, way)]
       self.assertTrue(line.startswith("ok "), f"{case}/{way} under {partitioner}: {line}")
-      if not case.startswith("valid-") and (way.endswith("sharded") or
-                                            case not in boundary_checks.LENIENT_ON_ONE_DEVICE):
+      if not case.startswith("valid-") and (
+        way.endswith("sharded") or case not in boundary_checks.LENIENT_ON_ONE_DEVICE
+      ):
         self.assertIn("refused", line)
 
 
@@ -126,6 +132,7 @@ class CheckCallTest(parameterized.TestCase):
   def setUp(self):
     super().setUp()
     from jax_threshold import partitioning  # pylint: disable=g-import-not-at-top
+
     self.p = partitioning
     self.target = "jax_threshold_threshold_backward_v1"
 
@@ -140,36 +147,42 @@ class CheckCallTest(parameterized.TestCase):
     self._check([s((8,)), s((8,))], s((8,)), target="jax_threshold_threshold_backward_static_v1")
 
   @parameterized.named_parameters(
-      ("tuple_result", [(8,), (8,), ()], "tuple", "one array result"),
-      ("tuple_operand", ["tuple", (8,), ()], (8,), "operand 0 must be an array"),
-      ("two_operands", [(8,), (8,)], (8,), "takes 3 operands; got 2"),
-      ("grad_3_for_x_4", [(3,), (4,), ()], (4,), "do not broadcast"),
-      ("threshold_3_for_result_4", [(4,), (4,), (3,)], (4,), "threshold operand must be 0-d"),
-      ("threshold_rank_below_result", [(4, 8), (4, 8), (8,)], (4, 8), "threshold operand"),
-      ("result_not_the_broadcast", [(8,), (8,), ()], (2, 8), r"not the broadcast shape \[8\]"),
+    ("tuple_result", [(8,), (8,), ()], "tuple", "one array result"),
+    ("tuple_operand", ["tuple", (8,), ()], (8,), "operand 0 must be an array"),
+    ("two_operands", [(8,), (8,)], (8,), "takes 3 operands; got 2"),
+    ("grad_3_for_x_4", [(3,), (4,), ()], (4,), "do not broadcast"),
+    ("threshold_3_for_result_4", [(4,), (4,), (3,)], (4,), "threshold operand must be 0-d"),
+    ("threshold_rank_below_result", [(4, 8), (4, 8), (8,)], (4, 8), "threshold operand"),
+    ("result_not_the_broadcast", [(8,), (8,), ()], (2, 8), r"not the broadcast shape \[8\]"),
   )
   def test_refused(self, args, result, message):
     s = _FakeShape
+
     def make(d):
       return s(tuple_of=[s((8,)), s((8,))]) if d == "tuple" else s(d)
+
     with self.assertRaisesRegex(self.p.UnsupportedCallError, message):
       self._check([make(a) for a in args], make(result))
 
   @parameterized.named_parameters(
-      ("result_dtype", [np.float32, np.float32, np.float32], np.int32, "not x's float32"),
-      ("operand_dtypes", [np.int32, np.float32, np.float32], np.float32, "same dtype"),
-      ("unsupported", [np.int16, np.int16, np.float32], np.int16, "unsupported dtype int16"),
-      ("threshold_dtype", [np.float32, np.float32, np.int32], np.float32,
-       "must have dtype float32; got int32"),
+    ("result_dtype", [np.float32, np.float32, np.float32], np.int32, "not x's float32"),
+    ("operand_dtypes", [np.int32, np.float32, np.float32], np.float32, "same dtype"),
+    ("unsupported", [np.int16, np.int16, np.float32], np.int16, "unsupported dtype int16"),
+    (
+      "threshold_dtype",
+      [np.float32, np.float32, np.int32],
+      np.float32,
+      "must have dtype float32; got int32",
+    ),
   )
   def test_dtypes_refused(self, dtypes, result_dtype, message):
     s = _FakeShape
     with self.assertRaisesRegex(self.p.UnsupportedCallError, message):
-      self._check([s((8,), dtypes[0]), s((8,), dtypes[1]), s((), dtypes[2])],
-                  s((8,), result_dtype))
+      self._check([s((8,), dtypes[0]), s((8,), dtypes[1]), s((), dtypes[2])], s((8,), result_dtype))
 
   def test_non_row_major_layout_refused(self):
     from jax._src.lib import xla_client as xc  # pylint: disable=g-import-not-at-top
+
     row = xc.Shape.array_shape(np.dtype(np.float32), (2, 3), (1, 0))
     column = xc.Shape.array_shape(np.dtype(np.float32), (2, 3), (0, 1))
     scalar = xc.Shape.array_shape(np.dtype(np.float32), ())
@@ -181,8 +194,11 @@ class CheckCallTest(parameterized.TestCase):
     # GSPMD aborts on an exception from its propagation callbacks: they return None instead.
     s = _FakeShape
     tuple_result = s(tuple_of=[s((8,)), s((8,))])
-    self.assertIsNone(self.p._infer_from_operands(  # pylint: disable=protected-access
-        [s((8,)), s((8,)), s(())], [None, None, None], tuple_result, b"", target=self.target))
+    self.assertIsNone(
+      self.p._infer_from_operands(  # pylint: disable=protected-access
+        [s((8,)), s((8,)), s(())], [None, None, None], tuple_result, b"", target=self.target
+      )
+    )
 
 
 if __name__ == "__main__":

@@ -29,15 +29,61 @@ F32 = np.float32
 _TINY32 = float(np.finfo(F32).tiny)  # the smallest normal float32
 _SUB32 = float(np.finfo(F32).smallest_subnormal)
 _LARGEST_SUB32 = float(np.nextafter(F32(_TINY32), F32(0)))
-_NAN_PAYLOADS = np.array([0x7FC00001, 0x7FFFFFFF, 0xFFFFFFFF, 0xFF800001, 0x7F800001],
-                         np.uint32).view(F32)
+_NAN_PAYLOADS = np.array(
+  [0x7FC00001, 0x7FFFFFFF, 0xFFFFFFFF, 0xFF800001, 0x7F800001], np.uint32
+).view(F32)
 
-SPECIAL32 = np.concatenate([np.array(
-    [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 3.4e38, -3.4e38, _TINY32, -_TINY32,
-     _SUB32, -_SUB32, 2 * _SUB32, -2 * _SUB32, 1e-40, -1e-40, _LARGEST_SUB32, -_LARGEST_SUB32],
-    F32), _NAN_PAYLOADS])
-THRESHOLDS32 = [0.0, -0.0, 0.5, -0.5, 1.0, _TINY32, -_TINY32, _SUB32, -_SUB32, 1e-40, -1e-40,
-                _LARGEST_SUB32, -_LARGEST_SUB32, 3.4e38, -3.4e38, np.inf, -np.inf, np.nan]
+SPECIAL32 = np.concatenate(
+  [
+    np.array(
+      [
+        0.0,
+        -0.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        3.4e38,
+        -3.4e38,
+        _TINY32,
+        -_TINY32,
+        _SUB32,
+        -_SUB32,
+        2 * _SUB32,
+        -2 * _SUB32,
+        1e-40,
+        -1e-40,
+        _LARGEST_SUB32,
+        -_LARGEST_SUB32,
+      ],
+      F32,
+    ),
+    _NAN_PAYLOADS,
+  ]
+)
+THRESHOLDS32 = [
+  0.0,
+  -0.0,
+  0.5,
+  -0.5,
+  1.0,
+  _TINY32,
+  -_TINY32,
+  _SUB32,
+  -_SUB32,
+  1e-40,
+  -1e-40,
+  _LARGEST_SUB32,
+  -_LARGEST_SUB32,
+  3.4e38,
+  -3.4e38,
+  np.inf,
+  -np.inf,
+  np.nan,
+]
 
 
 def _bits(a):
@@ -57,7 +103,6 @@ def _fused_ops(fn, *args):
 
 
 class ExactFormsTest(parameterized.TestCase):
-
   @parameterized.parameters(np.float32, ml_dtypes.bfloat16, np.float16)
   def test_static_thresholds_under_jit(self, dtype):
     with np.errstate(invalid="ignore", over="ignore"):
@@ -65,8 +110,9 @@ class ExactFormsTest(parameterized.TestCase):
     g = np.arange(1, x.size + 1).astype(dtype)
     for t in THRESHOLDS32:
       with self.subTest(threshold=t):
-        out = jax.jit(lambda g, x, t=t: jt.threshold_backward(g, x, t,
-                                                               implementation="reference"))(g, x)
+        out = jax.jit(lambda g, x, t=t: jt.threshold_backward(g, x, t, implementation="reference"))(
+          g, x
+        )
         np.testing.assert_array_equal(_bits(out), _bits(oracle.threshold_backward(g, x, t)))
 
   @parameterized.parameters(np.float32, ml_dtypes.bfloat16, np.float16)
@@ -77,8 +123,9 @@ class ExactFormsTest(parameterized.TestCase):
     f = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="reference"))
     for t in THRESHOLDS32:
       with self.subTest(threshold=t):
-        np.testing.assert_array_equal(_bits(f(g, x, F32(t))),
-                                      _bits(oracle.threshold_backward(g, x, t)))
+        np.testing.assert_array_equal(
+          _bits(f(g, x, F32(t))), _bits(oracle.threshold_backward(g, x, t))
+        )
 
   @parameterized.parameters(np.float32, ml_dtypes.bfloat16)
   def test_vmap_over_thresholds_of_every_kind(self, dtype):
@@ -86,8 +133,9 @@ class ExactFormsTest(parameterized.TestCase):
       x = SPECIAL32.astype(dtype)
     g = np.arange(1, x.size + 1).astype(dtype)
     ts = np.array(THRESHOLDS32, F32)
-    out = jax.jit(jax.vmap(lambda t: jt.threshold_backward(g, x, t,
-                                                           implementation="reference")))(ts)
+    out = jax.jit(jax.vmap(lambda t: jt.threshold_backward(g, x, t, implementation="reference")))(
+      ts
+    )
     for row, t in zip(np.asarray(out), THRESHOLDS32):
       np.testing.assert_array_equal(_bits(row), _bits(oracle.threshold_backward(g, x, t)))
 
@@ -102,16 +150,47 @@ class ExactFormsTest(parameterized.TestCase):
   def test_float64_forms(self):
     with jax.enable_x64(True):
       tiny, sub = float(np.finfo(np.float64).tiny), float(np.finfo(np.float64).smallest_subnormal)
-      x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, tiny, -tiny, sub, -sub,
-                    1e-310, -1e-310, 0.5], np.float64)
+      x = np.array(
+        [
+          0.0,
+          -0.0,
+          np.inf,
+          -np.inf,
+          np.nan,
+          1.0,
+          -1.0,
+          tiny,
+          -tiny,
+          sub,
+          -sub,
+          1e-310,
+          -1e-310,
+          0.5,
+        ],
+        np.float64,
+      )
       g = np.arange(1, x.size + 1).astype(np.float64)
       f = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="reference"))
-      for t in (0.0, -0.0, 0.5, -0.5, tiny, -tiny, sub, -sub, 1e-310, -1e-310, np.inf,
-                -np.inf, np.nan):
+      for t in (
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        tiny,
+        -tiny,
+        sub,
+        -sub,
+        1e-310,
+        -1e-310,
+        np.inf,
+        -np.inf,
+        np.nan,
+      ):
         with self.subTest(threshold=t):
           expected = _bits(oracle.threshold_backward(g, x, t))
-          static = jax.jit(lambda g, x, t=t: jt.threshold_backward(
-              g, x, t, implementation="reference"))(g, x)
+          static = jax.jit(
+            lambda g, x, t=t: jt.threshold_backward(g, x, t, implementation="reference")
+          )(g, x)
           np.testing.assert_array_equal(_bits(static), expected)
           np.testing.assert_array_equal(_bits(f(g, x, np.float64(t))), expected)
 
@@ -168,7 +247,6 @@ class FusedProgramTest(parameterized.TestCase):
 
 
 class ForwardJaxprTest(absltest.TestCase):
-
   def test_forward_shows_one_named_mask_step(self):
     jaxpr = jax.make_jaxpr(lambda x: jt.threshold(x, 0.5, 0.0))(jnp.ones(8, F32))
     outer = jaxpr.jaxpr.eqns[0].params["call_jaxpr"]  # inside the custom_jvp
@@ -183,8 +261,13 @@ class ForwardJaxprTest(absltest.TestCase):
       with self.subTest(threshold=t):
         ours = _fused_ops(lambda x, t=t: jt.threshold(x, t, 0.0), x)
         from jax_threshold import reference  # pylint: disable=g-import-not-at-top
-        inline = _fused_ops(lambda x, t=t: jnp.where(
-            reference.threshold_mask(x, jnp.asarray(canonicalize_threshold(t, F32))), x, 0.0), x)
+
+        inline = _fused_ops(
+          lambda x, t=t: jnp.where(
+            reference.threshold_mask(x, jnp.asarray(canonicalize_threshold(t, F32))), x, 0.0
+          ),
+          x,
+        )
         self.assertEqual(ours, inline)
 
 

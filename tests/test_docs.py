@@ -26,14 +26,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Public names whose docstrings are checked; the primitive and re-exported modules are data.
 _DOCUMENTED = [
-    name for name in jt.__all__ if callable(getattr(jt, name)) and name != "threshold_backward_p"
+  name for name in jt.__all__ if callable(getattr(jt, name)) and name != "threshold_backward_p"
 ]
 
 try:
   from jax_threshold import aclnn  # pylint: disable=g-import-not-at-top
+
   _ACLNN = [
-      "threshold_backward_get_workspace_size", "threshold_backward", "recent_error_message",
-      "threshold_grad_v2_d_tiling", "relu_grad_tiling",
+    "threshold_backward_get_workspace_size",
+    "threshold_backward",
+    "recent_error_message",
+    "threshold_grad_v2_d_tiling",
+    "relu_grad_tiling",
   ]
 except ImportError:  # no native extension: the executor's face is absent
   aclnn = None
@@ -43,15 +47,14 @@ except ImportError:  # no native extension: the executor's face is absent
 def _sections(doc):
   """Which of the required parts a docstring has."""
   return {
-      "arguments": bool(re.search(r"^\s*(Args|Attributes):", doc, re.M)) or "()" in doc,
-      "result": bool(re.search(r"^\s*(Returns|Call):", doc, re.M)),
-      "errors": bool(re.search(r"^\s*Raises:", doc, re.M)) or "errors" in doc.lower(),
-      "example": bool(re.search(r"^\s*Example", doc, re.M)),
+    "arguments": bool(re.search(r"^\s*(Args|Attributes):", doc, re.M)) or "()" in doc,
+    "result": bool(re.search(r"^\s*(Returns|Call):", doc, re.M)),
+    "errors": bool(re.search(r"^\s*Raises:", doc, re.M)) or "errors" in doc.lower(),
+    "example": bool(re.search(r"^\s*Example", doc, re.M)),
   }
 
 
 class DocstringTest(parameterized.TestCase):
-
   @parameterized.parameters(*_DOCUMENTED)
   def test_public_function_is_documented(self, name):
     doc = inspect.getdoc(getattr(jt, name)) or ""
@@ -79,11 +82,11 @@ _HISTORY_NOT_SCANNED = ("cpp/tests/", "ascend_kernels/tests/")
 
 
 class RepositoryTest(absltest.TestCase):
-
   def _tracked_text_files(self):
     try:
-      out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
-                           check=True).stdout
+      out = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+      ).stdout
     except (OSError, subprocess.CalledProcessError):
       self.skipTest("not a git checkout")
     for path in out.split():
@@ -114,15 +117,22 @@ class RepositoryTest(absltest.TestCase):
     self.assertEqual(unnamed, [], "public names the README does not show")
 
   def test_docs_exist(self):
-    for doc in ("docs/behaviour.md", "docs/architecture.md", "docs/npu.md", "CONTRIBUTING.md",
-                "benchmarks/README.md"):
+    for doc in (
+      "docs/behaviour.md",
+      "docs/architecture.md",
+      "docs/npu.md",
+      "CONTRIBUTING.md",
+      "benchmarks/README.md",
+    ):
       self.assertTrue(os.path.isfile(os.path.join(ROOT, doc)), doc)
 
   def test_nothing_tracked_speaks_of_development_history(self):
     # The bracketed letters keep this pattern from matching its own source.
     history = re.compile(
-        r"\b(first|second|third|fourth|fifth|sixth|seventh|this|last|next|previous) session"
-        r"|\biss[u]e ?#?[0-9]+|\btick[e]t ?#?[0-9]+|\bthe se[e]d'?s?\b|\bse[e]d article", re.I)
+      r"\b(first|second|third|fourth|fifth|sixth|seventh|this|last|next|previous) session"
+      r"|\biss[u]e ?#?[0-9]+|\btick[e]t ?#?[0-9]+|\bthe se[e]d'?s?\b|\bse[e]d article",
+      re.I,
+    )
     offenders = []
     for path, text in self._tracked_text_files():
       if path.startswith(_HISTORY_NOT_SCANNED):

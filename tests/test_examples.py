@@ -21,6 +21,7 @@ import jax_threshold as jt
 try:
   import flax  # noqa: F401  # pylint: disable=unused-import
   import optax  # noqa: F401  # pylint: disable=unused-import
+
   HAVE_FLAX = True
 except ImportError:
   HAVE_FLAX = False
@@ -29,6 +30,7 @@ try:
   import matplotlib  # noqa: F401  # pylint: disable=unused-import
   import sklearn  # noqa: F401  # pylint: disable=unused-import
   import tqdm  # noqa: F401  # pylint: disable=unused-import
+
   HAVE_EXAMPLE_EXTRAS = True
 except ImportError:
   HAVE_EXAMPLE_EXTRAS = False
@@ -49,27 +51,33 @@ def run_example(name, *args, timeout=300):
   # The child imports the very package this process imported (installed or
   # source tree), whatever the current directory puts on sys.path.
   package_parent = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
-  env["PYTHONPATH"] = os.pathsep.join(
-      [package_parent] + [p for p in [env.get("PYTHONPATH")] if p])
+  env["PYTHONPATH"] = os.pathsep.join([package_parent] + [p for p in [env.get("PYTHONPATH")] if p])
   env.setdefault("MPLBACKEND", "Agg")
-  result = subprocess.run([sys.executable, path, *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+  result = subprocess.run(
+    [sys.executable, path, *args],
+    cwd=ROOT,
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=timeout,
+  )
   if result.returncode != 0:
     raise AssertionError(
-        f"{name} {' '.join(args)} exited {result.returncode}\n"
-        f"--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}")
+      f"{name} {' '.join(args)} exited {result.returncode}\n"
+      f"--- stdout ---\n{result.stdout}\n--- stderr ---\n{result.stderr}"
+    )
   return result.stdout
 
 
 class ExamplesTest(parameterized.TestCase):
-
   def test_quickstart(self):
     self.assertNotEmpty(run_example("quickstart.py"))
 
   @parameterized.named_parameters(*((n, n) for n in IMPLEMENTATIONS))
   def test_per_example_grads(self, implementation):
-    out = run_example("per_example_grads.py", "--batch", "16", "--repeats", "1",
-                      "--implementation", implementation)
+    out = run_example(
+      "per_example_grads.py", "--batch", "16", "--repeats", "1", "--implementation", implementation
+    )
     self.assertIn("gradients match", out)
     self.assertIn("grad jaxpr uses threshold_backward: True", out)
     self.assertRegex(out, r"vmap\(grad\): +[0-9.]+ ms")
@@ -78,14 +86,14 @@ class ExamplesTest(parameterized.TestCase):
   @requires_flax
   @parameterized.named_parameters(*((n, n) for n in IMPLEMENTATIONS))
   def test_custom_vjp_flax(self, implementation):
-    out = run_example("custom_vjp_flax.py", "--steps", "5",
-                      "--implementation", implementation)
+    out = run_example("custom_vjp_flax.py", "--steps", "5", "--implementation", implementation)
     self.assertIn("gradients: bit-identical", out)
     self.assertIn("parameters bit-identical", out)
 
   @requires_flax
-  @unittest.skipIf(not HAVE_EXAMPLE_EXTRAS,
-                   "needs scikit-learn, tqdm and matplotlib ([examples] extra)")
+  @unittest.skipIf(
+    not HAVE_EXAMPLE_EXTRAS, "needs scikit-learn, tqdm and matplotlib ([examples] extra)"
+  )
   def test_flax_mlp_default_run(self):
     # The default run, as the README shows it; the implementation is the
     # default "auto" (the FFI kernels when built, else the reference).

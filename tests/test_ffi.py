@@ -32,8 +32,10 @@ from jax_threshold import threshold_operand
 import oracle
 
 HAS_FFI = "ffi" in jt.available_implementations()
-SKIP_REASON = ("the native extension with the XLA FFI handler is not built (implementations: "
-               f"{jt.available_implementations()}); pip install . to build it")
+SKIP_REASON = (
+  "the native extension with the XLA FFI handler is not built (implementations: "
+  f"{jt.available_implementations()}); pip install . to build it"
+)
 if HAS_FFI:
   from jax_threshold import _native
   from jax_threshold import ffi as jt_ffi
@@ -63,23 +65,34 @@ def _random(rng, shape, dtype, threshold=None):
     if threshold is not None and np.isfinite(threshold):
       k = int(np.floor(threshold))
       pool += [v for v in (k - 1, k, k + 1) if info.min <= v <= info.max]
-    values = np.where(rng.random(size) < 0.5, rng.choice(np.array(pool, np.int64), size),
-                      rng.integers(info.min, info.max, size, endpoint=True))
+    values = np.where(
+      rng.random(size) < 0.5,
+      rng.choice(np.array(pool, np.int64), size),
+      rng.integers(info.min, info.max, size, endpoint=True),
+    )
     return values.astype(dtype).reshape(shape)
   pool = [NAN, INF, -INF, 0.0, -0.0, 1e-9, -1e-9, 1.0, -1.0, 2.5]
   if threshold is not None and np.isfinite(threshold):
     t32 = np.float32(threshold)
-    pool += [float(np.nextafter(t32, np.float32(-INF))), float(t32),
-             float(np.nextafter(t32, np.float32(INF))), float(threshold)]
-  values = np.where(rng.random(size) < 0.5, rng.choice(np.array(pool), size),
-                    rng.standard_normal(size) * 4)
+    pool += [
+      float(np.nextafter(t32, np.float32(-INF))),
+      float(t32),
+      float(np.nextafter(t32, np.float32(INF))),
+      float(threshold),
+    ]
+  values = np.where(
+    rng.random(size) < 0.5, rng.choice(np.array(pool), size), rng.standard_normal(size) * 4
+  )
   with np.errstate(over="ignore"):  # a huge threshold's neighbours become inf in float16
     return values.astype(dtype).reshape(shape)
 
 
 def _custom_call_targets(hlo_text):
-  return [line.split("@", 1)[1].split("(", 1)[0] for line in hlo_text.splitlines()
-          if "custom_call @" in line]
+  return [
+    line.split("@", 1)[1].split("(", 1)[0]
+    for line in hlo_text.splitlines()
+    if "custom_call @" in line
+  ]
 
 
 def _run_python(code, env_extra=None, timeout=240):
@@ -90,25 +103,34 @@ def _run_python(code, env_extra=None, timeout=240):
   env.update(env_extra or {})
   # cwd too: `python -c` puts the working directory first on sys.path, where a checkout's
   # source tree (without the compiled extension) would shadow the package under test.
-  return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                        timeout=timeout, check=False, cwd=package_root)
+  return subprocess.run(
+    [sys.executable, "-c", code],
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=timeout,
+    check=False,
+    cwd=package_root,
+  )
 
 
 def _jit_both(fn):
-  return (jax.jit(lambda *a: fn(*a, implementation="reference")),
-          jax.jit(lambda *a: fn(*a, implementation="ffi")))
+  return (
+    jax.jit(lambda *a: fn(*a, implementation="reference")),
+    jax.jit(lambda *a: fn(*a, implementation="ffi")),
+  )
 
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
 class FfiLoweringTest(parameterized.TestCase):
-
   def _hlo(self, fn, *args):
     return jax.jit(fn).lower(*args).as_text()
 
   def test_targets_are_versioned_and_listed(self):
-    self.assertEqual(set(jt.ffi_targets()),
-                     {"jax_threshold_threshold_backward_v1",
-                      "jax_threshold_threshold_backward_static_v1"})
+    self.assertEqual(
+      set(jt.ffi_targets()),
+      {"jax_threshold_threshold_backward_v1", "jax_threshold_threshold_backward_static_v1"},
+    )
     self.assertEqual(jt_ffi.ffi_targets(), jt.ffi_targets())
     names = {(name, platform) for name, platform, _ in _native.ffi_handlers()}
     self.assertIn(("jax_threshold_threshold_backward_v1", "cpu"), names)
@@ -117,10 +139,12 @@ class FfiLoweringTest(parameterized.TestCase):
   def test_ffi_lowers_to_the_custom_call_and_reference_to_none(self):
     g = x = jnp.ones((4, 5), jnp.float32)
     t = jnp.float32(0.5)
-    ffi_hlo = self._hlo(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"),
-                        g, x, t)
+    ffi_hlo = self._hlo(
+      lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"), g, x, t
+    )
     ref_hlo = self._hlo(
-        lambda g, x, t: jt.threshold_backward(g, x, t, implementation="reference"), g, x, t)
+      lambda g, x, t: jt.threshold_backward(g, x, t, implementation="reference"), g, x, t
+    )
     self.assertEqual(_custom_call_targets(ffi_hlo), ["jax_threshold_threshold_backward_v1"])
     self.assertEqual(_custom_call_targets(ref_hlo), [])
 
@@ -136,18 +160,21 @@ class FfiLoweringTest(parameterized.TestCase):
     x = _random(rng, (LARGE,), np.float32, 0.25)
     g = _random(rng, (LARGE,), np.float32)
     expected = jt.threshold_backward(g, x, 0.25, implementation="reference")
-    f = jax.jit(lambda g, x: jt.threshold_backward(g, x, 0.25, implementation="ffi"),
-                donate_argnums=0)
+    f = jax.jit(
+      lambda g, x: jt.threshold_backward(g, x, 0.25, implementation="ffi"), donate_argnums=0
+    )
     np.testing.assert_array_equal(oracle.bits(f(jnp.asarray(g), x)), oracle.bits(expected))
 
   def test_vmap_is_one_custom_call_for_the_whole_batch(self):
     g = x = jnp.ones((6, 7), jnp.float32)
     ts = jnp.linspace(-1, 1, 6, dtype=jnp.float32)
     f = jax.vmap(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"))
-    self.assertEqual(_custom_call_targets(self._hlo(f, g, x, ts)),
-                     ["jax_threshold_threshold_backward_v1"])
-    nested = jax.vmap(jax.vmap(lambda g, x, t: jt.threshold_backward(g, x, t,
-                                                                     implementation="ffi")))
+    self.assertEqual(
+      _custom_call_targets(self._hlo(f, g, x, ts)), ["jax_threshold_threshold_backward_v1"]
+    )
+    nested = jax.vmap(
+      jax.vmap(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"))
+    )
     hlo = self._hlo(nested, jnp.ones((2, 3, 4)), jnp.ones((2, 3, 4)), jnp.ones((2, 3)))
     self.assertEqual(len(_custom_call_targets(hlo)), 1)
 
@@ -169,6 +196,7 @@ class FfiStaticThresholdTest(parameterized.TestCase):
     # where a literal threshold is a block argument; lowering it inline shows the constant.
     # Force that here so the static-target path is always tested.
     from jax._src.interpreters import mlir as mlir_internal  # pylint: disable=g-import-not-at-top
+
     uncacheable = getattr(mlir_internal, "_uncacheable_primitives", None)
     if uncacheable is None:
       self.skipTest("this JAX has no _uncacheable_primitives")
@@ -177,22 +205,31 @@ class FfiStaticThresholdTest(parameterized.TestCase):
       self.addCleanup(uncacheable.discard, jt.threshold_backward_p)
 
   @parameterized.product(
-      dtype=DTYPES,
-      threshold=[0.0, -0.0, 1.0, 2.5, -1, 1e-9, NAN, INF, -INF, 127, 255, -129, 2**31, 1e30])
+    dtype=DTYPES,
+    threshold=[0.0, -0.0, 1.0, 2.5, -1, 1e-9, NAN, INF, -INF, 127, 255, -129, 2**31, 1e30],
+  )
   def test_static_target_matches_reference(self, dtype, threshold):
     rng = np.random.default_rng(7)
     x = _random(rng, (3, 33), dtype, threshold)
     g = _random(rng, (33,), dtype)
-    ref, ffi = _jit_both(lambda g, x, implementation: jt.threshold_backward(
-        g, x, threshold, implementation=implementation))
-    self.assertEqual(_custom_call_targets(ffi.lower(g, x).as_text()),
-                     ["jax_threshold_threshold_backward_static_v1"])
+    ref, ffi = _jit_both(
+      lambda g, x, implementation: jt.threshold_backward(
+        g, x, threshold, implementation=implementation
+      )
+    )
+    self.assertEqual(
+      _custom_call_targets(ffi.lower(g, x).as_text()),
+      ["jax_threshold_threshold_backward_static_v1"],
+    )
     np.testing.assert_array_equal(oracle.bits(ffi(g, x)), oracle.bits(ref(g, x)))
 
   def test_static_attributes_have_the_handler_types(self):
     x = np.ones(3, np.float32)
-    hlo = jax.jit(lambda g, x: jt.threshold_backward(g, x, 0.1, implementation="ffi")).lower(
-        x, x).as_text()
+    hlo = (
+      jax.jit(lambda g, x: jt.threshold_backward(g, x, 0.1, implementation="ffi"))
+      .lower(x, x)
+      .as_text()
+    )
     self.assertIn('threshold_dtype = "float32"', hlo)
     self.assertRegex(hlo, r"threshold_float = [-0-9.e+]+ : f64")
     self.assertIn("threshold_int = 0 : i64", hlo)
@@ -200,20 +237,55 @@ class FfiStaticThresholdTest(parameterized.TestCase):
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
 class FfiMatchesReferenceTest(parameterized.TestCase):
-
-  @hypothesis.settings(max_examples=60, deadline=None,
-                       suppress_health_check=[hypothesis.HealthCheck.too_slow])
+  @hypothesis.settings(
+    max_examples=60, deadline=None, suppress_health_check=[hypothesis.HealthCheck.too_slow]
+  )
   @hypothesis.given(
-      dtype=st.sampled_from(DTYPES),
-      shapes=st.sampled_from([((), ()), ((1,), ()), ((5,), (5,)), ((3, 1), (1, 4)),
-                              ((2, 3, 4), (4,)), ((0, 3), (1, 3)), ((2, 1, 3, 1), (5, 3, 1)),
-                              ((1, 1, 1, 1, 1, 1, 1, 2), (2,)), ((257,), (1,))]),
-      swap=st.booleans(),
-      threshold=st.one_of(
-          st.sampled_from([0.0, -0.0, NAN, INF, -INF, 1e-9, -1e-9, 0.5, 2.5, -2.5, 127, 128,
-                           -128, -129, 255, 256, 2**24 + 1, 2**31, -2**31 - 1, 1e30]),
-          st.floats(-300, 300, allow_nan=False), st.integers(-300, 300)),
-      seed=st.integers(0, 2**32 - 1))
+    dtype=st.sampled_from(DTYPES),
+    shapes=st.sampled_from(
+      [
+        ((), ()),
+        ((1,), ()),
+        ((5,), (5,)),
+        ((3, 1), (1, 4)),
+        ((2, 3, 4), (4,)),
+        ((0, 3), (1, 3)),
+        ((2, 1, 3, 1), (5, 3, 1)),
+        ((1, 1, 1, 1, 1, 1, 1, 2), (2,)),
+        ((257,), (1,)),
+      ]
+    ),
+    swap=st.booleans(),
+    threshold=st.one_of(
+      st.sampled_from(
+        [
+          0.0,
+          -0.0,
+          NAN,
+          INF,
+          -INF,
+          1e-9,
+          -1e-9,
+          0.5,
+          2.5,
+          -2.5,
+          127,
+          128,
+          -128,
+          -129,
+          255,
+          256,
+          2**24 + 1,
+          2**31,
+          -(2**31) - 1,
+          1e30,
+        ]
+      ),
+      st.floats(-300, 300, allow_nan=False),
+      st.integers(-300, 300),
+    ),
+    seed=st.integers(0, 2**32 - 1),
+  )
   def test_property_bit_for_bit(self, dtype, shapes, swap, threshold, seed):
     g_shape, x_shape = shapes[::-1] if swap else shapes
     rng = np.random.default_rng(seed)
@@ -225,8 +297,9 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
     np.testing.assert_array_equal(oracle.bits(ffi(g, x, t_op)), oracle.bits(expected))
     # ... and the same value as a constant.
     ffi_const = jax.jit(lambda g, x: jt.threshold_backward(g, x, threshold, implementation="ffi"))
-    ref_const = jax.jit(lambda g, x: jt.threshold_backward(g, x, threshold,
-                                                           implementation="reference"))
+    ref_const = jax.jit(
+      lambda g, x: jt.threshold_backward(g, x, threshold, implementation="reference")
+    )
     np.testing.assert_array_equal(oracle.bits(ffi_const(g, x)), oracle.bits(ref_const(g, x)))
 
   @parameterized.product(dtype=DTYPES, threshold=[0.0, 0.5, -1.0, NAN])
@@ -241,20 +314,21 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
     np.testing.assert_array_equal(oracle.bits(ffi(g, x, t)), oracle.bits(ref(g, x, t)))
 
   @parameterized.named_parameters(
-      # Above the executor's rank limit of 8: merged, or (alternating broadcasts) looped over.
-      ("rank10_mergeable", (2, 1, 1, 2, 1, 1, 2, 1, 1, 3), (2, 1, 1, 2, 1, 1, 2, 1, 1, 1)),
-      ("rank10_alternating", (2, 1, 2, 1, 2, 1, 2, 1, 2, 1), (1, 2, 1, 2, 1, 2, 1, 2, 1, 2)),
-      ("rank9_lower_rank_x", (3, 1, 2, 1, 2, 1, 2, 1, 2), (2, 1, 2, 1, 2, 1, 2)),
-      ("rank12_empty", (2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 0, 1), (1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 1)),
-      ("empty_broadcast", (3, 1), (1, 0)),
-      ("scalar_and_vector", (), (5,)),
+    # Above the executor's rank limit of 8: merged, or (alternating broadcasts) looped over.
+    ("rank10_mergeable", (2, 1, 1, 2, 1, 1, 2, 1, 1, 3), (2, 1, 1, 2, 1, 1, 2, 1, 1, 1)),
+    ("rank10_alternating", (2, 1, 2, 1, 2, 1, 2, 1, 2, 1), (1, 2, 1, 2, 1, 2, 1, 2, 1, 2)),
+    ("rank9_lower_rank_x", (3, 1, 2, 1, 2, 1, 2, 1, 2), (2, 1, 2, 1, 2, 1, 2)),
+    ("rank12_empty", (2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 0, 1), (1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 1)),
+    ("empty_broadcast", (3, 1), (1, 0)),
+    ("scalar_and_vector", (), (5,)),
   )
   def test_shapes_beyond_the_executor_limits(self, g_shape, x_shape):
     rng = np.random.default_rng(10)
     g, x = _random(rng, g_shape, np.float32), _random(rng, x_shape, np.float32, 0.25)
     ref, ffi = _jit_both(jt.threshold_backward)
-    np.testing.assert_array_equal(oracle.bits(ffi(g, x, np.float32(0.25))),
-                                  oracle.bits(ref(g, x, np.float32(0.25))))
+    np.testing.assert_array_equal(
+      oracle.bits(ffi(g, x, np.float32(0.25))), oracle.bits(ref(g, x, np.float32(0.25)))
+    )
 
   def test_vmap_with_an_empty_batch_or_empty_rows(self):
     for g_shape, t_shape in (((0, 5), (0,)), ((3, 0), (3,))):
@@ -268,26 +342,38 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
     x = _random(rng, (300, 1, 257), np.float32, 0.5)
     g = _random(rng, (7, 1), np.float32)
     ref, ffi = _jit_both(jt.threshold_backward)
-    np.testing.assert_array_equal(oracle.bits(ffi(g, x, np.float32(0.5))),
-                                  oracle.bits(ref(g, x, np.float32(0.5))))
+    np.testing.assert_array_equal(
+      oracle.bits(ffi(g, x, np.float32(0.5))), oracle.bits(ref(g, x, np.float32(0.5)))
+    )
 
   @parameterized.parameters(
-      ((6, 50), (0, 0, 0)), ((6, 50), (None, None, 0)), ((6, 50), (0, None, 0)),
-      ((6, 4000), (0, 0, 0)), ((6, 4000), (1, 1, 0)), ((6, 4000), (None, 0, 0)))
+    ((6, 50), (0, 0, 0)),
+    ((6, 50), (None, None, 0)),
+    ((6, 50), (0, None, 0)),
+    ((6, 4000), (0, 0, 0)),
+    ((6, 4000), (1, 1, 0)),
+    ((6, 4000), (None, 0, 0)),
+  )
   def test_vmap_over_thresholds(self, shape, in_axes):
     rng = np.random.default_rng(5)
     batch = shape[0]
     g = _random(rng, shape, np.float32)
     x = _random(rng, shape, np.float32, 0.5)
+
     def arg(a, axis):
       if axis is None:
         return a[0]
       return jnp.moveaxis(a, 0, axis)
+
     ts = np.array([0.0, 0.5, -1.0, NAN, INF, 2.0][:batch], np.float32)
     outs = []
     for impl in ("reference", "ffi"):
-      f = jax.jit(jax.vmap(lambda g, x, t, impl=impl: jt.threshold_backward(
-          g, x, t, implementation=impl), in_axes=in_axes))
+      f = jax.jit(
+        jax.vmap(
+          lambda g, x, t, impl=impl: jt.threshold_backward(g, x, t, implementation=impl),
+          in_axes=in_axes,
+        )
+      )
       outs.append(f(arg(g, in_axes[0]), arg(x, in_axes[1]), ts))
     np.testing.assert_array_equal(oracle.bits(outs[1]), oracle.bits(outs[0]))
 
@@ -298,8 +384,11 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
     ts = rng.integers(-128, 127, (3, 4)).astype(np.int8)
     outs = []
     for impl in ("reference", "ffi"):
-      f = jax.jit(jax.vmap(jax.vmap(lambda g, x, t, impl=impl: jt.threshold_backward(
-          g, x, t, implementation=impl))))
+      f = jax.jit(
+        jax.vmap(
+          jax.vmap(lambda g, x, t, impl=impl: jt.threshold_backward(g, x, t, implementation=impl))
+        )
+      )
       outs.append(f(g, x, ts))
     np.testing.assert_array_equal(outs[1], outs[0])
 
@@ -335,30 +424,66 @@ class FfiErrorTest(parameterized.TestCase):
 
   def test_grad_output_and_x_dtypes_differ(self):
     with self.assertRaisesRegex(Exception, "161002"):
-      self._call(jt_ffi.TARGET, (4,), jnp.float32, jnp.ones((4,), jnp.float32),
-                 jnp.ones((4,), jnp.int32), jnp.float32(0))
+      self._call(
+        jt_ffi.TARGET,
+        (4,),
+        jnp.float32,
+        jnp.ones((4,), jnp.float32),
+        jnp.ones((4,), jnp.int32),
+        jnp.float32(0),
+      )
 
   def test_out_shape_is_not_the_broadcast_shape(self):
-    with self.assertRaisesRegex(Exception, r"result's shape \[5\] is not the broadcast shape \[4\]"):
-      self._call(jt_ffi.TARGET, (5,), jnp.float32, jnp.ones((4,), jnp.float32),
-                 jnp.ones((4,), jnp.float32), jnp.float32(0))
+    with self.assertRaisesRegex(
+      Exception, r"result's shape \[5\] is not the broadcast shape \[4\]"
+    ):
+      self._call(
+        jt_ffi.TARGET,
+        (5,),
+        jnp.float32,
+        jnp.ones((4,), jnp.float32),
+        jnp.ones((4,), jnp.float32),
+        jnp.float32(0),
+      )
 
   def test_non_broadcasting_batched_threshold(self):
     with self.assertRaisesRegex(Exception, r"threshold \[2,1\] do not broadcast to out \[4,3\]"):
-      self._call(jt_ffi.TARGET, (4, 3), jnp.float32, jnp.ones((4, 3), jnp.float32),
-                 jnp.ones((4, 3), jnp.float32), jnp.zeros((2, 1), jnp.float32))
+      self._call(
+        jt_ffi.TARGET,
+        (4, 3),
+        jnp.float32,
+        jnp.ones((4, 3), jnp.float32),
+        jnp.ones((4, 3), jnp.float32),
+        jnp.zeros((2, 1), jnp.float32),
+      )
 
   def test_static_target_rejects_an_unknown_threshold_dtype(self):
     x = jnp.ones((4,), jnp.float32)
     with self.assertRaisesRegex(Exception, "threshold_dtype"):
-      self._call(jt_ffi.STATIC_TARGET, (4,), jnp.float32, x, x, threshold_dtype="complex64",
-                 threshold_float=np.float64(0), threshold_int=np.int64(0))
+      self._call(
+        jt_ffi.STATIC_TARGET,
+        (4,),
+        jnp.float32,
+        x,
+        x,
+        threshold_dtype="complex64",
+        threshold_float=np.float64(0),
+        threshold_int=np.int64(0),
+      )
 
   def test_static_target_rejects_an_out_of_range_integer(self):
     x = jnp.ones((4,), jnp.int8)
     with self.assertRaisesRegex(Exception, "out of range"):
-      self._call(jt_ffi.STATIC_TARGET, (4,), jnp.int8, x, x, threshold_dtype="int8",
-                 threshold_float=np.float64(0), threshold_int=np.int64(300))
+      self._call(
+        jt_ffi.STATIC_TARGET,
+        (4,),
+        jnp.int8,
+        x,
+        x,
+        threshold_dtype="int8",
+        threshold_float=np.float64(0),
+        threshold_int=np.int64(300),
+      )
 
   def test_direct_calls_of_both_targets_compute(self):
     # The example of CANN's aclnnThresholdBackward documentation (docs/behaviour.md §1),
@@ -367,8 +492,16 @@ class FfiErrorTest(parameterized.TestCase):
     x = np.array([0.2, 1.2, 2.2, 3.2], np.float32)
     out = self._call(jt_ffi.TARGET, (4,), jnp.float32, g, x, np.float32(1.0))
     np.testing.assert_array_equal(out, np.array([0, 4.4, 4.3, 4.2], np.float32))
-    out = self._call(jt_ffi.STATIC_TARGET, (4,), jnp.float32, g, x, threshold_dtype="float32",
-                     threshold_float=np.float64(0.0), threshold_int=np.int64(0))
+    out = self._call(
+      jt_ffi.STATIC_TARGET,
+      (4,),
+      jnp.float32,
+      g,
+      x,
+      threshold_dtype="float32",
+      threshold_float=np.float64(0.0),
+      threshold_int=np.int64(0),
+    )
     np.testing.assert_array_equal(out, g)
 
 
@@ -392,7 +525,6 @@ _EXPORT_CHILD = textwrap.dedent("""
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
 class FfiExportTest(parameterized.TestCase):
-
   def _f(self):
     return jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"))
 
@@ -412,13 +544,16 @@ class FfiExportTest(parameterized.TestCase):
       module, data, out = (os.path.join(tmp, n) for n in ("f.bin", "in.npz", "out.npz"))
       with open(module, "wb") as f:
         f.write(exported.serialize())
-      np.savez(data, **{f"call{i}_{j}": a for i, args in enumerate(calls)
-                        for j, a in enumerate(args)})
+      np.savez(
+        data, **{f"call{i}_{j}": a for i, args in enumerate(calls) for j, a in enumerate(args)}
+      )
       child = os.path.join(tmp, "child.py")
       with open(child, "w") as f:
         f.write(_EXPORT_CHILD)
-      code = f"import runpy, sys; sys.argv = {[child, module, data, out]!r}; " \
-             f"runpy.run_path({child!r}, run_name='__main__')"
+      code = (
+        f"import runpy, sys; sys.argv = {[child, module, data, out]!r}; "
+        f"runpy.run_path({child!r}, run_name='__main__')"
+      )
       proc = _run_python(code)
       self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
       with np.load(out) as outs:
@@ -430,30 +565,40 @@ class FfiExportTest(parameterized.TestCase):
     x = _random(rng, (2, LARGE // 2), np.float32, 0.5)
     t = np.float32(0.5)
     exported = export.export(
-        self._f(),
-        disabled_checks=[export.DisabledSafetyCheck.custom_call(n) for n in jt.ffi_targets()],
+      self._f(),
+      disabled_checks=[export.DisabledSafetyCheck.custom_call(n) for n in jt.ffi_targets()],
     )(g, x, t)
     expected = np.asarray(jt.threshold_backward(g, x, t, implementation="reference"))
-    out, = self._round_trip_in_a_new_process(exported, [(g, x, t)])
+    (out,) = self._round_trip_in_a_new_process(exported, [(g, x, t)])
     np.testing.assert_array_equal(oracle.bits(out), oracle.bits(expected))
 
   def test_symbolic_batch_round_trip_in_a_new_process(self):
     # One module for every batch size: the symbolic dim reaches the custom call's result type,
     # and the handler reads the real dims from its buffers at run time.
-    b, = export.symbolic_shape("b")
+    (b,) = export.symbolic_shape("b")
+
     def fn(g, x, t):  # threshold_backward, and the gradient of threshold (its transpose too)
       act_grad = jax.grad(lambda x: jnp.sum(jt.threshold(x, t, -1.0, implementation="ffi") * g))
       return jt.threshold_backward(g, x, t, implementation="ffi"), act_grad(x)
+
     exported = export.export(
-        jax.jit(fn),
-        disabled_checks=[export.DisabledSafetyCheck.custom_call(n) for n in jt.ffi_targets()],
-    )(jax.ShapeDtypeStruct((b, 5), jnp.float32), jax.ShapeDtypeStruct((b, 5), jnp.float32),
-      jax.ShapeDtypeStruct((), jnp.float32))
+      jax.jit(fn),
+      disabled_checks=[export.DisabledSafetyCheck.custom_call(n) for n in jt.ffi_targets()],
+    )(
+      jax.ShapeDtypeStruct((b, 5), jnp.float32),
+      jax.ShapeDtypeStruct((b, 5), jnp.float32),
+      jax.ShapeDtypeStruct((), jnp.float32),
+    )
     rng = np.random.default_rng(10)
     calls = []
     for batch in (3, LARGE // 5 + 1):  # inline, and the thread-pool path
-      calls.append((_random(rng, (batch, 5), np.float32), _random(rng, (batch, 5), np.float32, 0.5),
-                    np.float32(0.5)))
+      calls.append(
+        (
+          _random(rng, (batch, 5), np.float32),
+          _random(rng, (batch, 5), np.float32, 0.5),
+          np.float32(0.5),
+        )
+      )
     outs = self._round_trip_in_a_new_process(exported, calls)
     for (g, x, t), out in zip(calls, outs):
       self.assertEqual(out.shape, (2,) + g.shape)
@@ -515,7 +660,6 @@ _SHARD_MAP_CHILD = textwrap.dedent("""
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
 class FfiShardMapTest(absltest.TestCase):
-
   def test_shard_map_on_two_cpu_devices(self):
     flags = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
     proc = _run_python(_SHARD_MAP_CHILD, {"XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"})

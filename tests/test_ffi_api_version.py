@@ -25,7 +25,6 @@ struct XLA_FFI_Api_Version { int major_version; };
 
 
 class ParseHeaderTest(absltest.TestCase):
-
   def test_reads_major_and_minor(self):
     self.assertEqual(ffi_api_version.parse_c_api_header(_HEADER), (0, 3))
 
@@ -41,10 +40,10 @@ class ParseHeaderTest(absltest.TestCase):
 
 
 class IncompatibilityTest(absltest.TestCase):
-
   def _reason(self, built, running, built_jaxlib="0.10.2", running_jaxlib="0.10.2"):
-    return ffi_api_version.incompatibility(built, running, built_jaxlib=built_jaxlib,
-                                           running_jaxlib=running_jaxlib)
+    return ffi_api_version.incompatibility(
+      built, running, built_jaxlib=built_jaxlib, running_jaxlib=running_jaxlib
+    )
 
   def test_same_version_loads(self):
     self.assertIsNone(self._reason((0, 3), (0, 3)))
@@ -105,10 +104,11 @@ except ValueError as e:
 """
 
 
-@absltest.skipIf(_native is None or not getattr(_native, "HAS_FFI_HANDLER", False),
-                 "the native extension with the FFI handler is not built")
+@absltest.skipIf(
+  _native is None or not getattr(_native, "HAS_FFI_HANDLER", False),
+  "the native extension with the FFI handler is not built",
+)
 class RefusedBuildTest(absltest.TestCase):
-
   def test_the_installed_build_passes_its_own_check(self):
     ffi_api_version.check(_native)
     self.assertIn("ffi", jax_threshold.available_implementations())
@@ -116,8 +116,14 @@ class RefusedBuildTest(absltest.TestCase):
   def test_a_build_for_a_newer_api_is_not_registered_and_jax_keeps_working(self):
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(jax_threshold.__file__)))
     script = _FAKE_NEWER_BUILD.format(package_parent=package_parent, native_file=_native.__file__)
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], cwd="/",
-                            capture_output=True, text=True, timeout=300, check=False)
+    result = subprocess.run(
+      [sys.executable, "-c", textwrap.dedent(script)],
+      cwd="/",
+      capture_output=True,
+      text=True,
+      timeout=300,
+      check=False,
+    )
     self.assertEqual(result.returncode, 0, result.stderr)
     self.assertEqual(result.stdout.split("\n")[:3], ["3.0", "[0.0, 1.0, 1.0]", "ffi refused"])
 

@@ -39,8 +39,7 @@ requires_flax = unittest.skipIf(nn is None, "needs the [flax] extra")
 IMPLEMENTATIONS = ("auto",) + tuple(jt.available_implementations())
 THRESHOLD, VALUE = 0.1, -0.5
 # Inputs around the threshold: x == float32(0.1) must give VALUE (strict >).
-X = np.array([[-2.0, -0.1, 0.0, np.float32(0.1), 0.1000001, 0.5, 3.0, -7.5]],
-             np.float32)
+X = np.array([[-2.0, -0.1, 0.0, np.float32(0.1), 0.1000001, 0.5, 3.0, -7.5]], np.float32)
 
 
 def expected_forward(x, threshold, value):
@@ -76,9 +75,15 @@ def run_python(code):
   """Runs `code` in a fresh interpreter that imports the package under test."""
   env = dict(os.environ)
   env["PYTHONPATH"] = os.pathsep.join(
-      [package_parent()] + [p for p in [env.get("PYTHONPATH")] if p])
-  return subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
-                        env=env, capture_output=True, text=True, timeout=120)
+    [package_parent()] + [p for p in [env.get("PYTHONPATH")] if p]
+  )
+  return subprocess.run(
+    [sys.executable, "-c", textwrap.dedent(code)],
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=120,
+  )
 
 
 # The documented custom_vjp pattern (docs/custom_vjp.md).
@@ -102,12 +107,10 @@ user_threshold.defvjp(_user_threshold_fwd, _user_threshold_bwd)
 def assert_trees_equal(test, a, b):
   test.assertEqual(jax.tree.structure(a), jax.tree.structure(b))
   for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
-    np.testing.assert_array_equal(np.asarray(x, np.float32),
-                                  np.asarray(y, np.float32))
+    np.testing.assert_array_equal(np.asarray(x, np.float32), np.asarray(y, np.float32))
 
 
 class FlaxIsOptionalTest(absltest.TestCase):
-
   def test_import_jax_threshold_does_not_import_flax(self):
     result = run_python("""
         import sys
@@ -139,39 +142,39 @@ class FlaxIsOptionalTest(absltest.TestCase):
 
 @requires_flax
 class LinenThresholdTest(parameterized.TestCase):
-
   def test_forward(self):
     out = jt_linen.Threshold(THRESHOLD, VALUE).apply({}, jnp.asarray(X))
     np.testing.assert_array_equal(out, expected_forward(X, THRESHOLD, VALUE))
 
   def test_has_no_parameters(self):
-    variables = jt_linen.Threshold(THRESHOLD, VALUE).init(
-        jax.random.key(0), jnp.asarray(X))
+    variables = jt_linen.Threshold(THRESHOLD, VALUE).init(jax.random.key(0), jnp.asarray(X))
     self.assertEmpty(jax.tree.leaves(variables))
 
   def test_inside_sequential(self):
-    model = nn.Sequential([nn.Dense(5), jt_linen.Threshold(THRESHOLD, VALUE),
-                           nn.Dense(3)])
+    model = nn.Sequential([nn.Dense(5), jt_linen.Threshold(THRESHOLD, VALUE), nn.Dense(3)])
     params = model.init(jax.random.key(0), X)["params"]
     w0, b0 = params["layers_0"]["kernel"], params["layers_0"]["bias"]
     w2, b2 = params["layers_2"]["kernel"], params["layers_2"]["bias"]
     hidden = expected_forward(X @ w0 + b0, THRESHOLD, VALUE)
-    np.testing.assert_allclose(model.apply({"params": params}, X),
-                               hidden @ w2 + b2, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+      model.apply({"params": params}, X), hidden @ w2 + b2, rtol=1e-5, atol=1e-6
+    )
 
   @parameterized.named_parameters(*((n, n) for n in IMPLEMENTATIONS))
   def test_grad_goes_through_primitive(self, implementation):
-    model = nn.Sequential([
-        nn.Dense(6), jt_linen.Threshold(THRESHOLD, VALUE,
-                                        implementation=implementation),
-        nn.Dense(6), jt_linen.Threshold(0.0, 0.0,
-                                        implementation=implementation),
-        nn.Dense(2)])
+    model = nn.Sequential(
+      [
+        nn.Dense(6),
+        jt_linen.Threshold(THRESHOLD, VALUE, implementation=implementation),
+        nn.Dense(6),
+        jt_linen.Threshold(0.0, 0.0, implementation=implementation),
+        nn.Dense(2),
+      ]
+    )
     variables = model.init(jax.random.key(1), X)
     loss = lambda v, x: jnp.sum(model.apply(v, x) ** 2)
     self.assertEqual(count_threshold_backward(jax.grad(loss), variables, X), 2)
-    self.assertEqual(
-        count_threshold_backward(jax.grad(loss, argnums=1), variables, X), 2)
+    self.assertEqual(count_threshold_backward(jax.grad(loss, argnums=1), variables, X), 2)
 
   @parameterized.named_parameters(*((n, n) for n in IMPLEMENTATIONS))
   def test_input_grad(self, implementation):
@@ -212,7 +215,6 @@ class LinenThresholdTest(parameterized.TestCase):
 
 @requires_flax
 class NnxThresholdTest(parameterized.TestCase):
-
   def test_forward(self):
     out = jt_nnx.Threshold(THRESHOLD, VALUE)(jnp.asarray(X))
     np.testing.assert_array_equal(out, expected_forward(X, THRESHOLD, VALUE))
@@ -223,10 +225,14 @@ class NnxThresholdTest(parameterized.TestCase):
 
   def test_pytorch_inplace_is_accepted_and_changes_nothing(self):
     x = jnp.asarray(X)
-    for layer in (jt_nnx.Threshold(0.1, 20, inplace=True), jt_nnx.Threshold(0.1, 20, True),
-                  jt_nnx.Threshold(0.1, 20, inplace=False)):
-      np.testing.assert_array_equal(nnx.jit(lambda m, x: m(x))(layer, x),
-                                    expected_forward(X, 0.1, 20))
+    for layer in (
+      jt_nnx.Threshold(0.1, 20, inplace=True),
+      jt_nnx.Threshold(0.1, 20, True),
+      jt_nnx.Threshold(0.1, 20, inplace=False),
+    ):
+      np.testing.assert_array_equal(
+        nnx.jit(lambda m, x: m(x))(layer, x), expected_forward(X, 0.1, 20)
+      )
       _, state = nnx.split(layer)
       self.assertEmpty(jax.tree.leaves(state))
     np.testing.assert_array_equal(x, X)
@@ -235,21 +241,21 @@ class NnxThresholdTest(parameterized.TestCase):
     rngs = nnx.Rngs(0)
     first, last = nnx.Linear(8, 5, rngs=rngs), nnx.Linear(5, 3, rngs=rngs)
     model = nnx.Sequential(first, jt_nnx.Threshold(THRESHOLD, VALUE), last)
-    hidden = expected_forward(X @ first.kernel[...] + first.bias[...],
-                              THRESHOLD, VALUE)
+    hidden = expected_forward(X @ first.kernel[...] + first.bias[...], THRESHOLD, VALUE)
     np.testing.assert_allclose(
-        model(X), hidden @ last.kernel[...] + last.bias[...],
-        rtol=1e-5, atol=1e-6)
+      model(X), hidden @ last.kernel[...] + last.bias[...], rtol=1e-5, atol=1e-6
+    )
 
   @parameterized.named_parameters(*((n, n) for n in IMPLEMENTATIONS))
   def test_grad_goes_through_primitive(self, implementation):
     rngs = nnx.Rngs(1)
     model = nnx.Sequential(
-        nnx.Linear(8, 6, rngs=rngs),
-        jt_nnx.Threshold(THRESHOLD, VALUE, implementation=implementation),
-        nnx.Linear(6, 6, rngs=rngs),
-        jt_nnx.Threshold(0.0, 0.0, implementation=implementation),
-        nnx.Linear(6, 2, rngs=rngs))
+      nnx.Linear(8, 6, rngs=rngs),
+      jt_nnx.Threshold(THRESHOLD, VALUE, implementation=implementation),
+      nnx.Linear(6, 6, rngs=rngs),
+      jt_nnx.Threshold(0.0, 0.0, implementation=implementation),
+      nnx.Linear(6, 2, rngs=rngs),
+    )
     graphdef, params = nnx.split(model, nnx.Param)
 
     def loss(params, x):
@@ -273,9 +279,9 @@ class NnxThresholdTest(parameterized.TestCase):
       self.assertEqual(implementations_used(grad, X), {implementation})
     with jt.implementation(implementation):
       self.assertEqual(
-          implementations_used(jax.grad(
-              lambda x: jnp.sum(jt_nnx.Threshold(THRESHOLD, VALUE)(x))), X),
-          {implementation})
+        implementations_used(jax.grad(lambda x: jnp.sum(jt_nnx.Threshold(THRESHOLD, VALUE)(x))), X),
+        {implementation},
+      )
 
   def test_unknown_implementation_is_rejected(self):
     layer = jt_nnx.Threshold(THRESHOLD, VALUE, implementation="no-such")
@@ -286,9 +292,9 @@ class NnxThresholdTest(parameterized.TestCase):
     # The train-step idiom of examples/flax_mlp.py, on both supported Flax
     # versions: nnx.Optimizer(model, tx, wrt=...) and update(model, grads).
     rngs = nnx.Rngs(2)
-    model = nnx.Sequential(nnx.Linear(8, 16, rngs=rngs),
-                           jt_nnx.Threshold(0.0, 0.0),
-                           nnx.Linear(16, 1, rngs=rngs))
+    model = nnx.Sequential(
+      nnx.Linear(8, 16, rngs=rngs), jt_nnx.Threshold(0.0, 0.0), nnx.Linear(16, 1, rngs=rngs)
+    )
     optimizer = nnx.Optimizer(model, optax.sgd(0.05), wrt=nnx.Param)
     x = jax.random.normal(jax.random.key(3), (32, 8))
     y = jnp.sum(x, axis=1, keepdims=True)
@@ -318,45 +324,45 @@ class UserThreshold(nn.Module if nn is not None else object):
 class CustomVjpTest(parameterized.TestCase):
   """A user's custom_vjp activation on jt.threshold_backward == the modules."""
 
-  @parameterized.product(implementation=IMPLEMENTATIONS,
-                         dtype=[jnp.float32, jnp.bfloat16])
+  @parameterized.product(implementation=IMPLEMENTATIONS, dtype=[jnp.float32, jnp.bfloat16])
   def test_linen_model_matches_builtin(self, implementation, dtype):
     # 0.5 is exact in bfloat16, so the user's comparison (in the input dtype)
     # and the built-in one (in float32, docs/behaviour.md §1) classify alike.
     def mlp(activation):
-      return nn.Sequential([
-          nn.Dense(16, dtype=dtype), activation(0.5, 0.0),
-          nn.Dense(16, dtype=dtype), activation(0.0, 0.0),
-          nn.Dense(3, dtype=dtype)])
+      return nn.Sequential(
+        [
+          nn.Dense(16, dtype=dtype),
+          activation(0.5, 0.0),
+          nn.Dense(16, dtype=dtype),
+          activation(0.0, 0.0),
+          nn.Dense(3, dtype=dtype),
+        ]
+      )
 
     builtin, custom = mlp(jt_linen.Threshold), mlp(UserThreshold)
     x = jax.random.normal(jax.random.key(4), (8, 12)).astype(dtype)
     params = builtin.init(jax.random.key(5), x)
-    loss = lambda m: lambda p, x: jnp.sum(m.apply(p, x).astype(jnp.float32)
-                                          ** 2)
+    loss = lambda m: lambda p, x: jnp.sum(m.apply(p, x).astype(jnp.float32) ** 2)
     with jt.implementation(implementation):
-      assert_trees_equal(self, jax.jit(builtin.apply)(params, x),
-                         jax.jit(custom.apply)(params, x))
+      assert_trees_equal(self, jax.jit(builtin.apply)(params, x), jax.jit(custom.apply)(params, x))
       assert_trees_equal(
-          self, jax.jit(jax.grad(loss(builtin), argnums=(0, 1)))(params, x),
-          jax.jit(jax.grad(loss(custom), argnums=(0, 1)))(params, x))
-      self.assertEqual(count_threshold_backward(jax.grad(loss(custom)),
-                                                params, x), 2)
+        self,
+        jax.jit(jax.grad(loss(builtin), argnums=(0, 1)))(params, x),
+        jax.jit(jax.grad(loss(custom), argnums=(0, 1)))(params, x),
+      )
+      self.assertEqual(count_threshold_backward(jax.grad(loss(custom)), params, x), 2)
       # The backward rule's implementation=None follows the enclosing block.
-      self.assertEqual(implementations_used(jax.grad(loss(custom)), params, x),
-                       {implementation})
+      self.assertEqual(implementations_used(jax.grad(loss(custom)), params, x), {implementation})
 
   @parameterized.named_parameters(*((n, n) for n in IMPLEMENTATIONS))
   def test_nnx_model_matches_builtin(self, implementation):
     class UserNnxThreshold(nnx.Module):
-
       def __call__(self, x):
         return user_threshold(x, THRESHOLD, VALUE)
 
     def mlp(activation):
       rngs = nnx.Rngs(6)  # Same seed: same initial weights in both models.
-      return nnx.Sequential(nnx.Linear(8, 16, rngs=rngs), activation,
-                            nnx.Linear(16, 3, rngs=rngs))
+      return nnx.Sequential(nnx.Linear(8, 16, rngs=rngs), activation, nnx.Linear(16, 3, rngs=rngs))
 
     builtin = mlp(jt_nnx.Threshold(THRESHOLD, VALUE))
     custom = mlp(UserNnxThreshold())
@@ -365,19 +371,17 @@ class CustomVjpTest(parameterized.TestCase):
       assert_trees_equal(self, builtin(X), custom(X))
       grads_builtin = nnx.jit(nnx.grad(loss))(builtin)
       grads_custom = nnx.jit(nnx.grad(loss))(custom)
-    assert_trees_equal(self, nnx.state(grads_builtin, nnx.Param),
-                       nnx.state(grads_custom, nnx.Param))
+    assert_trees_equal(
+      self, nnx.state(grads_builtin, nnx.Param), nnx.state(grads_custom, nnx.Param)
+    )
 
   def test_vmap_of_custom_vjp_grad(self):
     # Per-example gradients: the backward rule's primitive is batched.
     x = jax.random.normal(jax.random.key(7), (5, 8))
-    g_user = jax.vmap(jax.grad(lambda v: jnp.sum(
-        user_threshold(v, THRESHOLD, VALUE) ** 2)))(x)
-    g_builtin = jax.vmap(jax.grad(lambda v: jnp.sum(
-        jt.threshold(v, THRESHOLD, VALUE) ** 2)))(x)
+    g_user = jax.vmap(jax.grad(lambda v: jnp.sum(user_threshold(v, THRESHOLD, VALUE) ** 2)))(x)
+    g_builtin = jax.vmap(jax.grad(lambda v: jnp.sum(jt.threshold(v, THRESHOLD, VALUE) ** 2)))(x)
     np.testing.assert_array_equal(g_user, g_builtin)
-    np.testing.assert_array_equal(
-        g_user, np.where(x > np.float32(THRESHOLD), 2 * x, 0))
+    np.testing.assert_array_equal(g_user, np.where(x > np.float32(THRESHOLD), 2 * x, 0))
 
 
 if __name__ == "__main__":

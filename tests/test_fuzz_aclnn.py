@@ -45,17 +45,19 @@ SEED = int(os.environ.get("JAX_THRESHOLD_FUZZ_SEED", "20261130"))
 ONLY_CASE = os.environ.get("JAX_THRESHOLD_FUZZ_CASE")
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
-SUPPORTED = [np.dtype(d) for d in ("float32", "float16", "int32", "int8", "uint8", "int64",
-                                   "float64")] + [BF16]
-UNSUPPORTED = [np.dtype(d) for d in ("bool", "int16", "uint16", "uint32", "uint64", "complex64",
-                                     "complex128")] + [np.dtype(ml_dtypes.float8_e4m3fn)]
+SUPPORTED = [
+  np.dtype(d) for d in ("float32", "float16", "int32", "int8", "uint8", "int64", "float64")
+] + [BF16]
+UNSUPPORTED = [
+  np.dtype(d) for d in ("bool", "int16", "uint16", "uint32", "uint64", "complex64", "complex128")
+] + [np.dtype(ml_dtypes.float8_e4m3fn)]
 BASE_910 = {"float32", "int32", "float16", "int8", "uint8"}
 SOC_DTYPES = {
-    # Refused whatever the dtype: its AscendC API cannot run the kernels (README, kernels).
-    "Ascend910": set(),
-    "Ascend910B": BASE_910 | {"bfloat16"},
-    "Ascend950": BASE_910 | {"bfloat16"},  # + int64 when the threshold is exactly 0
-    "host": BASE_910 | {"bfloat16", "int64", "float64"},
+  # Refused whatever the dtype: its AscendC API cannot run the kernels (README, kernels).
+  "Ascend910": set(),
+  "Ascend910B": BASE_910 | {"bfloat16"},
+  "Ascend950": BASE_910 | {"bfloat16"},  # + int64 when the threshold is exactly 0
+  "host": BASE_910 | {"bfloat16", "int64", "float64"},
 }
 # The contract's limits (docs/behaviour.md §2 and the executor's platform check).
 MAX_RANK = 8
@@ -89,6 +91,7 @@ def _exact(threshold):
 # ---------------------------------------------------------------------------------------------
 # Drawing a case.
 
+
 def _shape_pair(rng):
   """(g shape, x shape, out shape, mode) -- mostly broadcastable."""
   kind = rng.random()
@@ -99,8 +102,10 @@ def _shape_pair(rng):
     n = int(rng.choice([512 * ((2**55 + 1) // 3), 2**62, 2**61 + 3, 2**40, 3 * 2**58]))
     return (n,), (n,), (n,), "huge"
   rank = int(rng.integers(0, MAX_RANK + 2 if rng.random() < 0.05 else MAX_RANK + 1))
-  dims = [int(rng.choice([0, 1, 1, 2, 3, 4, 5, 7])) if rng.random() < 0.1 else
-          int(rng.integers(1, 6)) for _ in range(rank)]
+  dims = [
+    int(rng.choice([0, 1, 1, 2, 3, 4, 5, 7])) if rng.random() < 0.1 else int(rng.integers(1, 6))
+    for _ in range(rank)
+  ]
   while rank and np.prod(dims, dtype=np.int64) > 4096:
     dims[int(rng.integers(rank))] = 1
   if rng.random() < 0.25 and rank:  # one larger dim: several tiles and cores
@@ -191,8 +196,9 @@ def _values(dtype, shape, rng):
   if dtype.kind == "c":
     return (rng.normal(size=n) + 1j * rng.normal(size=n)).astype(dtype).reshape(shape)
   a = rng.uniform(-4, 4, size=n) * 2.0 ** rng.integers(-3, 4, size=n)
-  special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, 0.5, 1e-40, -1e-40, 1e-310,
-                      2.0**100, 65504.0, 3.0e38])
+  special = np.array(
+    [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, 0.5, 1e-40, -1e-40, 1e-310, 2.0**100, 65504.0, 3.0e38]
+  )
   pick = rng.random(n) < 0.3
   a[pick] = rng.choice(special, size=int(pick.sum()))
   with np.errstate(over="ignore"):
@@ -202,8 +208,12 @@ def _values(dtype, shape, rng):
 def _threshold(rng, x_values):
   """A threshold of any type, often near (or exactly at) a value of x."""
   near = None
-  if x_values is not None and x_values.size and x_values.dtype.kind in "fiuV" and \
-     x_values.dtype != np.bool_:
+  if (
+    x_values is not None
+    and x_values.size
+    and x_values.dtype.kind in "fiuV"
+    and x_values.dtype != np.bool_
+  ):
     v = x_values.reshape(-1)[int(rng.integers(x_values.size))]
     try:
       near = oracle._exact(v)
@@ -218,11 +228,22 @@ def _threshold(rng, x_values):
       # rounding via float64 first lands on the midpoint (a tie) and may go the wrong way.
       f = np.float32(near) if abs(near) < 2**127 else np.float32(2**100)
       ulp = Fraction(float(np.spacing(np.abs(f))))
-      t = Fraction(float(f)) + ulp / 2 * (1 if k % 2 else -1) + \
-          ulp * Fraction(int(rng.choice([-1, 1])), 2**int(rng.integers(35, 80)))
+      t = (
+        Fraction(float(f))
+        + ulp / 2 * (1 if k % 2 else -1)
+        + ulp * Fraction(int(rng.choice([-1, 1])), 2 ** int(rng.integers(35, 80)))
+      )
     else:
-      tweak = [Fraction(0), Fraction(1, 2**24), -Fraction(1, 2**25), Fraction(1, 2**60),
-               Fraction(1, 2), -Fraction(1, 3), Fraction(1, 2**1100), Fraction(1, 2**11)]
+      tweak = [
+        Fraction(0),
+        Fraction(1, 2**24),
+        -Fraction(1, 2**25),
+        Fraction(1, 2**60),
+        Fraction(1, 2),
+        -Fraction(1, 3),
+        Fraction(1, 2**1100),
+        Fraction(1, 2**11),
+      ]
       t = near + tweak[int(rng.integers(len(tweak)))] * (abs(near) if near else 1)
     form = int(rng.integers(0, 5))
     if form == 0:
@@ -237,23 +258,50 @@ def _threshold(rng, x_values):
         return Decimal(t.numerator) / Decimal(t.denominator)
     return np.float32(t) if rng.random() < 0.5 else np.float64(t)
   choices = [
-      lambda: int(rng.integers(-300, 300)),
-      lambda: int(rng.choice([2**63 - 1, -2**63, -2**63 - 1, 2**63, 2**64 - 1, 2**64, 2**1024,
-                              -2**1024 - 1, 2**5000, -2**70 + 1])),
-      lambda: float(rng.choice([0.0, -0.0, 0.5, -1.5, 1e-9, 1e-40, 1e-50, 3.4e38, 1e300,
-                                math.inf, -math.inf, math.nan])),
-      lambda: float(rng.normal() * 2.0 ** int(rng.integers(-30, 30))),
-      lambda: Fraction(int(rng.integers(-10**6, 10**6)), int(rng.integers(1, 10**6))),
-      lambda: Fraction(1) + Fraction(1, 2**24) + Fraction(1, 2**60),
-      lambda: Decimal(str(rng.normal())) if rng.random() < 0.7 else
-              Decimal(str(rng.choice(["NaN", "-Infinity", "Infinity", "1e-400", "-0", "1e400"]))),
-      lambda: np.float16(rng.normal()), lambda: ml_dtypes.bfloat16(rng.normal()),
-      lambda: np.longdouble(rng.normal()) / np.longdouble(3),
-      lambda: np.int8(rng.integers(-128, 128)), lambda: np.uint64(2**64 - 1),
-      lambda: np.int64(rng.integers(-2**63, 2**63 - 1)),
-      lambda: np.array(rng.normal()), lambda: np.array(int(rng.integers(-5, 5)), np.int32),
-      lambda: bool(rng.random() < 0.5), lambda: np.bool_(True),
-      lambda: complex(1, 1), lambda: np.complex64(2), lambda: None, lambda: "0.5",
+    lambda: int(rng.integers(-300, 300)),
+    lambda: int(
+      rng.choice(
+        [
+          2**63 - 1,
+          -(2**63),
+          -(2**63) - 1,
+          2**63,
+          2**64 - 1,
+          2**64,
+          2**1024,
+          -(2**1024) - 1,
+          2**5000,
+          -(2**70) + 1,
+        ]
+      )
+    ),
+    lambda: float(
+      rng.choice(
+        [0.0, -0.0, 0.5, -1.5, 1e-9, 1e-40, 1e-50, 3.4e38, 1e300, math.inf, -math.inf, math.nan]
+      )
+    ),
+    lambda: float(rng.normal() * 2.0 ** int(rng.integers(-30, 30))),
+    lambda: Fraction(int(rng.integers(-(10**6), 10**6)), int(rng.integers(1, 10**6))),
+    lambda: Fraction(1) + Fraction(1, 2**24) + Fraction(1, 2**60),
+    lambda: (
+      Decimal(str(rng.normal()))
+      if rng.random() < 0.7
+      else Decimal(str(rng.choice(["NaN", "-Infinity", "Infinity", "1e-400", "-0", "1e400"])))
+    ),
+    lambda: np.float16(rng.normal()),
+    lambda: ml_dtypes.bfloat16(rng.normal()),
+    lambda: np.longdouble(rng.normal()) / np.longdouble(3),
+    lambda: np.int8(rng.integers(-128, 128)),
+    lambda: np.uint64(2**64 - 1),
+    lambda: np.int64(rng.integers(-(2**63), 2**63 - 1)),
+    lambda: np.array(rng.normal()),
+    lambda: np.array(int(rng.integers(-5, 5)), np.int32),
+    lambda: bool(rng.random() < 0.5),
+    lambda: np.bool_(True),
+    lambda: complex(1, 1),
+    lambda: np.complex64(2),
+    lambda: None,
+    lambda: "0.5",
   ]
   return choices[int(rng.integers(len(choices)))]()
 
@@ -268,14 +316,29 @@ def _platform(rng):
     kw["ub_size"] = int(rng.integers(UB_MIN // UB_ALIGN, UB_MAX // UB_ALIGN + 1)) * UB_ALIGN
     kw["core_num"] = int(rng.choice([1, 2, 3, 7, 48, 64, 4096]))
     return kw, state
-  hostile = [("ub_size", 2000), ("ub_size", 0), ("ub_size", 512), ("ub_size", UB_MIN - 32),
-             ("ub_size", UB_MAX + 32), ("ub_size", 2**40), ("ub_size", 2**64 - 1),
-             ("ub_size", UB_MIN + 16), ("core_num", 0), ("core_num", CORE_MAX + 1),
-             ("core_num", 2**32 - 1), ("core_num", -1), ("ub_size", 2**64),
-             ("core_num", 2**32), ("core_num", True), ("ub_size", 16384.0)]
+  hostile = [
+    ("ub_size", 2000),
+    ("ub_size", 0),
+    ("ub_size", 512),
+    ("ub_size", UB_MIN - 32),
+    ("ub_size", UB_MAX + 32),
+    ("ub_size", 2**40),
+    ("ub_size", 2**64 - 1),
+    ("ub_size", UB_MIN + 16),
+    ("core_num", 0),
+    ("core_num", CORE_MAX + 1),
+    ("core_num", 2**32 - 1),
+    ("core_num", -1),
+    ("ub_size", 2**64),
+    ("core_num", 2**32),
+    ("core_num", True),
+    ("ub_size", 16384.0),
+  ]
   name, value = hostile[int(rng.integers(len(hostile)))]
   kw[name] = value
-  if isinstance(value, (bool, float)) or value < 0 or value >= 2**(64 if name == "ub_size" else 32):
+  if (
+    isinstance(value, (bool, float)) or value < 0 or value >= 2 ** (64 if name == "ub_size" else 32)
+  ):
     return kw, "python"
   return kw, "invalid"
 
@@ -283,15 +346,17 @@ def _platform(rng):
 # ---------------------------------------------------------------------------------------------
 # One case.
 
-class _Case:
 
+class _Case:
   def __init__(self, index):
     self.index = index
     self.rng = np.random.default_rng([SEED, index])
 
   def describe(self):
-    return (f"fuzz case {self.index} (JAX_THRESHOLD_FUZZ_SEED={SEED} "
-            f"JAX_THRESHOLD_FUZZ_CASE={self.index}): {self.summary}")
+    return (
+      f"fuzz case {self.index} (JAX_THRESHOLD_FUZZ_SEED={SEED} "
+      f"JAX_THRESHOLD_FUZZ_CASE={self.index}): {self.summary}"
+    )
 
   def build(self):
     rng = self.rng
@@ -336,7 +401,9 @@ class _Case:
     overlap = None
     if not huge and rng.random() < 0.25:  # out shares memory with an input
       src = int(rng.integers(2))
-      if rng.random() < 0.4 and layouts[src][0] == layouts[2][0] and layouts[src][1] == layouts[2][1]:
+      if (
+        rng.random() < 0.4 and layouts[src][0] == layouts[2][0] and layouts[src][1] == layouts[2][1]
+      ):
         layouts[2][2] = list(layouts[src][2])
         self.odd_strides[2] = self.odd_strides[src]
         firsts[2] = firsts[src]  # the exact same view: in place
@@ -378,7 +445,7 @@ class _Case:
         base = np.array([t, t]).astype(x.dtype)
         bits = base.view(f"u{x.dtype.itemsize}") + np.array([1, -1]).astype(f"u{x.dtype.itemsize}")
         picks = rng.integers(0, x.size, size=min(x.size, 4))
-        x.flat[picks] = np.concatenate([bits.view(x.dtype), base])[:len(picks)]
+        x.flat[picks] = np.concatenate([bits.view(x.dtype), base])[: len(picks)]
       except (TypeError, ValueError, OverflowError):
         pass
     if not huge and rng.random() < 0.02 and self.args[2] is not None:
@@ -387,10 +454,12 @@ class _Case:
       self.readonly = True
     else:
       self.readonly = False
-    self.summary = (f"soc={self.soc} platform={self.platform} dtypes={[d.str for d in dtypes]} "
-                    f"shapes={shapes} strides={[v.strides for v in self.views]} "
-                    f"offsets={firsts} {overlap or ''} nulls={nulls} "
-                    f"threshold={self.threshold!r} ({type(self.threshold).__name__})")
+    self.summary = (
+      f"soc={self.soc} platform={self.platform} dtypes={[d.str for d in dtypes]} "
+      f"shapes={shapes} strides={[v.strides for v in self.views]} "
+      f"offsets={firsts} {overlap or ''} nulls={nulls} "
+      f"threshold={self.threshold!r} ({type(self.threshold).__name__})"
+    )
 
   def expectation(self):
     """'python' (TypeError/ValueError), 'status' (a nonzero status), 'ok', or 'either' (huge
@@ -399,8 +468,9 @@ class _Case:
     g, x, out = self.args
     if self.platform_state == "python" or self.readonly:
       return "python"
-    if any((s or o) and a is not None
-           for s, o, a in zip(self.swapped, self.odd_strides, self.args)):
+    if any(
+      (s or o) and a is not None for s, o, a in zip(self.swapped, self.odd_strides, self.args)
+    ):
       return "python"
     try:
       value = _exact(self.threshold)
@@ -442,20 +512,25 @@ class _Case:
     copies = [None if a is None or a.size > RUN_MAX_ELEMENTS else np.array(a) for a in (g, x)]
     try:
       status, ws, executor = aclnn.threshold_backward_get_workspace_size(
-          g, x, self.threshold, out, soc=self.soc, **self.platform)
+        g, x, self.threshold, out, soc=self.soc, **self.platform
+      )
     except (TypeError, ValueError) as e:
-      test.assertEqual(expect, "python",
-                    f"{self.describe()}\nunexpected {type(e).__name__}: {e}")
+      test.assertEqual(expect, "python", f"{self.describe()}\nunexpected {type(e).__name__}: {e}")
       test.assertTrue(np.array_equal(self.arena, before), self.describe())
       return "python"
-    test.assertNotIn(expect, ("python",),
-                     f"{self.describe()}\nexpected TypeError/ValueError, got status {status}")
+    test.assertNotIn(
+      expect, ("python",), f"{self.describe()}\nexpected TypeError/ValueError, got status {status}"
+    )
     message = aclnn.recent_error_message() if status else ""
     if status != aclnn.ACLNN_SUCCESS:
-      test.assertIn(expect, ("status", "either"),
-                    f"{self.describe()}\nrefused with {status}: {message}")
-      test.assertIn(status, (aclnn.ACLNN_ERR_PARAM_NULLPTR, aclnn.ACLNN_ERR_PARAM_INVALID),
-                    f"{self.describe()}\n{message}")
+      test.assertIn(
+        expect, ("status", "either"), f"{self.describe()}\nrefused with {status}: {message}"
+      )
+      test.assertIn(
+        status,
+        (aclnn.ACLNN_ERR_PARAM_NULLPTR, aclnn.ACLNN_ERR_PARAM_INVALID),
+        f"{self.describe()}\n{message}",
+      )
       test.assertIsNone(executor)
       test.assertTrue(message, self.describe())
       test.assertTrue(np.array_equal(self.arena, before), self.describe())
@@ -468,13 +543,15 @@ class _Case:
       return "planned"
     workspace = np.empty(ws, np.uint8) if ws else None
     status = aclnn.threshold_backward(workspace, ws, executor)
-    test.assertEqual(status, aclnn.ACLNN_SUCCESS,
-                     f"{self.describe()}\nphase two: {aclnn.recent_error_message()}")
+    test.assertEqual(
+      status, aclnn.ACLNN_SUCCESS, f"{self.describe()}\nphase two: {aclnn.recent_error_message()}"
+    )
     expected = oracle.threshold_backward(copies[0], copies[1], self.threshold)
     want = before.copy()
     if n:
-      offsets = np.zeros(out.shape, np.int64) + (out.__array_interface__["data"][0] -
-                                                 self.arena.__array_interface__["data"][0])
+      offsets = np.zeros(out.shape, np.int64) + (
+        out.__array_interface__["data"][0] - self.arena.__array_interface__["data"][0]
+      )
       for d, s in enumerate(out.strides):
         shape = [1] * out.ndim
         shape[d] = out.shape[d]
@@ -489,9 +566,11 @@ class _Case:
       want[unique[:, None] + np.arange(item)] = raw[last]
     if not np.array_equal(self.arena, want):
       changed = np.flatnonzero(self.arena != want)
-      test.fail(f"{self.describe()}\n{changed.size} arena bytes differ from the oracle / "
-                f"untouched memory, first at byte {changed[0]} (kernel "
-                f"{executor.kernel}, copies {executor.copies})")
+      test.fail(
+        f"{self.describe()}\n{changed.size} arena bytes differ from the oracle / "
+        f"untouched memory, first at byte {changed[0]} (kernel "
+        f"{executor.kernel}, copies {executor.copies})"
+      )
     return "ran"
 
 
@@ -530,6 +609,7 @@ def _child_main(progress_path):
   """Entry point of the child process: prints the outcomes, or the failure, as JSON."""
   import json
   import sys
+
   try:
     outcomes = run_cases(SECONDS, progress_path)
   except AssertionError as e:
@@ -540,7 +620,6 @@ def _child_main(progress_path):
 
 @unittest.skipIf(aclnn is None, _SKIP if aclnn is None else "")
 class FuzzTest(absltest.TestCase):
-
   def test_fuzz(self):
     """Runs the cases in a child process, so a crash (or a sanitizer report) is a failed test
     that names the case, not a dead pytest."""
@@ -548,27 +627,33 @@ class FuzzTest(absltest.TestCase):
     import subprocess
     import sys
     import tempfile
+
     if SECONDS <= 0 and ONLY_CASE is None:
       self.skipTest("JAX_THRESHOLD_FUZZ_SECONDS=0")
     tests_dir = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory() as tmp:
       progress = os.path.join(tmp, "case")
-      code = (f"import sys; sys.path[:] = {[tests_dir] + sys.path!r}\n"
-              f"import test_fuzz_aclnn; test_fuzz_aclnn._child_main({progress!r})")
-      result = subprocess.run([sys.executable, "-c", code], cwd=tmp, capture_output=True,
-                              text=True, timeout=SECONDS + 600)
+      code = (
+        f"import sys; sys.path[:] = {[tests_dir] + sys.path!r}\n"
+        f"import test_fuzz_aclnn; test_fuzz_aclnn._child_main({progress!r})"
+      )
+      result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp, capture_output=True, text=True, timeout=SECONDS + 600
+      )
       case = open(progress).read().strip() if os.path.exists(progress) else "?"
     lines = result.stdout.strip().splitlines()
     report = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
     if "failure" in report:
       self.fail(report["failure"])
-    self.assertEqual(result.returncode, 0,
-                     f"the fuzz process died (rc {result.returncode}) in case {case}: replay with "
-                     f"JAX_THRESHOLD_FUZZ_SEED={SEED} JAX_THRESHOLD_FUZZ_CASE={case}\n"
-                     f"{result.stderr[-6000:]}")
+    self.assertEqual(
+      result.returncode,
+      0,
+      f"the fuzz process died (rc {result.returncode}) in case {case}: replay with "
+      f"JAX_THRESHOLD_FUZZ_SEED={SEED} JAX_THRESHOLD_FUZZ_CASE={case}\n"
+      f"{result.stderr[-6000:]}",
+    )
     outcomes = report["outcomes"]
-    print(f"\naclnn fuzz: {sum(outcomes.values())} cases in {SECONDS:g}s (seed {SEED}): "
-          f"{outcomes}")
+    print(f"\naclnn fuzz: {sum(outcomes.values())} cases in {SECONDS:g}s (seed {SEED}): {outcomes}")
     if ONLY_CASE is None and SECONDS >= 5:
       # Every kind of outcome occurs in a real run (else the generator has gone wrong).
       for outcome in ("python", "status", "ran"):

@@ -59,8 +59,12 @@ class SubnormalTest(parameterized.TestCase):
     expected = oracle.threshold_backward(g, x, threshold)
     for f in _both_ways(impl):
       _assert_bits_equal(f(g, x, threshold), expected)
-    _assert_bits_equal(jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation=impl))(
-        g, x, threshold_dtype(threshold)), expected)
+    _assert_bits_equal(
+      jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation=impl))(
+        g, x, threshold_dtype(threshold)
+      ),
+      expected,
+    )
     return expected
 
   @parameterized.product(impl=IMPLS)
@@ -70,8 +74,12 @@ class SubnormalTest(parameterized.TestCase):
 
   @parameterized.product(impl=IMPLS, threshold=[1.5e-40, -1.5e-40, F32_MIN_SUBNORMAL, -0.0])
   def test_float32_subnormal_thresholds(self, impl, threshold):
-    self._check(impl, np.float32, [1e-40, 2e-40, -1e-40, -2e-40, F32_MIN_SUBNORMAL, 0.0, 1.0,
-                                   np.nan], threshold)
+    self._check(
+      impl,
+      np.float32,
+      [1e-40, 2e-40, -1e-40, -2e-40, F32_MIN_SUBNORMAL, 0.0, 1.0, np.nan],
+      threshold,
+    )
 
   @parameterized.product(impl=IMPLS, threshold=[0.0, 3e-8, -3e-8])
   def test_float16_subnormals_widen(self, impl, threshold):
@@ -88,14 +96,20 @@ class SubnormalTest(parameterized.TestCase):
     x = np.array([-1, 0, 1], np.int32)
     g = np.array([5, 6, 7], np.int32)
     out = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation=impl))(
-        g, x, jnp.float32(-1e-40))
+      g, x, jnp.float32(-1e-40)
+    )
     np.testing.assert_array_equal(out, [0, 6, 7])
 
   @parameterized.product(impl=IMPLS, threshold=[0.0, 5e-311, -5e-311])
   def test_float64_subnormals(self, impl, threshold):
     with jax.enable_x64(True):
-      self._check(impl, np.float64, [1e-310, -1e-310, F64_MIN_SUBNORMAL, 0.0, -0.0, 1e-300],
-                  threshold, threshold_dtype=np.float64)
+      self._check(
+        impl,
+        np.float64,
+        [1e-310, -1e-310, F64_MIN_SUBNORMAL, 0.0, -0.0, 1e-300],
+        threshold,
+        threshold_dtype=np.float64,
+      )
 
   @parameterized.product(impl=IMPLS, threshold=[1.5e-40, -1.5e-40, 1e-45])
   def test_traced_float64_threshold_rounds_to_a_float32_subnormal(self, impl, threshold):
@@ -104,7 +118,8 @@ class SubnormalTest(parameterized.TestCase):
       x = np.array([1e-40, 2e-40, -1e-40, -2e-40, F32_MIN_SUBNORMAL, 0.0], np.float32)
       g = np.arange(1, x.size + 1).astype(np.float32)
       out = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation=impl))(
-          g, x, np.float64(threshold))
+        g, x, np.float64(threshold)
+      )
       _assert_bits_equal(out, oracle.threshold_backward(g, x, threshold))
 
   @parameterized.product(impl=IMPLS, threshold=[1e-40, -1e-40])
@@ -113,8 +128,7 @@ class SubnormalTest(parameterized.TestCase):
       t32 = np.float32(threshold)
       x = np.array([float(t32) * 0.5, float(t32), float(t32) * 1.5, 0.0], np.float64)
       g = np.arange(1, x.size + 1).astype(np.float64)
-      out = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation=impl))(
-          g, x, t32)
+      out = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation=impl))(g, x, t32)
       _assert_bits_equal(out, np.where(x > float(t32), g, 0.0))
 
   @parameterized.product(impl=IMPLS)
@@ -125,7 +139,8 @@ class SubnormalTest(parameterized.TestCase):
     g = rng.standard_normal(300_001).astype(np.float32)
     for threshold in (0.0, 1e-40):
       out = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation=impl))(
-          g, x, jnp.float32(threshold))
+        g, x, jnp.float32(threshold)
+      )
       _assert_bits_equal(out, np.where(x > np.float32(threshold), g, np.float32(0)))
 
   @parameterized.product(impl=IMPLS)
@@ -161,9 +176,29 @@ class FlushProofConversionTest(parameterized.TestCase):
 
   def test_float64_to_float32_rounds_once(self):
     tiny = F32_MIN_SUBNORMAL
-    values = np.array([1.5e-40, -1.5e-40, tiny, tiny / 2, tiny * 0.75, tiny * 2.5, tiny * 3.5,
-                       2.0 ** -126 - 2.0 ** -160, 2.0 ** -126, -0.0, 0.0, F64_MIN_SUBNORMAL,
-                       1.0, -3.5e38, 1e39, np.inf, -np.inf, np.nan], np.float64)
+    values = np.array(
+      [
+        1.5e-40,
+        -1.5e-40,
+        tiny,
+        tiny / 2,
+        tiny * 0.75,
+        tiny * 2.5,
+        tiny * 3.5,
+        2.0**-126 - 2.0**-160,
+        2.0**-126,
+        -0.0,
+        0.0,
+        F64_MIN_SUBNORMAL,
+        1.0,
+        -3.5e38,
+        1e39,
+        np.inf,
+        -np.inf,
+        np.nan,
+      ],
+      np.float64,
+    )
     with jax.enable_x64(True):
       out = jax.jit(flush_proof.to_float32)(values)
     with np.errstate(over="ignore"):  # 1e39 rounds to inf
@@ -173,8 +208,10 @@ class FlushProofConversionTest(parameterized.TestCase):
   def test_widening_to_float64_is_exact(self, dtype):
     info = ml_dtypes.finfo(dtype)
     tiny = float(info.smallest_subnormal)
-    values = np.array([tiny, -tiny, 3 * tiny, float(info.smallest_normal) - tiny, -0.0, 0.0,
-                       1.0, np.inf, np.nan], dtype)
+    values = np.array(
+      [tiny, -tiny, 3 * tiny, float(info.smallest_normal) - tiny, -0.0, 0.0, 1.0, np.inf, np.nan],
+      dtype,
+    )
     with jax.enable_x64(True):
       out = jax.jit(flush_proof.to_float64)(values)
       out32 = jax.jit(flush_proof.to_float32)(values)
@@ -187,14 +224,14 @@ class SymbolicShapeExportTest(parameterized.TestCase):
 
   def _round_trip(self, fn, *specs):
     exported = export.export(
-        jax.jit(fn),
-        disabled_checks=[export.DisabledSafetyCheck.custom_call(n) for n in jt.ffi_targets()],
+      jax.jit(fn),
+      disabled_checks=[export.DisabledSafetyCheck.custom_call(n) for n in jt.ffi_targets()],
     )(*specs)
     return export.deserialize(exported.serialize())
 
   @parameterized.product(impl=IMPLS)
   def test_gradient_of_threshold(self, impl):
-    b, = export.symbolic_shape("b")
+    (b,) = export.symbolic_shape("b")
     grad = jax.grad(lambda x: jt.threshold(x, 0.5, -1.0, implementation=impl).sum())
     exported = self._round_trip(grad, jax.ShapeDtypeStruct((b, 3), jnp.float32))
     for batch in (2, 5):
@@ -203,20 +240,22 @@ class SymbolicShapeExportTest(parameterized.TestCase):
 
   @parameterized.product(impl=IMPLS)
   def test_threshold_backward_with_broadcasting(self, impl):
-    b, = export.symbolic_shape("b")
+    (b,) = export.symbolic_shape("b")
     fn = lambda g, x, t: jt.threshold_backward(g, x, t, implementation=impl)
-    exported = self._round_trip(fn, jax.ShapeDtypeStruct((b, 1), jnp.float32),
-                                jax.ShapeDtypeStruct((4,), jnp.float32),
-                                jax.ShapeDtypeStruct((), jnp.float32))
+    exported = self._round_trip(
+      fn,
+      jax.ShapeDtypeStruct((b, 1), jnp.float32),
+      jax.ShapeDtypeStruct((4,), jnp.float32),
+      jax.ShapeDtypeStruct((), jnp.float32),
+    )
     x = np.array([0.2, 1.2, 2.2, 3.2], np.float32)
     for batch in (1, 3):
       g = np.arange(1, batch + 1, dtype=np.float32)[:, None]
-      _assert_bits_equal(exported.call(g, x, np.float32(1.0)),
-                         oracle.threshold_backward(g, x, 1.0))
+      _assert_bits_equal(exported.call(g, x, np.float32(1.0)), oracle.threshold_backward(g, x, 1.0))
 
   @parameterized.product(impl=IMPLS)
   def test_vmap_over_a_symbolic_batch_of_thresholds(self, impl):
-    b, = export.symbolic_shape("b")
+    (b,) = export.symbolic_shape("b")
     x = np.array([0.2, 1.2, 2.2], np.float32)
     g = np.array([1, 2, 3], np.float32)
     fn = jax.vmap(lambda t: jt.threshold_backward(g, x, t, implementation=impl))
@@ -226,11 +265,13 @@ class SymbolicShapeExportTest(parameterized.TestCase):
       _assert_bits_equal(exported.call(ts), np.where(x[None] > ts[:, None], g, np.float32(0)))
 
   def test_symbolic_dims_that_may_not_broadcast_are_refused(self):
-    b, = export.symbolic_shape("b")
+    (b,) = export.symbolic_shape("b")
     with self.assertRaisesRegex(ValueError, r"do not broadcast: grad_output \(b, 2\), x \(3,\)"):
-      jax.eval_shape(lambda g, x: jt.threshold_backward(g, x, 0.0),
-                     jax.ShapeDtypeStruct((b, 2), jnp.float32),
-                     jax.ShapeDtypeStruct((3,), jnp.float32))
+      jax.eval_shape(
+        lambda g, x: jt.threshold_backward(g, x, 0.0),
+        jax.ShapeDtypeStruct((b, 2), jnp.float32),
+        jax.ShapeDtypeStruct((3,), jnp.float32),
+      )
 
 
 class HighRankTest(parameterized.TestCase):
@@ -287,11 +328,16 @@ class BatchedThresholdTest(parameterized.TestCase):
     ts[::5] = 0.0  # every fifth one exactly 0: the ReluGrad plan
     ts[1::10] = -0.0
     g = np.arange(1, x.size + 1).astype(dtype)
-    outs = [jax.jit(jax.vmap(lambda t, impl=impl: jt.threshold_backward(
-        g, x, t, implementation=impl)))(ts) for impl in ("reference", "ffi")]
+    outs = [
+      jax.jit(jax.vmap(lambda t, impl=impl: jt.threshold_backward(g, x, t, implementation=impl)))(
+        ts
+      )
+      for impl in ("reference", "ffi")
+    ]
     _assert_bits_equal(outs[1], outs[0])
-    _assert_bits_equal(outs[1][:50], np.stack([oracle.threshold_backward(g, x, t)
-                                               for t in ts[:50]]))
+    _assert_bits_equal(
+      outs[1][:50], np.stack([oracle.threshold_backward(g, x, t) for t in ts[:50]])
+    )
 
   def test_vmap_over_thresholds_and_x(self):
     rng = np.random.default_rng(12)
@@ -299,8 +345,12 @@ class BatchedThresholdTest(parameterized.TestCase):
     g = rng.standard_normal((20_000, 1)).astype(np.float32)  # broadcast inside each slice
     ts = rng.standard_normal(20_000).astype(np.float32)
     ts[::3] = 0.0
-    outs = [jax.jit(jax.vmap(lambda g, x, t, impl=impl: jt.threshold_backward(
-        g, x, t, implementation=impl)))(g, x, ts) for impl in ("reference", "ffi")]
+    outs = [
+      jax.jit(
+        jax.vmap(lambda g, x, t, impl=impl: jt.threshold_backward(g, x, t, implementation=impl))
+      )(g, x, ts)
+      for impl in ("reference", "ffi")
+    ]
     _assert_bits_equal(outs[1], outs[0])
 
   def test_peak_memory_stays_small(self):
@@ -324,20 +374,28 @@ class BatchedThresholdTest(parameterized.TestCase):
     env = dict(os.environ)
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
     env["PYTHONPATH"] = os.pathsep.join([package_root, env.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=300, check=False, cwd=package_root)
+    proc = subprocess.run(
+      [sys.executable, "-c", code],
+      env=env,
+      capture_output=True,
+      text=True,
+      timeout=300,
+      check=False,
+      cwd=package_root,
+    )
     self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
     growth_mib = int(proc.stdout.split()[-1])
     self.assertLess(growth_mib, 400, f"peak RSS grew by {growth_mib} MiB")
 
 
 class ShapeErrorTest(parameterized.TestCase):
-
   def test_a_broadcast_that_overflows_int64_says_so(self):
     with self.assertRaisesRegex(ValueError, r"overflows int64"):
-      jax.eval_shape(lambda g, x: jt.threshold_backward(g, x, 0.0),
-                     jax.ShapeDtypeStruct((2**40, 1), jnp.float32),
-                     jax.ShapeDtypeStruct((1, 2**40), jnp.float32))
+      jax.eval_shape(
+        lambda g, x: jt.threshold_backward(g, x, 0.0),
+        jax.ShapeDtypeStruct((2**40, 1), jnp.float32),
+        jax.ShapeDtypeStruct((1, 2**40), jnp.float32),
+      )
 
   def test_shapes_that_do_not_broadcast_name_both(self):
     with self.assertRaisesRegex(ValueError, r"do not broadcast: grad_output \(2, 3\), x \(4,\)"):
@@ -348,12 +406,16 @@ class ShapeErrorTest(parameterized.TestCase):
     # has_side_effect: XLA would otherwise drop a call whose result has no elements unrun.
     g = x = jnp.ones((4,), jnp.float32)
     for out_shape in [(0,), (0, 4), (2, 4)]:
-      call = jax.ffi.ffi_call("jax_threshold_threshold_backward_v1",
-                              jax.ShapeDtypeStruct(out_shape, jnp.float32), has_side_effect=True)
+      call = jax.ffi.ffi_call(
+        "jax_threshold_threshold_backward_v1",
+        jax.ShapeDtypeStruct(out_shape, jnp.float32),
+        has_side_effect=True,
+      )
       with self.assertRaisesRegex(Exception, r"result's shape .* is not the broadcast shape \[4\]"):
         jax.block_until_ready(jax.jit(call)(g, x, jnp.float32(0.5)))
-    call = jax.ffi.ffi_call("jax_threshold_threshold_backward_v1",
-                            jax.ShapeDtypeStruct((2, 3, 4), jnp.float32))
+    call = jax.ffi.ffi_call(
+      "jax_threshold_threshold_backward_v1", jax.ShapeDtypeStruct((2, 3, 4), jnp.float32)
+    )
     with self.assertRaisesRegex(Exception, r"not the broadcast shape \[3,4\]"):
       jax.block_until_ready(jax.jit(call)(g, x, jnp.zeros((3, 1), jnp.float32)))
 

@@ -34,13 +34,17 @@ f = lambda x: jt.threshold_backward(x, x, 0.5)
 def _run(script):
   env = dict(os.environ, PYTHONPATH=_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
   env.pop("JAX_THRESHOLD_IMPLEMENTATION", None)
-  proc = subprocess.run([sys.executable, "-c", _PRELUDE + textwrap.dedent(script)],
-                        capture_output=True, text=True, env=env, timeout=120)
+  proc = subprocess.run(
+    [sys.executable, "-c", _PRELUDE + textwrap.dedent(script)],
+    capture_output=True,
+    text=True,
+    env=env,
+    timeout=120,
+  )
   return proc
 
 
 class LoweringRegistryTest(absltest.TestCase):
-
   def assertRuns(self, script):
     proc = _run(script)
     self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)

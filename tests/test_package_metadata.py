@@ -22,7 +22,6 @@ def _installed_distribution():
 
 
 class MetadataTest(absltest.TestCase):
-
   def test_version_is_a_release_string(self):
     parts = jax_threshold.__version__.split(".")
     self.assertGreaterEqual(len(parts), 3)
@@ -48,26 +47,35 @@ class MetadataTest(absltest.TestCase):
 
 
 def _public_functions():
-  functions = [jax_threshold.threshold_backward, jax_threshold.threshold,
-               jax_threshold.implementation.__wrapped__, jax_threshold.available_implementations,
-               jax_threshold.ffi_targets]
+  functions = [
+    jax_threshold.threshold_backward,
+    jax_threshold.threshold,
+    jax_threshold.implementation.__wrapped__,
+    jax_threshold.available_implementations,
+    jax_threshold.ffi_targets,
+  ]
   try:
     from jax_threshold import aclnn  # pylint: disable=import-outside-toplevel
   except ImportError:  # no native extension
     return functions
-  return functions + [aclnn.acl_dtype, aclnn.threshold_backward_get_workspace_size,
-                      aclnn.threshold_backward, aclnn.recent_error_message,
-                      aclnn.threshold_grad_v2_d_tiling, aclnn.relu_grad_tiling]
+  return functions + [
+    aclnn.acl_dtype,
+    aclnn.threshold_backward_get_workspace_size,
+    aclnn.threshold_backward,
+    aclnn.recent_error_message,
+    aclnn.threshold_grad_v2_d_tiling,
+    aclnn.relu_grad_tiling,
+  ]
 
 
 class TypeHintsTest(absltest.TestCase):
-
   def test_public_functions_annotate_every_parameter_and_the_result(self):
     for fn in _public_functions():
       signature = inspect.signature(fn)
       with self.subTest(fn.__qualname__):
-        missing = [p.name for p in signature.parameters.values()
-                   if p.annotation is inspect.Parameter.empty]
+        missing = [
+          p.name for p in signature.parameters.values() if p.annotation is inspect.Parameter.empty
+        ]
         self.assertEqual(missing, [])
         self.assertIsNot(signature.return_annotation, inspect.Signature.empty)
 

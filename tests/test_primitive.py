@@ -24,11 +24,51 @@ NAN, INF = float("nan"), float("inf")
 FLOAT_DTYPES = (np.float32, np.float16, ml_dtypes.bfloat16)
 INT_DTYPES = (np.int32, np.int8, np.uint8)
 
-FLOAT_X = [-INF, -3.0, -2.5, -1.0, -1e-9, -0.0, 0.0, 1e-9, 0.3, 0.5, 1.0, 1.5, 2.5, 3.0,
-           100.0, INF, NAN]
+FLOAT_X = [
+  -INF,
+  -3.0,
+  -2.5,
+  -1.0,
+  -1e-9,
+  -0.0,
+  0.0,
+  1e-9,
+  0.3,
+  0.5,
+  1.0,
+  1.5,
+  2.5,
+  3.0,
+  100.0,
+  INF,
+  NAN,
+]
 FLOAT_THRESHOLDS = [0.0, -0.0, 1.0, 2.5, -2.5, 1e-9, -1e-9, 0.3, 1e30, INF, -INF, NAN]
-INT_THRESHOLDS = [0, 1, -1, 2.5, -2.5, 3, -0.5, 126.5, 127, 128, -128, -128.5, -129, 254.5,
-                  255, 256, 1e10, -1e10, 2**31, -2**31 - 1, INF, -INF, NAN]
+INT_THRESHOLDS = [
+  0,
+  1,
+  -1,
+  2.5,
+  -2.5,
+  3,
+  -0.5,
+  126.5,
+  127,
+  128,
+  -128,
+  -128.5,
+  -129,
+  254.5,
+  255,
+  256,
+  1e10,
+  -1e10,
+  2**31,
+  -(2**31) - 1,
+  INF,
+  -INF,
+  NAN,
+]
 
 
 def _int_x(dtype):
@@ -45,7 +85,6 @@ def _grads_like(x):
 
 @implementations.for_each_implementation
 class ThresholdBackwardValuesTest(parameterized.TestCase):
-
   def assertBitsEqual(self, actual, expected):
     actual, expected = np.asarray(actual), np.asarray(expected)
     self.assertEqual(actual.dtype, expected.dtype)
@@ -84,9 +123,21 @@ class ThresholdBackwardValuesTest(parameterized.TestCase):
     x = _int_x(dtype)
     g = _grads_like(x)
     f = jax.jit(jt.threshold_backward)
-    thresholds = [np.float32(2.5), np.float32(-128.5), np.float32(1e10), np.float32(NAN),
-                  np.float32(-INF), ml_dtypes.bfloat16(3.5), np.int32(-1), np.int32(300),
-                  np.int32(-300), np.int8(-1), np.uint8(200), np.uint8(255), np.int32(2**31 - 1)]
+    thresholds = [
+      np.float32(2.5),
+      np.float32(-128.5),
+      np.float32(1e10),
+      np.float32(NAN),
+      np.float32(-INF),
+      ml_dtypes.bfloat16(3.5),
+      np.int32(-1),
+      np.int32(300),
+      np.int32(-300),
+      np.int8(-1),
+      np.uint8(200),
+      np.uint8(255),
+      np.int32(2**31 - 1),
+    ]
     for t in thresholds:
       with self.subTest(threshold=repr(t)):
         self.assertBitsEqual(f(g, x, jnp.asarray(t)), oracle.threshold_backward(g, x, t))
@@ -96,11 +147,17 @@ class ThresholdBackwardValuesTest(parameterized.TestCase):
     x = np.array(FLOAT_X, dtype)
     g = _grads_like(x)
     f = jax.jit(jt.threshold_backward)
-    for t in [np.float32(0.3), np.float16(2.5), ml_dtypes.bfloat16(-1.0), np.int32(3),
-              np.float32(NAN)]:
+    for t in [
+      np.float32(0.3),
+      np.float16(2.5),
+      ml_dtypes.bfloat16(-1.0),
+      np.int32(3),
+      np.float32(NAN),
+    ]:
       with self.subTest(threshold=repr(t)):
-        self.assertBitsEqual(f(g, x, jnp.asarray(t)),
-                             oracle.threshold_backward(g, x, np.float32(t)))
+        self.assertBitsEqual(
+          f(g, x, jnp.asarray(t)), oracle.threshold_backward(g, x, np.float32(t))
+        )
 
   def test_strict_comparison_at_the_boundary(self):
     for dtype in FLOAT_DTYPES + INT_DTYPES:
@@ -125,8 +182,9 @@ class ThresholdBackwardValuesTest(parameterized.TestCase):
     self.assertBitsEqual(out[[3, 4, 5]], g[[3, 4, 5]])
 
   def test_negative_zero_gradient_passes_through(self):
-    out = jt.threshold_backward(np.array([-0.0, -0.0], np.float32),
-                                np.array([1.0, -1.0], np.float32), 0.0)
+    out = jt.threshold_backward(
+      np.array([-0.0, -0.0], np.float32), np.array([1.0, -1.0], np.float32), 0.0
+    )
     self.assertBitsEqual(out, np.array([-0.0, 0.0], np.float32))
 
   def test_float16_threshold_rounds_once_to_float32(self):
@@ -142,15 +200,15 @@ class ThresholdBackwardValuesTest(parameterized.TestCase):
     self.assertBitsEqual(out, np.array([0.0, 1.0], ml_dtypes.bfloat16))
 
   def test_int32_beyond_float32_precision(self):
-    x = np.array([16777216, 16777217, 16777218, 2**31 - 1, -2**31, -2**31 + 1], np.int32)
+    x = np.array([16777216, 16777217, 16777218, 2**31 - 1, -(2**31), -(2**31) + 1], np.int32)
     g = np.ones_like(x)
     cases = {
-        16777216: [0, 1, 1, 1, 0, 0],
-        16777216.5: [0, 1, 1, 1, 0, 0],  # x > 16777216.5 exactly
-        16777217.5: [0, 0, 1, 1, 0, 0],  # float32(16777217.5) == 16777218 would drop x=16777218
-        2147483646.5: [0, 0, 0, 1, 0, 0],
-        -2147483648: [1, 1, 1, 1, 0, 1],
-        -2147483648.5: [1, 1, 1, 1, 1, 1],
+      16777216: [0, 1, 1, 1, 0, 0],
+      16777216.5: [0, 1, 1, 1, 0, 0],  # x > 16777216.5 exactly
+      16777217.5: [0, 0, 1, 1, 0, 0],  # float32(16777217.5) == 16777218 would drop x=16777218
+      2147483646.5: [0, 0, 0, 1, 0, 0],
+      -2147483648: [1, 1, 1, 1, 0, 1],
+      -2147483648.5: [1, 1, 1, 1, 1, 1],
     }
     for t, expected in cases.items():
       with self.subTest(threshold=t):
@@ -160,10 +218,12 @@ class ThresholdBackwardValuesTest(parameterized.TestCase):
     x = np.array([0, 1, 128, 255], np.uint8)
     for t in (-1, -0.5, -1e30, -INF, np.int32(-1)):
       with self.subTest(threshold=t):
-        self.assertBitsEqual(jt.threshold_backward(np.full(4, 9, np.uint8), x, t),
-                             np.full(4, 9, np.uint8))
-    self.assertBitsEqual(jt.threshold_backward(np.full(4, 9, np.uint8), x, 254.5),
-                         np.array([0, 0, 0, 9], np.uint8))
+        self.assertBitsEqual(
+          jt.threshold_backward(np.full(4, 9, np.uint8), x, t), np.full(4, 9, np.uint8)
+        )
+    self.assertBitsEqual(
+      jt.threshold_backward(np.full(4, 9, np.uint8), x, 254.5), np.array([0, 0, 0, 9], np.uint8)
+    )
 
   def test_tiny_threshold_is_not_zero(self):
     # Upstream treats |threshold| <= FLT_EPSILON as 0 (ReluGrad); we keep x > t exact.
@@ -180,17 +240,17 @@ class ThresholdBackwardValuesTest(parameterized.TestCase):
     self.assertBitsEqual(out, np.array([0.0, 1.0], np.float32))
 
   @parameterized.named_parameters(
-      ("column_row", (3, 1), (1, 4)),
-      ("lower_rank_grad", (4,), (2, 3, 4)),
-      ("lower_rank_x", (2, 3, 4), (3, 1)),
-      ("scalar_grad", (), (5,)),
-      ("scalar_x", (2, 3), ()),
-      ("both_scalar", (), ()),
-      ("empty", (0, 3), (0, 3)),
-      ("empty_broadcast", (0, 1), (1, 5)),
-      ("empty_against_scalar", (), (2, 0)),
-      ("rank9", (1, 2, 1, 2, 1, 2, 1, 1, 2), (2,)),
-      ("rank10", (2, 1, 1, 2, 1, 1, 2, 1, 1, 3), (2, 1, 1, 2, 1, 1, 2, 1, 1, 1)),
+    ("column_row", (3, 1), (1, 4)),
+    ("lower_rank_grad", (4,), (2, 3, 4)),
+    ("lower_rank_x", (2, 3, 4), (3, 1)),
+    ("scalar_grad", (), (5,)),
+    ("scalar_x", (2, 3), ()),
+    ("both_scalar", (), ()),
+    ("empty", (0, 3), (0, 3)),
+    ("empty_broadcast", (0, 1), (1, 5)),
+    ("empty_against_scalar", (), (2, 0)),
+    ("rank9", (1, 2, 1, 2, 1, 2, 1, 1, 2), (2,)),
+    ("rank10", (2, 1, 1, 2, 1, 1, 2, 1, 1, 3), (2, 1, 1, 2, 1, 1, 2, 1, 1, 1)),
   )
   def test_shapes(self, g_shape, x_shape):
     rng = np.random.default_rng(0)
@@ -207,8 +267,9 @@ class ThresholdBackwardValuesTest(parameterized.TestCase):
 
   def test_primitive_bind_directly(self):
     x = np.array([-1.0, 0.5, 2.0], np.float32)
-    out = jt.threshold_backward_p.bind(jnp.ones(3, jnp.float32), jnp.asarray(x), jnp.float32(0.4),
-                                       implementation=self.implementation)
+    out = jt.threshold_backward_p.bind(
+      jnp.ones(3, jnp.float32), jnp.asarray(x), jnp.float32(0.4), implementation=self.implementation
+    )
     self.assertBitsEqual(out, np.array([0.0, 1.0, 1.0], np.float32))
 
   def test_forward_threshold_activation(self):
@@ -237,15 +298,51 @@ class ThresholdBackwardX64Test(parameterized.TestCase):
 
   def test_int64(self):
     info = np.iinfo(np.int64)
-    x = np.array([info.min, info.min + 1, -2**53 - 1, -1, 0, 1, 2**53 + 1, 2**62 + 1,
-                  info.max - 1, info.max], np.int64)
+    x = np.array(
+      [
+        info.min,
+        info.min + 1,
+        -(2**53) - 1,
+        -1,
+        0,
+        1,
+        2**53 + 1,
+        2**62 + 1,
+        info.max - 1,
+        info.max,
+      ],
+      np.int64,
+    )
     g = _grads_like(x)
-    for t in [0, 2.5, -0.5, 2**53, 2**62, 2**62 + 1, info.max - 1, info.max, 2**63, info.min,
-              info.min - 1, 9.3e18, -9.3e18, INF, -INF, NAN]:
+    for t in [
+      0,
+      2.5,
+      -0.5,
+      2**53,
+      2**62,
+      2**62 + 1,
+      info.max - 1,
+      info.max,
+      2**63,
+      info.min,
+      info.min - 1,
+      9.3e18,
+      -9.3e18,
+      INF,
+      -INF,
+      NAN,
+    ]:
       with self.subTest(threshold=t):
         self.check(g, x, t)
-    for t in [np.float32(2.0**62), np.float32(-2.0**63), np.float32(2.0**63), np.float64(2.5),
-              np.int32(-7), np.int64(2**62 + 1), np.uint8(3)]:
+    for t in [
+      np.float32(2.0**62),
+      np.float32(-(2.0**63)),
+      np.float32(2.0**63),
+      np.float64(2.5),
+      np.int32(-7),
+      np.int64(2**62 + 1),
+      np.uint8(3),
+    ]:
       with self.subTest(traced_threshold=repr(t)):
         self.check(g, x, t, traced=True)
 
@@ -253,8 +350,15 @@ class ThresholdBackwardX64Test(parameterized.TestCase):
     for dtype in INT_DTYPES:
       x = _int_x(dtype)
       g = _grads_like(x)
-      for t in [np.int64(-1), np.int64(5), np.int64(3_000_000_000), np.int64(-3_000_000_000),
-                np.int64(2**40), np.uint32(4_000_000_000), np.float64(126.5)]:
+      for t in [
+        np.int64(-1),
+        np.int64(5),
+        np.int64(3_000_000_000),
+        np.int64(-3_000_000_000),
+        np.int64(2**40),
+        np.uint32(4_000_000_000),
+        np.float64(126.5),
+      ]:
         with self.subTest(dtype=np.dtype(dtype).name, threshold=repr(t)):
           self.check(g, x, t, traced=True)
 
@@ -265,8 +369,9 @@ class ThresholdBackwardX64Test(parameterized.TestCase):
       with self.subTest(threshold=t):
         self.check(g, x, t)
     self.check(g, x, np.float64(1 + 2.0**-41), traced=True)
-    out = np.asarray(jt.threshold_backward(np.ones(2), np.array([1 + 2.0**-40, 1 + 2.0**-42]),
-                                           1 + 2.0**-41))
+    out = np.asarray(
+      jt.threshold_backward(np.ones(2), np.array([1 + 2.0**-40, 1 + 2.0**-42]), 1 + 2.0**-41)
+    )
     np.testing.assert_array_equal(out, [1.0, 0.0])  # float32 would compare 1 > 1
 
   def test_float32_with_64_bit_thresholds(self):
@@ -278,9 +383,9 @@ class ThresholdBackwardX64Test(parameterized.TestCase):
 
 
 class ThresholdBackwardErrorsTest(parameterized.TestCase):
-
-  @parameterized.parameters(np.bool_, np.int16, np.uint16, np.uint32, np.complex64,
-                            ml_dtypes.float8_e4m3fn)
+  @parameterized.parameters(
+    np.bool_, np.int16, np.uint16, np.uint32, np.complex64, ml_dtypes.float8_e4m3fn
+  )
   def test_unsupported_dtype(self, dtype):
     x = np.zeros(3, dtype)
     name = np.dtype(dtype).name
@@ -308,15 +413,23 @@ class ThresholdBackwardErrorsTest(parameterized.TestCase):
       jax.jit(lambda g, x: jt.threshold_backward(g, x, 0.0))(jnp.zeros(2), jnp.zeros(3))
 
   @parameterized.named_parameters(
-      ("numpy_vector", np.zeros(2)), ("jax_vector", jnp.zeros((1,))), ("list", [1.0]),
-      ("matrix", np.zeros((1, 1))))
+    ("numpy_vector", np.zeros(2)),
+    ("jax_vector", jnp.zeros((1,))),
+    ("list", [1.0]),
+    ("matrix", np.zeros((1, 1))),
+  )
   def test_non_scalar_threshold(self, t):
     with self.assertRaisesRegex(ValueError, "threshold must be a scalar"):
       jt.threshold_backward(np.zeros(2, np.float32), np.zeros(2, np.float32), t)
 
   @parameterized.named_parameters(
-      ("complex", 1j), ("bool", True), ("numpy_bool", np.bool_(False)), ("string", "1.0"),
-      ("complex_array", jnp.complex64(1)), ("none", None))
+    ("complex", 1j),
+    ("bool", True),
+    ("numpy_bool", np.bool_(False)),
+    ("string", "1.0"),
+    ("complex_array", jnp.complex64(1)),
+    ("none", None),
+  )
   def test_non_real_threshold(self, t):
     with self.assertRaises(TypeError):
       jt.threshold_backward(np.zeros(2, np.float32), np.zeros(2, np.float32), t)
@@ -329,8 +442,9 @@ class ThresholdBackwardErrorsTest(parameterized.TestCase):
       with self.assertRaisesRegex(ValueError, "threshold operand must be 0-d"):
         jt.threshold_backward_p.bind(g, g, bad, implementation="reference")
     with self.assertRaisesRegex(ValueError, "threshold operand must be 0-d"):  # rank 1 < 2
-      jt.threshold_backward_p.bind(jnp.zeros((2, 3)), jnp.zeros((2, 3)), jnp.zeros(3),
-                                   implementation="reference")
+      jt.threshold_backward_p.bind(
+        jnp.zeros((2, 3)), jnp.zeros((2, 3)), jnp.zeros(3), implementation="reference"
+      )
     with self.assertRaisesRegex(ValueError, "unknown implementation"):
       jt.threshold_backward_p.bind(g, g, jnp.float32(0), implementation="fast")
 

@@ -24,8 +24,10 @@ import numpy as np
 import jax_threshold as jt
 
 HAS_FFI = "ffi" in jt.available_implementations()
-SKIP_REASON = ("the native extension with the XLA FFI handler is not built (implementations: "
-               f"{jt.available_implementations()}); pip install . to build it")
+SKIP_REASON = (
+  "the native extension with the XLA FFI handler is not built (implementations: "
+  f"{jt.available_implementations()}); pip install . to build it"
+)
 if HAS_FFI:
   from jax_threshold import partitioning
 
@@ -35,6 +37,7 @@ try:
   import sklearn  # noqa: F401  # pylint: disable=unused-import
   import matplotlib  # noqa: F401  # pylint: disable=unused-import
   import tqdm  # noqa: F401  # pylint: disable=unused-import
+
   HAVE_EXAMPLE_DEPS = True
 except ImportError:
   HAVE_EXAMPLE_DEPS = False
@@ -52,12 +55,18 @@ def _run(args, devices=8, timeout=300):
   package_root = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
   env["PYTHONPATH"] = os.pathsep.join([package_root, _TESTS_DIR, env.get("PYTHONPATH", "")])
   env["JAX_PLATFORMS"] = "cpu"
-  env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
-                      f" --xla_force_host_platform_device_count={devices}")
+  env["XLA_FLAGS"] = env.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={devices}"
   # cwd: a checkout's source tree (without the compiled extension) must not shadow the
   # package under test through the script directory or the working directory.
-  return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True,
-                        timeout=timeout, check=False, cwd=package_root)
+  return subprocess.run(
+    [sys.executable, *args],
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=timeout,
+    check=False,
+    cwd=package_root,
+  )
 
 
 def _assert_checks_passed(test, proc, mesh_kinds):
@@ -72,7 +81,6 @@ def _assert_checks_passed(test, proc, mesh_kinds):
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
 class ShardedChecksTest(absltest.TestCase):
-
   def test_shardy_and_export_round_trip_in_a_fresh_process(self):
     with tempfile.TemporaryDirectory() as tmp:
       module = os.path.join(tmp, "sharded.bin")
@@ -90,19 +98,31 @@ class ShardedChecksTest(absltest.TestCase):
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
 @unittest.skipIf(not HAVE_EXAMPLE_DEPS, "needs flax, optax, scikit-learn, tqdm, matplotlib")
 class DataParallelExampleTest(absltest.TestCase):
-
   def test_two_processes_match_one(self):
-    proc = _run([os.path.join(_ROOT, "examples", "data_parallel.py"), "--processes", "2",
-                 "--devices-per-process", "2", "--epochs", "3", "--timeout", "240"],
-                devices=1, timeout=420)
+    proc = _run(
+      [
+        os.path.join(_ROOT, "examples", "data_parallel.py"),
+        "--processes",
+        "2",
+        "--devices-per-process",
+        "2",
+        "--epochs",
+        "3",
+        "--timeout",
+        "240",
+      ],
+      devices=1,
+      timeout=420,
+    )
     report = proc.stdout + "\n--- stderr ---\n" + proc.stderr[-5000:]
     self.assertEqual(proc.returncode, 0, report)
     self.assertIn("2 processes, 4 devices (2 per process)", proc.stdout, report)
     self.assertIn("epoch 3: loss", proc.stdout, report)
     # The activations' backward runs as the custom call on each device's rows: the only
     # collective of the training step is the gradient's all-reduce.
-    self.assertIn("training step: custom call True, collectives ['all-reduce']", proc.stdout,
-                  report)
+    self.assertIn(
+      "training step: custom call True, collectives ['all-reduce']", proc.stdout, report
+    )
     self.assertIn("params match", proc.stdout, report)
 
 
@@ -142,26 +162,32 @@ class PartitionerShardingMathTest(absltest.TestCase):
   def test_gspmd_inference_merges_operands_that_tile_different_dims(self):
     # A vmapped threshold (8, 1, 1) tiled on the batch dim; x (64, 128) tiled on columns.
     shape = lambda *dims: xc.Shape.array_shape(np.dtype(np.float32), dims)
-    threshold = xc.HloSharding.iota_tile([2, 1, 1, 4],
-                                         subgroup_types=[xc.OpSharding.Type.REPLICATED])
-    x = xc.HloSharding.iota_tile([1, 4, 2], [2, 4], [1, 0],
-                                 subgroup_types=[xc.OpSharding.Type.REPLICATED])
+    threshold = xc.HloSharding.iota_tile(
+      [2, 1, 1, 4], subgroup_types=[xc.OpSharding.Type.REPLICATED]
+    )
+    x = xc.HloSharding.iota_tile(
+      [1, 4, 2], [2, 4], [1, 0], subgroup_types=[xc.OpSharding.Type.REPLICATED]
+    )
     merged = partitioning._infer_from_operands(  # pylint: disable=protected-access
-        [shape(64, 128), shape(64, 128), shape(8, 1, 1)], [x, x, threshold],
-        shape(8, 64, 128), b"{}")
+      [shape(64, 128), shape(64, 128), shape(8, 1, 1)], [x, x, threshold], shape(8, 64, 128), b"{}"
+    )
     self.assertEqual(list(merged.tile_assignment_dimensions()), [2, 1, 4])
     by_tile = _devices_by_tile(merged, 3)
     self.assertEqual(by_tile[(1, 0, 2)], {6})
 
   def test_shardy_rule_gives_broadcast_dims_their_own_size_1_factor(self):
     from jax.interpreters import mlir  # pylint: disable=g-import-not-at-top
+
     with mlir.make_ir_context():
       rule = partitioning.sharding_rule([(128,), (64, 128), ()], (64, 128))
-      self.assertEqual(str(rule), "#sdy.op_sharding_rule<([j], [i, j], [])->([i, j]) "
-                                  "{i=64, j=128}, custom>")
+      self.assertEqual(
+        str(rule), "#sdy.op_sharding_rule<([j], [i, j], [])->([i, j]) {i=64, j=128}, custom>"
+      )
       rule = partitioning.sharding_rule([(1, 128), (64, 1)], (64, 128))
-      self.assertEqual(str(rule), "#sdy.op_sharding_rule<([k, j], [i, l])->([i, j]) "
-                                  "{i=64, j=128, k=1, l=1}, custom>")
+      self.assertEqual(
+        str(rule),
+        "#sdy.op_sharding_rule<([k, j], [i, l])->([i, j]) {i=64, j=128, k=1, l=1}, custom>",
+      )
 
 
 if __name__ == "__main__":

@@ -45,14 +45,20 @@ def _decimal(q: Fraction) -> Decimal:
 
 
 class ExactValueTest(parameterized.TestCase):
-
   @parameterized.parameters(
-      (3, Fraction(3)), (-2**200, Fraction(-2**200)), (0.1, Fraction(0.1)),
-      (Fraction(1, 3), Fraction(1, 3)), (Decimal("0.1"), Fraction(1, 10)),
-      (Decimal("-1e-400"), -Fraction(1, 10**400)), (np.float16(0.1), Fraction(np.float16(0.1).item())),
-      (ml_dtypes.bfloat16(1.5), Fraction(3, 2)), (np.int8(-7), Fraction(-7)),
-      (np.uint64(2**64 - 1), Fraction(2**64 - 1)), (np.array(2.5), Fraction(5, 2)),
-      (np.array(7, np.int32), Fraction(7)))
+    (3, Fraction(3)),
+    (-(2**200), Fraction(-(2**200))),
+    (0.1, Fraction(0.1)),
+    (Fraction(1, 3), Fraction(1, 3)),
+    (Decimal("0.1"), Fraction(1, 10)),
+    (Decimal("-1e-400"), -Fraction(1, 10**400)),
+    (np.float16(0.1), Fraction(np.float16(0.1).item())),
+    (ml_dtypes.bfloat16(1.5), Fraction(3, 2)),
+    (np.int8(-7), Fraction(-7)),
+    (np.uint64(2**64 - 1), Fraction(2**64 - 1)),
+    (np.array(2.5), Fraction(5, 2)),
+    (np.array(7, np.int32), Fraction(7)),
+  )
   def test_values(self, threshold, expected):
     self.assertEqual(tv.exact_value(threshold), expected)
 
@@ -60,20 +66,35 @@ class ExactValueTest(parameterized.TestCase):
     third = np.longdouble(1) / np.longdouble(3)
     self.assertEqual(tv.exact_value(third), Fraction(*third.as_integer_ratio()))
 
-  @parameterized.parameters((math.inf,), (-math.inf,), (Decimal("Infinity"),),
-                            (Decimal("-Infinity"),), (np.float32(-np.inf),))
+  @parameterized.parameters(
+    (math.inf,),
+    (-math.inf,),
+    (Decimal("Infinity"),),
+    (Decimal("-Infinity"),),
+    (np.float32(-np.inf),),
+  )
   def test_infinities(self, threshold):
     value = tv.exact_value(threshold)
     self.assertTrue(math.isinf(value))
     self.assertEqual(value > 0, float(threshold) > 0)
 
-  @parameterized.parameters((math.nan,), (Decimal("NaN"),), (Decimal("sNaN"),),
-                            (np.float16("nan"),))
+  @parameterized.parameters(
+    (math.nan,), (Decimal("NaN"),), (Decimal("sNaN"),), (np.float16("nan"),)
+  )
   def test_nan(self, threshold):
     self.assertTrue(math.isnan(tv.exact_value(threshold)))
 
-  @parameterized.parameters((True,), (False,), (np.bool_(True),), (np.array(False),), (1j,),
-                            (np.complex64(1),), ("1.0",), (None,), ([1.0],))
+  @parameterized.parameters(
+    (True,),
+    (False,),
+    (np.bool_(True),),
+    (np.array(False),),
+    (1j,),
+    (np.complex64(1),),
+    ("1.0",),
+    (None,),
+    ([1.0],),
+  )
   def test_not_real(self, threshold):
     with self.assertRaises(TypeError):
       tv.exact_value(threshold)
@@ -84,12 +105,12 @@ class ExactValueTest(parameterized.TestCase):
 
 
 class RoundingTest(parameterized.TestCase):
-
   def test_rounded_once(self):
     # Via float64 this is 1 + 2^-24, a float32 tie that rounds to 1.0; once, it is 1 + 2^-23.
     self.assertEqual(tv.round_to_float(ONE_ROUNDING, tv.FLOAT32), 1 + 2**-23)
-    self.assertEqual(tv.round_to_float(Fraction(2**100 + 2**76 + 1), tv.FLOAT32),
-                     2.0**100 + 2.0**77)
+    self.assertEqual(
+      tv.round_to_float(Fraction(2**100 + 2**76 + 1), tv.FLOAT32), 2.0**100 + 2.0**77
+    )
 
   @parameterized.parameters((tv.FLOAT32, np.float32), (tv.FLOAT64, np.float64))
   def test_overflow_and_underflow(self, fmt, float_type):
@@ -102,12 +123,16 @@ class RoundingTest(parameterized.TestCase):
     self.assertEqual(tv.round_to_float(-Fraction(2**1100), fmt), -math.inf)
     tiny = Fraction(float(finfo.smallest_subnormal))
     self.assertEqual(tv.round_to_float(tiny / 2, fmt), 0.0)  # a tie: 0 is even
-    self.assertEqual(tv.round_to_float(tiny / 2 + Fraction(1, 2**2000), fmt),
-                     float(finfo.smallest_subnormal))
+    self.assertEqual(
+      tv.round_to_float(tiny / 2 + Fraction(1, 2**2000), fmt), float(finfo.smallest_subnormal)
+    )
 
   @hypothesis.settings(max_examples=300, deadline=None)
-  @hypothesis.given(numerator=st.integers(-2**140, 2**140), denominator_exp=st.integers(0, 1200),
-                    odd=st.integers(1, 10**6))
+  @hypothesis.given(
+    numerator=st.integers(-(2**140), 2**140),
+    denominator_exp=st.integers(0, 1200),
+    odd=st.integers(1, 10**6),
+  )
   def test_matches_the_oracle(self, numerator, denominator_exp, odd):
     value = Fraction(numerator, 2**denominator_exp * (2 * odd - 1))
     for fmt, float_type in ((tv.FLOAT32, np.float32), (tv.FLOAT64, np.float64)):
@@ -115,19 +140,26 @@ class RoundingTest(parameterized.TestCase):
       self.assertEqual(ours, oracle._round(value, float_type), (value, fmt))
 
   @parameterized.parameters(
-      (np.int8, Fraction(5, 2), (tv.COMPARE, 2)), (np.int8, Fraction(-257, 2), (tv.ALL_PASS, 0)),
-      (np.int8, Fraction(-128), (tv.COMPARE, -128)), (np.int8, Fraction(127), (tv.COMPARE, 127)),
-      (np.int8, Fraction(128), (tv.NONE_PASS, 0)), (np.uint8, Fraction(-1, 2), (tv.ALL_PASS, 0)),
-      (np.int64, Fraction(-2**63 - 1), (tv.ALL_PASS, 0)), (np.int64, math.nan, (tv.NONE_PASS, 0)),
-      (np.int32, math.inf, (tv.NONE_PASS, 0)), (np.int32, -math.inf, (tv.ALL_PASS, 0)))
+    (np.int8, Fraction(5, 2), (tv.COMPARE, 2)),
+    (np.int8, Fraction(-257, 2), (tv.ALL_PASS, 0)),
+    (np.int8, Fraction(-128), (tv.COMPARE, -128)),
+    (np.int8, Fraction(127), (tv.COMPARE, 127)),
+    (np.int8, Fraction(128), (tv.NONE_PASS, 0)),
+    (np.uint8, Fraction(-1, 2), (tv.ALL_PASS, 0)),
+    (np.int64, Fraction(-(2**63) - 1), (tv.ALL_PASS, 0)),
+    (np.int64, math.nan, (tv.NONE_PASS, 0)),
+    (np.int32, math.inf, (tv.NONE_PASS, 0)),
+    (np.int32, -math.inf, (tv.ALL_PASS, 0)),
+  )
   def test_integer_comparison(self, dtype, value, expected):
     self.assertEqual(tv.integer_comparison(value, dtype), expected)
 
 
 def _aclnn(g, x, threshold):
   out = np.zeros(np.broadcast_shapes(g.shape, x.shape), x.dtype)
-  status, ws, executor = aclnn.threshold_backward_get_workspace_size(g, x, threshold, out,
-                                                                     soc="host")
+  status, ws, executor = aclnn.threshold_backward_get_workspace_size(
+    g, x, threshold, out, soc="host"
+  )
   if status == aclnn.ACLNN_SUCCESS:
     status = aclnn.threshold_backward(np.empty(ws, np.uint8) if ws else None, ws, executor)
   assert status == aclnn.ACLNN_SUCCESS, aclnn.recent_error_message()
@@ -137,25 +169,24 @@ def _aclnn(g, x, threshold):
 # (x dtype, x, threshold, g, expected out): thresholds a conversion via float64 would round
 # wrongly, ints beyond int64 and the float range.
 REGRESSIONS = [
-    ("int64", [-2**63], -2**63 - 1, [5], [5]),
-    ("int64", [-2**63, 2**63 - 1], Fraction(-2**64 - 1, 2), [5, 6], [5, 6]),
-    ("int64", [2**63 - 1], 2**63 - 1, [5], [0]),
-    ("float32", [2.0**100 + 2.0**77], 2**100 + 2**76 + 1, [1], [0]),
-    ("float32", [1 + 2**-23], ONE_ROUNDING, [1], [0]),
-    ("float32", [1 + 2**-23], _decimal(ONE_ROUNDING), [1], [0]),
-    ("float16", [1.0], Decimal("0.99999999999999999999999999"), [3], [0]),
-    ("bfloat16", [1.0], Fraction(1, 3), [3], [3]),
-    ("float64", [1.7e308, math.inf], 2**1024, [1, 2], [0, 0]),
-    ("float64", [-1.7e308], -2**5000, [1], [1]),
-    ("float64", [1.0 + 2**-52], Fraction(1) + Fraction(1, 2**53) + Fraction(1, 2**200), [1], [0]),
-    ("int32", [2], Decimal("1.999999999999999999999999999999"), [4], [4]),
-    ("uint8", [0], Decimal("-0.5"), [4], [4]),
-    ("int8", [0, 1], np.longdouble(0.5), [4, 5], [0, 5]),
+  ("int64", [-(2**63)], -(2**63) - 1, [5], [5]),
+  ("int64", [-(2**63), 2**63 - 1], Fraction(-(2**64) - 1, 2), [5, 6], [5, 6]),
+  ("int64", [2**63 - 1], 2**63 - 1, [5], [0]),
+  ("float32", [2.0**100 + 2.0**77], 2**100 + 2**76 + 1, [1], [0]),
+  ("float32", [1 + 2**-23], ONE_ROUNDING, [1], [0]),
+  ("float32", [1 + 2**-23], _decimal(ONE_ROUNDING), [1], [0]),
+  ("float16", [1.0], Decimal("0.99999999999999999999999999"), [3], [0]),
+  ("bfloat16", [1.0], Fraction(1, 3), [3], [3]),
+  ("float64", [1.7e308, math.inf], 2**1024, [1, 2], [0, 0]),
+  ("float64", [-1.7e308], -(2**5000), [1], [1]),
+  ("float64", [1.0 + 2**-52], Fraction(1) + Fraction(1, 2**53) + Fraction(1, 2**200), [1], [0]),
+  ("int32", [2], Decimal("1.999999999999999999999999999999"), [4], [4]),
+  ("uint8", [0], Decimal("-0.5"), [4], [4]),
+  ("int8", [0, 1], np.longdouble(0.5), [4, 5], [0, 5]),
 ]
 
 
 class ExactConversionTest(parameterized.TestCase):
-
   def _arrays(self, dtype, x, g):
     dtype = np.dtype(BF16 if dtype == "bfloat16" else dtype)
     return np.array(g).astype(dtype), np.array(x).astype(dtype)
@@ -163,8 +194,9 @@ class ExactConversionTest(parameterized.TestCase):
   @parameterized.parameters(*REGRESSIONS)
   def test_oracle(self, dtype, x, threshold, g, expected):
     g, x = self._arrays(dtype, x, g)
-    np.testing.assert_array_equal(oracle.threshold_backward(g, x, threshold),
-                                  np.array(expected).astype(g.dtype))
+    np.testing.assert_array_equal(
+      oracle.threshold_backward(g, x, threshold), np.array(expected).astype(g.dtype)
+    )
 
   @parameterized.parameters(*REGRESSIONS)
   def test_aclnn(self, dtype, x, threshold, g, expected):
@@ -182,7 +214,7 @@ class ExactConversionTest(parameterized.TestCase):
       np.testing.assert_array_equal(np.asarray(out), np.array(expected).astype(g.dtype))
 
   def test_static_operand_never_overflows(self):
-    for threshold in (2**1024, -2**2000, Fraction(10**400, 3), Decimal("1e400")):
+    for threshold in (2**1024, -(2**2000), Fraction(10**400, 3), Decimal("1e400")):
       operand = threshold_operand.canonicalize_threshold(threshold, np.float64)
       self.assertTrue(np.isinf(operand))
       operand = threshold_operand.canonicalize_threshold(threshold, np.float32)

@@ -25,7 +25,7 @@ def _primitive_eqns(jaxpr):
   for eqn in jaxpr.eqns:
     yield eqn
     for param in eqn.params.values():
-      for sub in (param if isinstance(param, (tuple, list)) else (param,)):
+      for sub in param if isinstance(param, (tuple, list)) else (param,):
         if hasattr(sub, "eqns") or hasattr(sub, "jaxpr"):
           yield from _primitive_eqns(sub)
 
@@ -44,7 +44,6 @@ def _normal(*shape):
 
 @implementations.for_each_implementation
 class BatchingTest(parameterized.TestCase):
-
   def assertOneBindNoLoop(self, fn, *args):
     jaxpr = jax.make_jaxpr(fn)(*args)
     self.assertEqual(_count(jaxpr, "threshold_backward"), 1, str(jaxpr))
@@ -55,15 +54,15 @@ class BatchingTest(parameterized.TestCase):
 
   # (grad_output shape, x shape, in_axes (g, x, t)); B=3 is the batch size.
   @parameterized.named_parameters(
-      ("grad_only", (B, 4), (4,), (0, None, None)),
-      ("x_only", (4,), (B, 4), (None, 0, None)),
-      ("threshold_only", (4,), (4,), (None, None, 0)),
-      ("all", (B, 4), (B, 4), (0, 0, 0)),
-      ("axis1_and_axis0", (4, B), (B, 4), (1, 0, 0)),
-      ("x_axis1_lower_rank_grad", (2, 4), (4, B), (None, 1, None)),
-      ("lower_rank_batched_x", (2, 4), (B, 4), (None, 0, 0)),
-      ("broadcast_inside", (B, 2, 1), (1, 5), (0, None, 0)),
-      ("negative_axis", (2, B), (2, 1), (-1, None, None)),
+    ("grad_only", (B, 4), (4,), (0, None, None)),
+    ("x_only", (4,), (B, 4), (None, 0, None)),
+    ("threshold_only", (4,), (4,), (None, None, 0)),
+    ("all", (B, 4), (B, 4), (0, 0, 0)),
+    ("axis1_and_axis0", (4, B), (B, 4), (1, 0, 0)),
+    ("x_axis1_lower_rank_grad", (2, 4), (4, B), (None, 1, None)),
+    ("lower_rank_batched_x", (2, 4), (B, 4), (None, 0, 0)),
+    ("broadcast_inside", (B, 2, 1), (1, 5), (0, None, 0)),
+    ("negative_axis", (2, B), (2, 1), (-1, None, None)),
   )
   def test_vmap_in_axes(self, g_shape, x_shape, in_axes):
     g, x = _normal(*g_shape), _normal(*x_shape)
@@ -72,8 +71,14 @@ class BatchingTest(parameterized.TestCase):
     fn = jax.vmap(jt.threshold_backward, in_axes=in_axes)
     out = np.asarray(fn(g, x, t))
     take = lambda a, axis, i: a if axis is None else np.take(a, i, axis=axis)
-    expected = np.stack([oracle.threshold_backward(take(g, in_axes[0], i), take(x, in_axes[1], i),
-                                                   take(t, in_axes[2], i)) for i in range(B)])
+    expected = np.stack(
+      [
+        oracle.threshold_backward(
+          take(g, in_axes[0], i), take(x, in_axes[1], i), take(t, in_axes[2], i)
+        )
+        for i in range(B)
+      ]
+    )
     np.testing.assert_array_equal(out, expected)
     self.assertOneBindNoLoop(fn, g, x, t)
 
@@ -81,13 +86,14 @@ class BatchingTest(parameterized.TestCase):
     g, x = _normal(2, 5), _normal(B, 5)
     thresholds = np.array([[-0.5, 0.1], [0.0, 0.3], [1.0, -2.0]], np.float32)  # [B, 2]
     inner = jax.vmap(jt.threshold_backward, in_axes=(0, None, 0))  # over g rows, thresholds[i]
-    fn = jax.vmap(inner, in_axes=(None, 0, 0))                   # over x rows, thresholds
+    fn = jax.vmap(inner, in_axes=(None, 0, 0))  # over x rows, thresholds
     out = np.asarray(fn(g, x, thresholds))
     self.assertEqual(out.shape, (B, 2, 5))
     for i in range(B):
       for j in range(2):
-        np.testing.assert_array_equal(out[i, j],
-                                      oracle.threshold_backward(g[j], x[i], thresholds[i, j]))
+        np.testing.assert_array_equal(
+          out[i, j], oracle.threshold_backward(g[j], x[i], thresholds[i, j])
+        )
     self.assertOneBindNoLoop(fn, g, x, thresholds)
 
   def test_nested_vmap_inner_threshold_outer_grad(self):
@@ -100,18 +106,35 @@ class BatchingTest(parameterized.TestCase):
     out = np.asarray(fn(g, x, thresholds))
     for i in range(B):
       for j in range(2):
-        np.testing.assert_array_equal(out[i, j],
-                                      oracle.threshold_backward(g[i, j], x, thresholds[j]))
+        np.testing.assert_array_equal(
+          out[i, j], oracle.threshold_backward(g[i, j], x, thresholds[j])
+        )
     self.assertOneBindNoLoop(fn, g, x, thresholds)
 
   @parameterized.parameters(np.int8, np.uint8, np.int32)
   def test_vmap_thresholds_for_integer_x(self, dtype):
     info = np.iinfo(dtype)
-    x = np.array(sorted({info.min, info.min + 1, -1 % (info.max + 1) if info.min == 0 else -1,
-                         0, 1, 2, 126, 127, info.max}), dtype)
+    x = np.array(
+      sorted(
+        {
+          info.min,
+          info.min + 1,
+          -1 % (info.max + 1) if info.min == 0 else -1,
+          0,
+          1,
+          2,
+          126,
+          127,
+          info.max,
+        }
+      ),
+      dtype,
+    )
     g = np.arange(1, x.size + 1).astype(dtype)
-    for thresholds in (np.array([-300.0, -1.5, 0.0, 1.5, 126.5, 1e10, np.nan], np.float32),
-                       np.array([-300, -129, -1, 0, 2, 255, 1000], np.int32)):
+    for thresholds in (
+      np.array([-300.0, -1.5, 0.0, 1.5, 126.5, 1e10, np.nan], np.float32),
+      np.array([-300, -129, -1, 0, 2, 255, 1000], np.int32),
+    ):
       out = np.asarray(jax.vmap(jt.threshold_backward, in_axes=(None, None, 0))(g, x, thresholds))
       expected = np.stack([oracle.threshold_backward(g, x, t) for t in thresholds])
       np.testing.assert_array_equal(out, expected)
@@ -121,10 +144,12 @@ class BatchingTest(parameterized.TestCase):
     thresholds = np.array([-0.2, 0.0, 0.5], np.float32)
     fwd = jax.vmap(lambda x, t: jt.threshold(x, t, -1.0))(x, thresholds)
     np.testing.assert_array_equal(
-        fwd, np.stack([oracle.threshold(x[i], thresholds[i], -1.0) for i in range(B)]))
+      fwd, np.stack([oracle.threshold(x[i], thresholds[i], -1.0) for i in range(B)])
+    )
     grads = jax.vmap(jax.grad(lambda x, t: jt.threshold(x, t, -1.0).sum()))(x, thresholds)
     np.testing.assert_array_equal(
-        grads, np.stack([(x[i] > thresholds[i]).astype(np.float32) for i in range(B)]))
+      grads, np.stack([(x[i] > thresholds[i]).astype(np.float32) for i in range(B)])
+    )
 
   def test_per_example_gradients_of_an_mlp(self):
     k1, k2 = jax.random.split(jax.random.PRNGKey(0))
@@ -146,7 +171,6 @@ class BatchingTest(parameterized.TestCase):
 
 @implementations.for_each_implementation
 class DifferentiationTest(parameterized.TestCase):
-
   def setUp(self):
     super().setUp()
     # Keep points away from the threshold so finite differences see no kink.
@@ -158,11 +182,23 @@ class DifferentiationTest(parameterized.TestCase):
 
   def test_check_grads_of_threshold_backward(self):
     g = _normal(2, 3)
-    check_grads(lambda g: jt.threshold_backward(g, self.x, 0.1), (g,), order=2,
-                modes=("fwd", "rev"), atol=1e-2, rtol=1e-2)
+    check_grads(
+      lambda g: jt.threshold_backward(g, self.x, 0.1),
+      (g,),
+      order=2,
+      modes=("fwd", "rev"),
+      atol=1e-2,
+      rtol=1e-2,
+    )
     # x only selects the mask, so its derivative is 0 (away from the threshold).
-    check_grads(lambda x: jt.threshold_backward(g, x, 0.1), (self.x,), order=2,
-                modes=("fwd", "rev"), atol=1e-2, rtol=1e-2)
+    check_grads(
+      lambda x: jt.threshold_backward(g, x, 0.1),
+      (self.x,),
+      order=2,
+      modes=("fwd", "rev"),
+      atol=1e-2,
+      rtol=1e-2,
+    )
 
   def test_gradients_of_the_activation(self):
     g = _normal(2, 3)
@@ -193,19 +229,21 @@ class DifferentiationTest(parameterized.TestCase):
 
   def test_jvp_is_linear_in_grad_output_only(self):
     g, g_dot, x_dot = _normal(2, 3), _normal(2, 3), _normal(2, 3)
-    out, out_dot = jax.jvp(lambda g, x: jt.threshold_backward(g, x, 0.1), (g, self.x),
-                           (g_dot, x_dot))
+    out, out_dot = jax.jvp(
+      lambda g, x: jt.threshold_backward(g, x, 0.1), (g, self.x), (g_dot, x_dot)
+    )
     np.testing.assert_array_equal(out, oracle.threshold_backward(g, self.x, 0.1))
     np.testing.assert_array_equal(out_dot, oracle.threshold_backward(g_dot, self.x, 0.1))
     _, x_only = jax.jvp(lambda x: jt.threshold_backward(g, x, 0.1), (self.x,), (x_dot,))
     np.testing.assert_array_equal(x_only, np.zeros_like(x_only))
 
   @parameterized.named_parameters(
-      ("same_shape", (2, 3), lambda m: m),
-      ("column", (2, 1), lambda m: m.sum(axis=1, keepdims=True)),
-      ("row", (3,), lambda m: m.sum(axis=0)),
-      ("scalar", (), lambda m: m.sum()),
-      ("leading_one", (1, 3), lambda m: m.sum(axis=0, keepdims=True)))
+    ("same_shape", (2, 3), lambda m: m),
+    ("column", (2, 1), lambda m: m.sum(axis=1, keepdims=True)),
+    ("row", (3,), lambda m: m.sum(axis=0)),
+    ("scalar", (), lambda m: m.sum()),
+    ("leading_one", (1, 3), lambda m: m.sum(axis=0, keepdims=True)),
+  )
   def test_linear_transpose_sums_over_broadcast_dims(self, g_shape, reduce_masked):
     t = 0.1
     f = lambda g: jt.threshold_backward(g, self.x, t)
@@ -216,13 +254,13 @@ class DifferentiationTest(parameterized.TestCase):
     np.testing.assert_allclose(g_ct, expected, rtol=1e-6)
     # And the same through grad of a broadcasting use.
     dg = jax.grad(lambda g: jnp.vdot(ct, jt.threshold_backward(g, self.x, t)))(
-        np.ones(g_shape, np.float32))
+      np.ones(g_shape, np.float32)
+    )
     np.testing.assert_allclose(dg, expected, rtol=1e-6)
 
 
 @implementations.for_each_implementation
 class CachingTest(parameterized.TestCase):
-
   def test_no_retrace_or_recompile_for_a_new_threshold(self):
     traces = []
 
@@ -247,7 +285,6 @@ class CachingTest(parameterized.TestCase):
 
 
 class ImplementationSelectionTest(parameterized.TestCase):
-
   def test_jit_retraces_for_another_implementation_block(self):
     traces = []
 
@@ -272,8 +309,9 @@ class ImplementationSelectionTest(parameterized.TestCase):
   def test_explicit_argument_beats_the_block(self):
     x = np.array([0.0, 1.0], np.float32)
     with jt.implementation("auto"):
-      jaxpr = jax.make_jaxpr(lambda x: jt.threshold_backward(x, x, 0.5,
-                                                             implementation="reference"))(x)
+      jaxpr = jax.make_jaxpr(
+        lambda x: jt.threshold_backward(x, x, 0.5, implementation="reference")
+      )(x)
     self.assertIn("implementation=reference", str(jaxpr))
 
   def test_reference_lowering_is_plain_hlo(self):

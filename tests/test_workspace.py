@@ -17,8 +17,9 @@ import numpy as np
 
 from jax_threshold import aclnn
 
-needs_native = absltest.skipUnless(hasattr(aclnn, "threshold_backward_get_workspace_size"),
-                                   "the native extension is not built")
+needs_native = absltest.skipUnless(
+  hasattr(aclnn, "threshold_backward_get_workspace_size"), "the native extension is not built"
+)
 
 N = 64  # float32 elements of each tensor
 
@@ -26,14 +27,15 @@ N = 64  # float32 elements of each tensor
 def _transposed_out_call(arena, at):
   """grad_output, x, out (a transposed view, so the kernel's result goes through the
   workspace) as float32 views of `arena` from byte `at`; the planned executor and its size."""
-  floats = arena[at:at + 3 * N * 4].view(np.float32)
-  g, x, out_storage = floats[:N], floats[N:2 * N], floats[2 * N:]
+  floats = arena[at : at + 3 * N * 4].view(np.float32)
+  g, x, out_storage = floats[:N], floats[N : 2 * N], floats[2 * N :]
   g[:] = np.arange(1, N + 1)
   x[:] = np.arange(N) - 20.0
   out_storage[:] = -1
   out = out_storage.reshape(8, 8).T
   status, ws, executor = aclnn.threshold_backward_get_workspace_size(
-      g.reshape(8, 8), x.reshape(8, 8), 0.5, out, soc="host")
+    g.reshape(8, 8), x.reshape(8, 8), 0.5, out, soc="host"
+  )
   assert status == aclnn.ACLNN_SUCCESS, aclnn.recent_error_message()
   assert executor.copies == (False, False, True)
   expected = np.where(x > 0.5, g, np.float32(0)).reshape(8, 8)
@@ -42,7 +44,6 @@ def _transposed_out_call(arena, at):
 
 @needs_native
 class WorkspaceAlignmentTest(parameterized.TestCase):
-
   def test_reported_size_leaves_room_to_align(self):
     arena = np.zeros(4096, np.uint8)
     *_, ws, executor, _ = _transposed_out_call(arena, 0)
@@ -67,22 +68,30 @@ class WorkspaceAlignmentTest(parameterized.TestCase):
           assert (out == expected).all(), shift
         print("ok")
     """)
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=300, check=False, cwd=os.path.dirname(__file__))
+    result = subprocess.run(
+      [sys.executable, "-c", code],
+      capture_output=True,
+      text=True,
+      timeout=300,
+      check=False,
+      cwd=os.path.dirname(__file__),
+    )
     self.assertEqual(result.returncode, 0, result.stderr[-3000:])
     self.assertEqual(result.stdout.split(), ["ok"])
 
   def test_numpy_default_allocation_works(self):
     arena = np.zeros(4096, np.uint8)
     _, _, out, ws, executor, expected = _transposed_out_call(arena, 4)  # tensors off 8 bytes
-    self.assertEqual(aclnn.threshold_backward(np.empty(ws, np.uint8), ws, executor),
-                     aclnn.ACLNN_SUCCESS, aclnn.recent_error_message())
+    self.assertEqual(
+      aclnn.threshold_backward(np.empty(ws, np.uint8), ws, executor),
+      aclnn.ACLNN_SUCCESS,
+      aclnn.recent_error_message(),
+    )
     np.testing.assert_array_equal(out, expected)
 
 
 @needs_native
 class WorkspaceOverlapTest(parameterized.TestCase):
-
   @parameterized.product(tensor=["grad_output", "x", "out"], where=["before", "at", "inside"])
   def test_workspace_overlapping_a_tensor_is_refused(self, tensor, where):
     # Used to be accepted: the kernel's result overwrote x in the workspace, a wrong out.
@@ -92,21 +101,25 @@ class WorkspaceOverlapTest(parameterized.TestCase):
     start = base + {"grad_output": 0, "x": N * 4, "out": 2 * N * 4}[tensor]
     start += {"before": -100, "at": 0, "inside": N * 4 - 4}[where]
     before = arena.copy()
-    status = aclnn.threshold_backward(arena[start:start + ws], ws, executor)
+    status = aclnn.threshold_backward(arena[start : start + ws], ws, executor)
     self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_INVALID)
     self.assertIn("the workspace overlaps", aclnn.recent_error_message())
     np.testing.assert_array_equal(arena, before)  # nothing ran
     # The executor has not run: a separate workspace still works.
-    self.assertEqual(aclnn.threshold_backward(np.empty(ws, np.uint8), ws, executor),
-                     aclnn.ACLNN_SUCCESS)
+    self.assertEqual(
+      aclnn.threshold_backward(np.empty(ws, np.uint8), ws, executor), aclnn.ACLNN_SUCCESS
+    )
     np.testing.assert_array_equal(out, expected)
 
   def test_workspace_right_after_the_tensors_is_accepted(self):
     arena = np.zeros(8192, np.uint8)
     _, _, out, ws, executor, expected = _transposed_out_call(arena, 0)
     end = 3 * N * 4
-    self.assertEqual(aclnn.threshold_backward(arena[end:end + ws], ws, executor),
-                     aclnn.ACLNN_SUCCESS, aclnn.recent_error_message())
+    self.assertEqual(
+      aclnn.threshold_backward(arena[end : end + ws], ws, executor),
+      aclnn.ACLNN_SUCCESS,
+      aclnn.recent_error_message(),
+    )
     np.testing.assert_array_equal(out, expected)
 
 

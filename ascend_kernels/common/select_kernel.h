@@ -64,7 +64,8 @@ class SelectKernel {
 
   __aicore__ inline void Process() {
     for (uint64_t i = 0; i < range_.tile_num; ++i) {
-      const uint32_t count = i + 1 == range_.tile_num ? static_cast<uint32_t>(range_.tail_num) : tileDataNum_;
+      const uint32_t count =
+          i + 1 == range_.tile_num ? static_cast<uint32_t>(range_.tail_num) : tileDataNum_;
       CopyIn(i, count);
       Compute(count);
       CopyOut(i, count);
@@ -97,12 +98,14 @@ class SelectKernel {
     if (count * sizeof(T) % ONE_BLK_SIZE == 0) {
       DataCopy(dst, outLocal, count);
     } else {
-      DataCopyPad(dst, outLocal, DataCopyExtParams(1, static_cast<uint32_t>(count * sizeof(T)), 0, 0, 0));
+      DataCopyPad(dst, outLocal,
+                  DataCopyExtParams(1, static_cast<uint32_t>(count * sizeof(T)), 0, 0, 0));
     }
     outQue_.FreeTensor(outLocal);
   }
 
-  __aicore__ inline void CopyGmToUb(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count) {
+  __aicore__ inline void CopyGmToUb(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                                    uint32_t count) {
     if (count * sizeof(T) % ONE_BLK_SIZE == 0) {
       DataCopy(dst, src, count);
     } else {
@@ -145,21 +148,20 @@ __aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR ou
 // The count-form (level 2) APIs it calls set and reset the vector mask themselves
 // (SetMaskCount ... ResetMask in dav_c220/kernel_operator_vec_cmpsel_impl.h), so no mask state
 // crosses calls and the CPU implementation models none.
-#define ASCEND_KERNELS_SELECT_KERNEL_ENTRY(NAME, TYPE, TILING_DATA)                         \
-  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out,   \
-                                             GM_ADDR workspace, GM_ADDR tiling) {          \
-    (void)workspace;                                                                      \
-    ascend_kernels::kernel_common::RunSelectKernel<TYPE, TILING_DATA>(grad, feature, out, \
-                                                                      tiling);            \
+#define ASCEND_KERNELS_SELECT_KERNEL_ENTRY(NAME, TYPE, TILING_DATA)                                \
+  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out,           \
+                                             GM_ADDR workspace, GM_ADDR tiling) {                  \
+    (void)workspace;                                                                               \
+    ascend_kernels::kernel_common::RunSelectKernel<TYPE, TILING_DATA>(grad, feature, out, tiling); \
   }
 
 // An entry the target SoC cannot run (soc_features.h): same signature, empty body.
-#define ASCEND_KERNELS_ABSENT_KERNEL_ENTRY(NAME)                                          \
+#define ASCEND_KERNELS_ABSENT_KERNEL_ENTRY(NAME)                                         \
   extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out, \
                                              GM_ADDR workspace, GM_ADDR tiling) {        \
-    (void)grad;                                                                           \
-    (void)feature;                                                                        \
-    (void)out;                                                                            \
-    (void)workspace;                                                                      \
-    (void)tiling;                                                                         \
+    (void)grad;                                                                          \
+    (void)feature;                                                                       \
+    (void)out;                                                                           \
+    (void)workspace;                                                                     \
+    (void)tiling;                                                                        \
   }

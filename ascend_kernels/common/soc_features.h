@@ -6,12 +6,14 @@
 // 2201 dav_c220 = Ascend910B, 3510 dav_3510 = Ascend950).
 #pragma once
 
-#if !defined(ASCEND_KERNELS_CPU_ASCENDC) && defined(__NPU_ARCH__) && (__NPU_ARCH__ == 1001 || __NPU_ARCH__ == 2002)
+#if !defined(ASCEND_KERNELS_CPU_ASCENDC) && defined(__NPU_ARCH__) && \
+    (__NPU_ARCH__ == 1001 || __NPU_ARCH__ == 2002)
 // dav_c100 / dav_m200: DataCopyPad and (dav_c100) CompareScalar are "not supported" stubs that
 // emit nothing in a release build (asc-devkit impl/basic_api/kernel_log.h,
 // ASCENDC_REPORT_NOT_SUPPORT), so the kernels would build and silently leave tails uncopied.
 // Phase one refuses soc Ascend910 for the same reason (cpp/aclnn/soc_dtypes.cpp).
-#error "ThresholdGradV2D/ReluGrad need DataCopyPad, CompareScalar and tensor-scalar Select: not on dav_c100/dav_m200"
+#error \
+    "ThresholdGradV2D/ReluGrad need DataCopyPad, CompareScalar and tensor-scalar Select: not on dav_c100/dav_m200"
 #endif
 
 // bfloat16 entries: no float <- bfloat16 Cast before dav_c220 (asc-devkit

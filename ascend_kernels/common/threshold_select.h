@@ -28,8 +28,8 @@
 // lanes past the tile's real count compute on stale UB and are never copied out.
 #pragma once
 
-#include "kernel_operator.h"
 #include "ascend_kernels/kernel_args.h"
+#include "kernel_operator.h"
 #include "soc_features.h"
 #if defined(ASCEND_KERNELS_CPU_ASCENDC)
 #include "ascend_kernels/float64_bits.h"
@@ -44,19 +44,43 @@ enum class SelectPath { kFloat, kWide16, kByte, kExactInt };
 
 template <typename T>
 struct SelectPathOf;
-template <> struct SelectPathOf<float> { static constexpr SelectPath kPath = SelectPath::kFloat; };
-template <> struct SelectPathOf<half> { static constexpr SelectPath kPath = SelectPath::kWide16; };
-template <> struct SelectPathOf<bfloat16_t> { static constexpr SelectPath kPath = SelectPath::kWide16; };
-template <> struct SelectPathOf<int8_t> { static constexpr SelectPath kPath = SelectPath::kByte; };
-template <> struct SelectPathOf<uint8_t> { static constexpr SelectPath kPath = SelectPath::kByte; };
-template <> struct SelectPathOf<int32_t> { static constexpr SelectPath kPath = SelectPath::kExactInt; };
+template <>
+struct SelectPathOf<float> {
+  static constexpr SelectPath kPath = SelectPath::kFloat;
+};
+template <>
+struct SelectPathOf<half> {
+  static constexpr SelectPath kPath = SelectPath::kWide16;
+};
+template <>
+struct SelectPathOf<bfloat16_t> {
+  static constexpr SelectPath kPath = SelectPath::kWide16;
+};
+template <>
+struct SelectPathOf<int8_t> {
+  static constexpr SelectPath kPath = SelectPath::kByte;
+};
+template <>
+struct SelectPathOf<uint8_t> {
+  static constexpr SelectPath kPath = SelectPath::kByte;
+};
+template <>
+struct SelectPathOf<int32_t> {
+  static constexpr SelectPath kPath = SelectPath::kExactInt;
+};
 #if defined(ASCEND_KERNELS_CPU_ASCENDC)
 // float64: no device-side float64 on any Ascend SoC; a host-only path.
-template <> struct SelectPathOf<double> { static constexpr SelectPath kPath = SelectPath::kFloat; };
+template <>
+struct SelectPathOf<double> {
+  static constexpr SelectPath kPath = SelectPath::kFloat;
+};
 #endif
 #if ASCEND_KERNELS_HAS_INT64
 // int64: the host, and the regbase Ascend950 (soc_features.h).
-template <> struct SelectPathOf<int64_t> { static constexpr SelectPath kPath = SelectPath::kExactInt; };
+template <>
+struct SelectPathOf<int64_t> {
+  static constexpr SelectPath kPath = SelectPath::kExactInt;
+};
 #endif
 
 // kWide16 types whose tiling (ub_data_number 10, not 7) leaves UB to widen a whole tile at once.
@@ -64,17 +88,30 @@ template <typename T>
 struct WholeTileWidens {
   static constexpr bool kValue = false;
 };
-template <> struct WholeTileWidens<bfloat16_t> { static constexpr bool kValue = true; };
+template <>
+struct WholeTileWidens<bfloat16_t> {
+  static constexpr bool kValue = true;
+};
 
 template <typename T>
 struct IntRange {
   static constexpr int64_t kMin = 0;
   static constexpr int64_t kMax = 0;
 };
-template <> struct IntRange<int8_t> { static constexpr int64_t kMin = -128, kMax = 127; };
-template <> struct IntRange<uint8_t> { static constexpr int64_t kMin = 0, kMax = 255; };
-template <> struct IntRange<int32_t> { static constexpr int64_t kMin = -2147483647 - 1, kMax = 2147483647; };
-template <> struct IntRange<int64_t> {
+template <>
+struct IntRange<int8_t> {
+  static constexpr int64_t kMin = -128, kMax = 127;
+};
+template <>
+struct IntRange<uint8_t> {
+  static constexpr int64_t kMin = 0, kMax = 255;
+};
+template <>
+struct IntRange<int32_t> {
+  static constexpr int64_t kMin = -2147483647 - 1, kMax = 2147483647;
+};
+template <>
+struct IntRange<int64_t> {
   static constexpr int64_t kMin = -9223372036854775807LL - 1, kMax = 9223372036854775807LL;
 };
 
@@ -84,20 +121,24 @@ class ThresholdSelect {
   static constexpr SelectPath kPath = SelectPathOf<T>::kPath;
   // Elements per whole vector repeat of the widest compare operand.
   static constexpr uint32_t kAlign = kPath == SelectPath::kWide16 ? 64u
-                                     : kPath == SelectPath::kByte ? 128u
-                                                                  : AscendC::ONE_REPEAT_BYTE_SIZE / sizeof(T);
+                                     : kPath == SelectPath::kByte
+                                         ? 128u
+                                         : AscendC::ONE_REPEAT_BYTE_SIZE / sizeof(T);
   static constexpr uint32_t kWideChunk = 2048;  // most float32 elements widened per CompareScalar
   // bfloat16's tiling leaves UB for a whole tile's float32 widening; float16's a quarter (Init).
   static constexpr bool kWholeTileWidens = WholeTileWidens<T>::kValue;
   static constexpr uint32_t kChunkAlign = 256;
 
   // Elements each queue buffer must hold for tiles of `tile` elements.
-  __aicore__ static inline uint32_t Capacity(uint32_t tile) { return (tile + kAlign - 1) / kAlign * kAlign; }
+  __aicore__ static inline uint32_t Capacity(uint32_t tile) {
+    return (tile + kAlign - 1) / kAlign * kAlign;
+  }
 
   __aicore__ inline void Init(AscendC::TPipe& pipe, uint32_t capacity, const ThresholdParams& p) {
     capacity_ = capacity;
     if constexpr (kPath == SelectPath::kByte) {
-      pipe.InitBuffer(maskBuf_, (capacity < kWideChunk ? capacity : kWideChunk) / 8);  // one chunk's
+      pipe.InitBuffer(maskBuf_,
+                      (capacity < kWideChunk ? capacity : kWideChunk) / 8);  // one chunk's
     } else if constexpr (kPath != SelectPath::kExactInt) {
       pipe.InitBuffer(maskBuf_, capacity / 8);
     }
@@ -142,7 +183,8 @@ class ThresholdSelect {
     }
   }
 
-  __aicore__ inline void Compute(const AscendC::LocalTensor<T>& out, const AscendC::LocalTensor<T>& grad,
+  __aicore__ inline void Compute(const AscendC::LocalTensor<T>& out,
+                                 const AscendC::LocalTensor<T>& grad,
                                  const AscendC::LocalTensor<T>& feature, uint32_t count) {
     using namespace AscendC;
     const uint32_t n = Capacity(count);
@@ -176,7 +218,8 @@ class ThresholdSelect {
         const uint32_t m = n - c < chunk_ ? n - c : chunk_;
         if (mode_ == ThresholdMode::kCompare) {
           Cast(xHalf, feature[c], RoundMode::CAST_NONE, m);
-          CompareScalar(mask, xHalf, static_cast<half>(static_cast<float>(thrInt_)), CMPMODE::GT, m);
+          CompareScalar(mask, xHalf, static_cast<half>(static_cast<float>(thrInt_)), CMPMODE::GT,
+                        m);
         } else {
           const uint16_t bits = mode_ == ThresholdMode::kAllPass ? 0xFFFFu : 0u;
           Duplicate(mask.template ReinterpretCast<uint16_t>(), bits, static_cast<int32_t>(m / 16));
@@ -194,7 +237,8 @@ class ThresholdSelect {
         Adds(out, out, static_cast<T>(~thrInt_), static_cast<int32_t>(n));
         Not(out16, out16, n16);
       } else {
-        Duplicate(out, static_cast<T>(mode_ == ThresholdMode::kAllPass ? -1 : 0), static_cast<int32_t>(n));
+        Duplicate(out, static_cast<T>(mode_ == ThresholdMode::kAllPass ? -1 : 0),
+                  static_cast<int32_t>(n));
       }
       And(out16, out16, grad.template ReinterpretCast<int16_t>(), n16);
     }

@@ -45,8 +45,8 @@ inline float BitsFloat(uint32_t u) {
 inline float HalfBitsToFloat(uint16_t h) {
   const uint32_t shifted = static_cast<uint32_t>(h & 0x7fffu) << 13;  // exponent + mantissa
   const uint32_t exp = shifted & 0x0f800000u;
-  const uint32_t normal = shifted + 0x38000000u;    // rebias 15 -> 127
-  const uint32_t inf_nan = shifted + 0x70000000u;   // all-ones exponent, payload kept
+  const uint32_t normal = shifted + 0x38000000u;   // rebias 15 -> 127
+  const uint32_t inf_nan = shifted + 0x70000000u;  // all-ones exponent, payload kept
   // Subnormal: let the FPU normalise (exact): (2^-14 + man * 2^-24) - 2^-14.
   const uint32_t subnormal = FloatBits(BitsFloat(shifted + 0x38800000u) - BitsFloat(0x38800000u));
   const uint32_t mag = exp == 0x0f800000u ? inf_nan : (exp == 0 ? subnormal : normal);
@@ -77,7 +77,8 @@ inline float Bf16BitsToFloat(uint16_t b) { return BitsFloat(static_cast<uint32_t
 
 inline uint16_t FloatToBf16Bits(float f) {
   const uint32_t u = FloatBits(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
+  if ((u & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((u >> 16) | 0x40u);  // quiet NaN
   return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
@@ -116,7 +117,21 @@ static_assert(sizeof(half) == 2 && sizeof(bfloat16_t) == 2, "16-bit storage type
 
 namespace AscendC {
 
-enum class TPosition : uint8_t { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC };
+enum class TPosition : uint8_t {
+  GM,
+  A1,
+  A2,
+  B1,
+  B2,
+  C1,
+  C2,
+  CO1,
+  CO2,
+  VECIN,
+  VECOUT,
+  VECCALC,
+  LCM = VECCALC
+};
 using QuePosition = TPosition;
 
 enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };

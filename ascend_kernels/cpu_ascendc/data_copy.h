@@ -17,8 +17,13 @@ namespace AscendC {
 
 struct DataCopyExtParams {
   DataCopyExtParams() = default;
-  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t src_stride, uint32_t dst_stride, uint32_t rsv_in)
-      : blockCount(count), blockLen(len), srcStride(src_stride), dstStride(dst_stride), rsv(rsv_in) {}
+  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t src_stride, uint32_t dst_stride,
+                    uint32_t rsv_in)
+      : blockCount(count),
+        blockLen(len),
+        srcStride(src_stride),
+        dstStride(dst_stride),
+        rsv(rsv_in) {}
   uint16_t blockCount = 1;
   uint32_t blockLen = 0;   // bytes per block
   uint32_t srcStride = 0;  // GM side: bytes; UB side: 32-byte blocks
@@ -40,9 +45,10 @@ struct DataCopyPadExtParams {
 namespace internal {
 template <typename T>
 inline void CheckWholeBlocks(uint64_t count, const char* api) {
-  CPU_ASCENDC_CHECK(count * sizeof(T) % ONE_BLK_SIZE == 0, api,
-                    "length %llu elements = %llu bytes is not a multiple of 32 bytes (use DataCopyPad)",
-                    static_cast<unsigned long long>(count), static_cast<unsigned long long>(count * sizeof(T)));
+  CPU_ASCENDC_CHECK(
+      count * sizeof(T) % ONE_BLK_SIZE == 0, api,
+      "length %llu elements = %llu bytes is not a multiple of 32 bytes (use DataCopyPad)",
+      static_cast<unsigned long long>(count), static_cast<unsigned long long>(count * sizeof(T)));
 }
 }  // namespace internal
 
@@ -79,26 +85,29 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 // GM -> UB, any length. Each block lands on a 32-byte boundary in UB (dstStride blocks apart);
 // with isPad the rest of its last 32-byte block gets paddingValue.
 template <typename T>
-inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& params,
-                        const DataCopyPadExtParams<T>& pad) {
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                        const DataCopyExtParams& params, const DataCopyPadExtParams<T>& pad) {
   constexpr const char* kApi = "DataCopyPad(GM->UB)";
   cpu_ascendc::CheckDataCopyPadRule(cpu_ascendc::CurrentRules(), kApi);
-  CPU_ASCENDC_CHECK(params.blockLen % sizeof(T) == 0, kApi, "blockLen %u is not a whole number of elements",
-                    params.blockLen);
-  CPU_ASCENDC_CHECK(params.srcStride % sizeof(T) == 0, kApi, "srcStride %u bytes is not element aligned",
-                    params.srcStride);
+  CPU_ASCENDC_CHECK(params.blockLen % sizeof(T) == 0, kApi,
+                    "blockLen %u is not a whole number of elements", params.blockLen);
+  CPU_ASCENDC_CHECK(params.srcStride % sizeof(T) == 0, kApi,
+                    "srcStride %u bytes is not element aligned", params.srcStride);
   const uint64_t elems = params.blockLen / sizeof(T);
   const uint64_t ub_block = (static_cast<uint64_t>(pad.leftPadding) * sizeof(T) + params.blockLen +
-                             pad.rightPadding * sizeof(T) + ONE_BLK_SIZE - 1) / ONE_BLK_SIZE * ONE_BLK_SIZE;
-  CPU_ASCENDC_CHECK(pad.leftPadding * sizeof(T) <= ONE_BLK_SIZE && pad.rightPadding * sizeof(T) <= ONE_BLK_SIZE,
-                    kApi, "padding wider than one 32-byte block");
+                             pad.rightPadding * sizeof(T) + ONE_BLK_SIZE - 1) /
+                            ONE_BLK_SIZE * ONE_BLK_SIZE;
+  CPU_ASCENDC_CHECK(
+      pad.leftPadding * sizeof(T) <= ONE_BLK_SIZE && pad.rightPadding * sizeof(T) <= ONE_BLK_SIZE,
+      kApi, "padding wider than one 32-byte block");
   const uint64_t ub_pitch = ub_block + static_cast<uint64_t>(params.dstStride) * ONE_BLK_SIZE;
   const uint64_t gm_pitch = elems + params.srcStride / sizeof(T);
   const uint64_t n = params.blockCount;
   if (n == 0) return;
   const T* g = src.CheckedRange((n - 1) * gm_pitch + elems, kApi);
   // Read-write: without isPad the rest of each UB block keeps what it held.
-  uint8_t* u = reinterpret_cast<uint8_t*>(dst.ReadWrite(((n - 1) * ub_pitch + ub_block) / sizeof(T), kApi));
+  uint8_t* u =
+      reinterpret_cast<uint8_t*>(dst.ReadWrite(((n - 1) * ub_pitch + ub_block) / sizeof(T), kApi));
   for (uint64_t b = 0; b < n; ++b) {
     T* row = reinterpret_cast<T*>(u + b * ub_pitch);
     std::memcpy(row + pad.leftPadding, g + b * gm_pitch, params.blockLen);
@@ -112,15 +121,17 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
 
 // UB -> GM, any length: writes exactly blockLen bytes per block, nothing past them.
 template <typename T>
-inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& params) {
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                        const DataCopyExtParams& params) {
   constexpr const char* kApi = "DataCopyPad(UB->GM)";
   cpu_ascendc::CheckDataCopyPadRule(cpu_ascendc::CurrentRules(), kApi);
-  CPU_ASCENDC_CHECK(params.blockLen % sizeof(T) == 0, kApi, "blockLen %u is not a whole number of elements",
-                    params.blockLen);
-  CPU_ASCENDC_CHECK(params.dstStride % sizeof(T) == 0, kApi, "dstStride %u bytes is not element aligned",
-                    params.dstStride);
+  CPU_ASCENDC_CHECK(params.blockLen % sizeof(T) == 0, kApi,
+                    "blockLen %u is not a whole number of elements", params.blockLen);
+  CPU_ASCENDC_CHECK(params.dstStride % sizeof(T) == 0, kApi,
+                    "dstStride %u bytes is not element aligned", params.dstStride);
   const uint64_t elems = params.blockLen / sizeof(T);
-  const uint64_t ub_block = (static_cast<uint64_t>(params.blockLen) + ONE_BLK_SIZE - 1) / ONE_BLK_SIZE * ONE_BLK_SIZE;
+  const uint64_t ub_block =
+      (static_cast<uint64_t>(params.blockLen) + ONE_BLK_SIZE - 1) / ONE_BLK_SIZE * ONE_BLK_SIZE;
   const uint64_t ub_pitch = ub_block + static_cast<uint64_t>(params.srcStride) * ONE_BLK_SIZE;
   const uint64_t gm_pitch = elems + params.dstStride / sizeof(T);
   const uint64_t n = params.blockCount;

@@ -21,15 +21,16 @@ class GlobalTensor {
 
   void SetGlobalBuffer(__gm__ T* buffer, uint64_t buffer_size) {
     CPU_ASCENDC_CHECK(cpu_ascendc::IsAligned(buffer, alignof(T)), "GlobalTensor::SetGlobalBuffer",
-                      "address %p is not aligned to its %zu-byte element", static_cast<void*>(buffer),
-                      alignof(T));
+                      "address %p is not aligned to its %zu-byte element",
+                      static_cast<void*>(buffer), alignof(T));
     const auto& regions = cpu_ascendc::CurrentCore().gm_regions;
     if (!regions.empty() && buffer_size > 0) {
       const uint8_t* b = reinterpret_cast<const uint8_t*>(buffer);
       const uint64_t bytes = buffer_size * sizeof(T);
       bool inside = false;
       for (const auto& r : regions) {
-        if (b >= r.begin && b <= r.begin + r.bytes && bytes <= static_cast<uint64_t>(r.begin + r.bytes - b)) {
+        if (b >= r.begin && b <= r.begin + r.bytes &&
+            bytes <= static_cast<uint64_t>(r.begin + r.bytes - b)) {
           inside = true;
           break;
         }
@@ -58,10 +59,11 @@ class GlobalTensor {
   // Aborts unless [ptr, ptr + count) lies inside the buffer given to SetGlobalBuffer.
   T* CheckedRange(uint64_t count, const char* api) const {
     CPU_ASCENDC_CHECK(ptr_ != nullptr || count == 0, api, "GlobalTensor has no buffer");
-    CPU_ASCENDC_CHECK(count <= static_cast<uint64_t>(end_ - ptr_), api,
-                      "GM access of %llu elements at offset %lld overruns the buffer of %lld elements",
-                      static_cast<unsigned long long>(count), static_cast<long long>(ptr_ - begin_),
-                      static_cast<long long>(end_ - begin_));
+    CPU_ASCENDC_CHECK(
+        count <= static_cast<uint64_t>(end_ - ptr_), api,
+        "GM access of %llu elements at offset %lld overruns the buffer of %lld elements",
+        static_cast<unsigned long long>(count), static_cast<long long>(ptr_ - begin_),
+        static_cast<long long>(end_ - begin_));
     return ptr_;
   }
 

@@ -26,8 +26,9 @@ class LocalTensor {
   void SetValue(uint32_t i, T v) { Elements(i + 1, "LocalTensor::SetValue")[i] = v; }
 
   LocalTensor operator[](uint32_t offset) const {
-    CPU_ASCENDC_CHECK(static_cast<uint64_t>(offset) * sizeof(T) <= bytes_left(), "LocalTensor::operator[]",
-                      "offset %u elements past the end of the UB buffer", offset);
+    CPU_ASCENDC_CHECK(static_cast<uint64_t>(offset) * sizeof(T) <= bytes_left(),
+                      "LocalTensor::operator[]", "offset %u elements past the end of the UB buffer",
+                      offset);
     LocalTensor sub = *this;
     sub.addr_ = addr_ + static_cast<uint64_t>(offset) * sizeof(T);
     return sub;

@@ -18,9 +18,9 @@ inline bool IsAligned(const void* p, uint64_t alignment) {
 }  // namespace cpu_ascendc
 
 // Aborts with "cpu_ascendc: <api>: <message>" when `cond` is false.
-#define CPU_ASCENDC_CHECK(cond, api, ...)                          \
-  do {                                                             \
-    if (__builtin_expect(!(cond), 0)) {                            \
-      ::cpu_ascendc::PreconditionFailed(api, __VA_ARGS__);         \
-    }                                                              \
+#define CPU_ASCENDC_CHECK(cond, api, ...)                  \
+  do {                                                     \
+    if (__builtin_expect(!(cond), 0)) {                    \
+      ::cpu_ascendc::PreconditionFailed(api, __VA_ARGS__); \
+    }                                                      \
   } while (0)

@@ -13,14 +13,15 @@ namespace {
 
 using AscendC::RoundMode;
 
-constexpr uint32_t kRoundAll = Bit(RoundMode::CAST_RINT) | Bit(RoundMode::CAST_FLOOR) | Bit(RoundMode::CAST_CEIL) |
-                               Bit(RoundMode::CAST_ROUND) | Bit(RoundMode::CAST_TRUNC);
+constexpr uint32_t kRoundAll = Bit(RoundMode::CAST_RINT) | Bit(RoundMode::CAST_FLOOR) |
+                               Bit(RoundMode::CAST_CEIL) | Bit(RoundMode::CAST_ROUND) |
+                               Bit(RoundMode::CAST_TRUNC);
 constexpr uint32_t kNone = Bit(RoundMode::CAST_NONE);
 
-// Ascend910B = dav_c220 (__NPU_ARCH__ 2201). impl/basic_api/dav_c220/kernel_operator_vec_vconv_impl.h:
-// the widening casts half->float, bf16->float, int8/uint8->half emit an instruction only for
-// CAST_NONE; half->int8/uint8 take every mode but CAST_ODD; float->half every mode;
-// float->bf16 every mode but CAST_NONE and CAST_ODD.
+// Ascend910B = dav_c220 (__NPU_ARCH__ 2201).
+// impl/basic_api/dav_c220/kernel_operator_vec_vconv_impl.h: the widening casts half->float,
+// bf16->float, int8/uint8->half emit an instruction only for CAST_NONE; half->int8/uint8 take every
+// mode but CAST_ODD; float->half every mode; float->bf16 every mode but CAST_NONE and CAST_ODD.
 constexpr CastRule kC220Casts[] = {
     {VType::kFloat, VType::kHalf, kNone},
     {VType::kFloat, VType::kBf16, kNone},
@@ -32,9 +33,10 @@ constexpr CastRule kC220Casts[] = {
     {VType::kBf16, VType::kFloat, kRoundAll},
 };
 
-// Ascend910 = dav_c100 (__NPU_ARCH__ 1001). impl/basic_api/dav_c100/kernel_operator_vec_vconv_impl.h:
-// no bfloat16 conversion at all; half->float, int8/uint8->half CAST_NONE only; half->int8/uint8
-// every mode but CAST_RINT and CAST_ODD; float->half CAST_NONE and CAST_ODD only.
+// Ascend910 = dav_c100 (__NPU_ARCH__ 1001).
+// impl/basic_api/dav_c100/kernel_operator_vec_vconv_impl.h: no bfloat16 conversion at all;
+// half->float, int8/uint8->half CAST_NONE only; half->int8/uint8 every mode but CAST_RINT and
+// CAST_ODD; float->half CAST_NONE and CAST_ODD only.
 constexpr CastRule kC100Casts[] = {
     {VType::kFloat, VType::kHalf, kNone},
     {VType::kHalf, VType::kInt8, kNone},
@@ -44,10 +46,11 @@ constexpr CastRule kC100Casts[] = {
     {VType::kHalf, VType::kFloat, kNone | Bit(RoundMode::CAST_ODD)},
 };
 
-// Ascend950 = dav_3510 (__NPU_ARCH__ 3510). impl/basic_api/dav_3510/kernel_operator_vec_vconv_impl.h
-// (CastImpl, level 2): half->float, bf16->float, int8/uint8->half CAST_NONE only; half->int8/uint8
-// and float->half every rounding mode, CAST_NONE meaning CAST_RINT; float->half also CAST_ODD;
-// float->bf16 the five rounding modes.
+// Ascend950 = dav_3510 (__NPU_ARCH__ 3510).
+// impl/basic_api/dav_3510/kernel_operator_vec_vconv_impl.h (CastImpl, level 2): half->float,
+// bf16->float, int8/uint8->half CAST_NONE only; half->int8/uint8 and float->half every rounding
+// mode, CAST_NONE meaning CAST_RINT; float->half also CAST_ODD; float->bf16 the five rounding
+// modes.
 constexpr CastRule k3510Casts[] = {
     {VType::kFloat, VType::kHalf, kNone},
     {VType::kFloat, VType::kBf16, kNone},
@@ -70,10 +73,13 @@ const SocRules kRules[] = {
     // Ascend910 (dav_c100):
     //  UB: impl/basic_api/utils/kernel_utils_constants.h, __NPU_ARCH__ 1001: TOTAL_UB_SIZE 256 KiB,
     //      TMP_UB_OFFSET 248 KiB (API scratch above it).
-    //  DataCopyPad: dav_c100/kernel_operator_data_copy_impl.h, both directions report "not supported".
-    //  CompareScalar: dav_c100/kernel_operator_vec_cmpsel_impl.h, every form reports "not supported".
+    //  DataCopyPad: dav_c100/kernel_operator_data_copy_impl.h, both directions report "not
+    //  supported".
+    //  CompareScalar: dav_c100/kernel_operator_vec_cmpsel_impl.h, every form reports "not
+    //  supported".
     //  Select: same file, mode 0 (VSEL_CMPMASK_SPR) only; the tensor-scalar form asserts.
-    {Soc::kAscend910, "Ascend910", "dav_c100", 248 * 1024, 8 * 1024, false, 0, 0, kC100Casts, Count(kC100Casts)},
+    {Soc::kAscend910, "Ascend910", "dav_c100", 248 * 1024, 8 * 1024, false, 0, 0, kC100Casts,
+     Count(kC100Casts)},
     // Ascend910B (dav_c220):
     //  UB: kernel_utils_constants.h, __NPU_ARCH__ 2201: TOTAL_UB_SIZE 192 KiB, TOTAL_VEC_LOCAL_SIZE
     //      and TMP_UB_OFFSET 184 KiB; dav_c220/kernel_operator_vec_cmpsel_impl.h's scalar-mode
@@ -82,8 +88,8 @@ const SocRules kRules[] = {
     //  CompareScalar: dav_c220/kernel_operator_vec_cmp_impl.h, dst uint8_t, src half/float
     //      (int32_t for CMPMODE::EQ only, which the kernels do not use).
     //  Select: dav_c220/kernel_operator_vec_cmpsel_impl.h, operands half/float, mask uint8..uint64.
-    {Soc::kAscend910B, "Ascend910B", "dav_c220", 184 * 1024, 8 * 1024, true, kHalfFloat, kHalfFloat, kC220Casts,
-     Count(kC220Casts)},
+    {Soc::kAscend910B, "Ascend910B", "dav_c220", 184 * 1024, 8 * 1024, true, kHalfFloat, kHalfFloat,
+     kC220Casts, Count(kC220Casts)},
     // Ascend950 (dav_3510, regbase):
     //  UB: kernel_utils_constants.h, __NPU_ARCH__ 3510: TOTAL_UB_SIZE = TMP_UB_OFFSET = 248 KiB.
     //  DataCopyPad: dav_3510/kernel_operator_data_copy_impl.h (byte-granular bursts).
@@ -96,21 +102,23 @@ const SocRules kRules[] = {
          Bit(VType::kInt16) | Bit(VType::kUInt16) | Bit(VType::kInt32) | Bit(VType::kUInt32) |
          Bit(VType::kInt64) | Bit(VType::kUInt64),
      kHalfFloat | Bit(VType::kBf16) | Bit(VType::kInt8) | Bit(VType::kUInt8) | Bit(VType::kInt16) |
-         Bit(VType::kUInt16) | Bit(VType::kInt32) | Bit(VType::kUInt32) | Bit(VType::kInt64) | Bit(VType::kUInt64),
+         Bit(VType::kUInt16) | Bit(VType::kInt32) | Bit(VType::kUInt32) | Bit(VType::kInt64) |
+         Bit(VType::kUInt64),
      k3510Casts, Count(k3510Casts)},
     // host: the CPU. The Ascend910B's API rules, plus float64 compare/select (the host-only
     // float64 kernels; no SoC has them). Its UB is whatever the launch asks for (ub_usable 0):
     // nothing on the CPU reserves scratch, and the FFI handler tiles for a 64 KiB UB
     // (cpp/xla_ffi/ffi_handler.h kHostUbSize) that must be usable whole.
-    {Soc::kHost, "host", "cpu", 0, 0, true, kHalfFloat | Bit(VType::kDouble), kHalfFloat | Bit(VType::kDouble),
-     kC220Casts, Count(kC220Casts)},
+    {Soc::kHost, "host", "cpu", 0, 0, true, kHalfFloat | Bit(VType::kDouble),
+     kHalfFloat | Bit(VType::kDouble), kC220Casts, Count(kC220Casts)},
 };
 
 }  // namespace
 
 const char* VTypeName(VType t) {
-  static const char* const kNames[] = {"half",    "bfloat16_t", "float",   "double",  "int8_t",  "uint8_t",
-                                       "int16_t", "uint16_t",   "int32_t", "uint32_t", "int64_t", "uint64_t"};
+  static const char* const kNames[] = {"half",    "bfloat16_t", "float",   "double",
+                                       "int8_t",  "uint8_t",    "int16_t", "uint16_t",
+                                       "int32_t", "uint32_t",   "int64_t", "uint64_t"};
   return kNames[static_cast<uint32_t>(t)];
 }
 
@@ -137,12 +145,13 @@ void CheckCastRule(const SocRules& r, VType dst, VType src, RoundMode mode) {
     const CastRule& c = r.casts[i];
     if (c.dst == dst && c.src == src) {
       CPU_ASCENDC_CHECK((c.round_modes & Bit(mode)) != 0, "Cast",
-                        "SoC rule: %s (%s) has no Cast %s -> %s with %s", r.name, r.arch, VTypeName(src),
-                        VTypeName(dst), RoundModeName(mode));
+                        "SoC rule: %s (%s) has no Cast %s -> %s with %s", r.name, r.arch,
+                        VTypeName(src), VTypeName(dst), RoundModeName(mode));
       return;
     }
   }
-  PreconditionFailed("Cast", "SoC rule: %s (%s) has no Cast %s -> %s", r.name, r.arch, VTypeName(src), VTypeName(dst));
+  PreconditionFailed("Cast", "SoC rule: %s (%s) has no Cast %s -> %s", r.name, r.arch,
+                     VTypeName(src), VTypeName(dst));
 }
 
 void CheckCompareScalarRule(const SocRules& r, VType src) {
@@ -157,8 +166,9 @@ void CheckSelectScalarRule(const SocRules& r, VType src) {
 }
 
 void CheckDataCopyPadRule(const SocRules& r, const char* api) {
-  CPU_ASCENDC_CHECK(r.has_data_copy_pad, api, "SoC rule: %s (%s) has no DataCopyPad (an unsupported-API stub there)",
-                    r.name, r.arch);
+  CPU_ASCENDC_CHECK(r.has_data_copy_pad, api,
+                    "SoC rule: %s (%s) has no DataCopyPad (an unsupported-API stub there)", r.name,
+                    r.arch);
 }
 
 }  // namespace cpu_ascendc

@@ -21,21 +21,45 @@ namespace cpu_ascendc {
 enum class Soc : uint8_t { kAscend910 = 0, kAscend910B = 1, kAscend950 = 2, kHost = 3 };
 
 // Element types the rules talk about (a bit index in the rule masks).
-enum class VType : uint8_t { kHalf, kBf16, kFloat, kDouble, kInt8, kUInt8, kInt16, kUInt16, kInt32, kUInt32, kInt64, kUInt64 };
+enum class VType : uint8_t {
+  kHalf,
+  kBf16,
+  kFloat,
+  kDouble,
+  kInt8,
+  kUInt8,
+  kInt16,
+  kUInt16,
+  kInt32,
+  kUInt32,
+  kInt64,
+  kUInt64
+};
 
 template <typename T>
 constexpr VType VTypeOf() {
-  if constexpr (std::is_same_v<T, half>) return VType::kHalf;
-  else if constexpr (std::is_same_v<T, bfloat16_t>) return VType::kBf16;
-  else if constexpr (std::is_same_v<T, float>) return VType::kFloat;
-  else if constexpr (std::is_same_v<T, double>) return VType::kDouble;
-  else if constexpr (std::is_same_v<T, int8_t>) return VType::kInt8;
-  else if constexpr (std::is_same_v<T, uint8_t>) return VType::kUInt8;
-  else if constexpr (std::is_same_v<T, int16_t>) return VType::kInt16;
-  else if constexpr (std::is_same_v<T, uint16_t>) return VType::kUInt16;
-  else if constexpr (std::is_same_v<T, int32_t>) return VType::kInt32;
-  else if constexpr (std::is_same_v<T, uint32_t>) return VType::kUInt32;
-  else if constexpr (std::is_same_v<T, int64_t>) return VType::kInt64;
+  if constexpr (std::is_same_v<T, half>)
+    return VType::kHalf;
+  else if constexpr (std::is_same_v<T, bfloat16_t>)
+    return VType::kBf16;
+  else if constexpr (std::is_same_v<T, float>)
+    return VType::kFloat;
+  else if constexpr (std::is_same_v<T, double>)
+    return VType::kDouble;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return VType::kInt8;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return VType::kUInt8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return VType::kInt16;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return VType::kUInt16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return VType::kInt32;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return VType::kUInt32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return VType::kInt64;
   else {
     static_assert(std::is_same_v<T, uint64_t>, "VTypeOf: not a vector element type");
     return VType::kUInt64;

@@ -20,7 +20,9 @@ class TPipe;
 
 namespace internal {
 constexpr int32_t kMaxQueBuffers = 8;
-inline uint64_t RoundUp32(uint64_t n) { return (n + ONE_BLK_SIZE - 1) / ONE_BLK_SIZE * ONE_BLK_SIZE; }
+inline uint64_t RoundUp32(uint64_t n) {
+  return (n + ONE_BLK_SIZE - 1) / ONE_BLK_SIZE * ONE_BLK_SIZE;
+}
 }  // namespace internal
 
 template <TPosition pos, int32_t depth>
@@ -30,7 +32,8 @@ class TQue {
 
   template <typename T>
   LocalTensor<T> AllocTensor() {
-    CPU_ASCENDC_CHECK(num_ > 0, "TQue::AllocTensor", "queue has no buffers (TPipe::InitBuffer not called)");
+    CPU_ASCENDC_CHECK(num_ > 0, "TQue::AllocTensor",
+                      "queue has no buffers (TPipe::InitBuffer not called)");
     for (int32_t i = 0; i < num_; ++i) {
       if (state_[i] == kFree) {
         state_[i] = kAllocated;
@@ -42,13 +45,15 @@ class TQue {
         return t;
       }
     }
-    cpu_ascendc::PreconditionFailed("TQue::AllocTensor", "all %d buffers are in use (missing FreeTensor?)", num_);
+    cpu_ascendc::PreconditionFailed("TQue::AllocTensor",
+                                    "all %d buffers are in use (missing FreeTensor?)", num_);
   }
 
   template <typename T>
   bool EnQue(const LocalTensor<T>& t) {
     CheckOwned(t, "TQue::EnQue");
-    CPU_ASCENDC_CHECK(state_[t.slot_] == kAllocated, "TQue::EnQue", "tensor was not freshly allocated");
+    CPU_ASCENDC_CHECK(state_[t.slot_] == kAllocated, "TQue::EnQue",
+                      "tensor was not freshly allocated");
     CPU_ASCENDC_CHECK(count_ < depth, "TQue::EnQue", "queue already holds depth=%d tensors", depth);
     fifo_[(head_ + count_) % internal::kMaxQueBuffers] = t.slot_;
     ++count_;
@@ -74,8 +79,8 @@ class TQue {
   template <typename T>
   void FreeTensor(LocalTensor<T>& t) {
     CheckOwned(t, "TQue::FreeTensor");
-    CPU_ASCENDC_CHECK(state_[t.slot_] == kDequeued || state_[t.slot_] == kAllocated, "TQue::FreeTensor",
-                      "tensor is free or still queued");
+    CPU_ASCENDC_CHECK(state_[t.slot_] == kDequeued || state_[t.slot_] == kAllocated,
+                      "TQue::FreeTensor", "tensor is free or still queued");
     state_[t.slot_] = kFree;
   }
 
@@ -115,7 +120,8 @@ class TBuf {
   template <typename T>
   LocalTensor<T> Get(uint32_t count) const {
     CPU_ASCENDC_CHECK(static_cast<uint64_t>(count) * sizeof(T) <= len_, "TBuf::Get",
-                      "%u elements exceed the %llu-byte buffer", count, static_cast<unsigned long long>(len_));
+                      "%u elements exceed the %llu-byte buffer", count,
+                      static_cast<unsigned long long>(len_));
     LocalTensor<T> t = Get<T>();
     t.buf_end_ = base_ + static_cast<uint64_t>(count) * sizeof(T);
     return t;
@@ -171,10 +177,11 @@ class TPipe {
  private:
   static uint8_t* Carve(uint64_t bytes) {
     auto& core = cpu_ascendc::CurrentCore();
-    CPU_ASCENDC_CHECK(bytes <= core.ub_size - core.ub_used, "TPipe::InitBuffer",
-                      "UB overflow: %llu more bytes requested, %llu of the %llu usable on %s already used",
-                      static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(core.ub_used),
-                      static_cast<unsigned long long>(core.ub_size), core.rules->name);
+    CPU_ASCENDC_CHECK(
+        bytes <= core.ub_size - core.ub_used, "TPipe::InitBuffer",
+        "UB overflow: %llu more bytes requested, %llu of the %llu usable on %s already used",
+        static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(core.ub_used),
+        static_cast<unsigned long long>(core.ub_size), core.rules->name);
     uint8_t* p = core.ub + core.ub_used;
     core.ub_used += bytes;
     return p;

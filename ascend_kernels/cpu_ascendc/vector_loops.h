@@ -23,8 +23,10 @@ inline bool HostHas(Isa isa) {
 #if defined(__GNUC__) && defined(__x86_64__)
   __builtin_cpu_init();
   switch (isa) {
-    case Isa::kBaseline: return true;
-    case Isa::kAvx2: return __builtin_cpu_supports("avx2") != 0;
+    case Isa::kBaseline:
+      return true;
+    case Isa::kAvx2:
+      return __builtin_cpu_supports("avx2") != 0;
     case Isa::kAvx512:
       return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("avx512f") != 0 &&
              __builtin_cpu_supports("avx512bw") != 0 && __builtin_cpu_supports("avx512dq") != 0 &&
@@ -37,7 +39,9 @@ inline bool HostHas(Isa isa) {
 }
 
 inline Isa BestIsa() {
-  static const Isa best = HostHas(Isa::kAvx512) ? Isa::kAvx512 : HostHas(Isa::kAvx2) ? Isa::kAvx2 : Isa::kBaseline;
+  static const Isa best = HostHas(Isa::kAvx512) ? Isa::kAvx512
+                          : HostHas(Isa::kAvx2) ? Isa::kAvx2
+                                                : Isa::kBaseline;
   return best;
 }
 
@@ -54,7 +58,9 @@ __attribute__((target("avx2"), noinline)) void RunAvx2(const Loop& loop) {
   loop();
 }
 template <typename Loop>
-__attribute__((target("avx2,avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512"), noinline)) void RunAvx512(const Loop& loop) {
+__attribute__((target("avx2,avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512"),
+               noinline)) void
+RunAvx512(const Loop& loop) {
   loop();
 }
 #endif
@@ -73,20 +79,22 @@ template <typename D, typename S, typename F>
 inline void Map(D* dst, const S* src, uint64_t n, F f, Isa isa = BestIsa()) {
   if constexpr (std::is_same_v<D, S>) {
     if (dst == src) {
-      RunFor(isa, CPU_ASCENDC_LOOP {
-        D* const p = dst;
-        const uint64_t count = n;
-        for (uint64_t i = 0; i < count; ++i) p[i] = f(p[i]);
-      });
+      RunFor(
+          isa, CPU_ASCENDC_LOOP {
+            D* const p = dst;
+            const uint64_t count = n;
+            for (uint64_t i = 0; i < count; ++i) p[i] = f(p[i]);
+          });
       return;
     }
   }
-  RunFor(isa, CPU_ASCENDC_LOOP {
-    D* __restrict d = dst;
-    const S* __restrict s = src;
-    const uint64_t count = n;
-    for (uint64_t i = 0; i < count; ++i) d[i] = f(s[i]);
-  });
+  RunFor(
+      isa, CPU_ASCENDC_LOOP {
+        D* __restrict d = dst;
+        const S* __restrict s = src;
+        const uint64_t count = n;
+        for (uint64_t i = 0; i < count; ++i) d[i] = f(s[i]);
+      });
 }
 
 // dst[i] = f(a[i], b[i]). Each source is dst itself or disjoint from it.
@@ -96,25 +104,27 @@ inline void Zip(T* dst, const T* a, const T* b, uint64_t n, F f, Isa isa = BestI
   if (a == dst || b == dst) {
     const T* other = a == dst ? b : a;
     const bool dst_first = a == dst;
-    RunFor(isa, CPU_ASCENDC_LOOP {
-      T* __restrict d = dst;
-      const T* __restrict o = other;
-      const uint64_t count = n;
-      if (dst_first) {
-        for (uint64_t i = 0; i < count; ++i) d[i] = f(d[i], o[i]);
-      } else {
-        for (uint64_t i = 0; i < count; ++i) d[i] = f(o[i], d[i]);
-      }
-    });
+    RunFor(
+        isa, CPU_ASCENDC_LOOP {
+          T* __restrict d = dst;
+          const T* __restrict o = other;
+          const uint64_t count = n;
+          if (dst_first) {
+            for (uint64_t i = 0; i < count; ++i) d[i] = f(d[i], o[i]);
+          } else {
+            for (uint64_t i = 0; i < count; ++i) d[i] = f(o[i], d[i]);
+          }
+        });
     return;
   }
-  RunFor(isa, CPU_ASCENDC_LOOP {
-    T* __restrict d = dst;
-    const T* __restrict x = a;
-    const T* __restrict y = b;
-    const uint64_t count = n;
-    for (uint64_t i = 0; i < count; ++i) d[i] = f(x[i], y[i]);
-  });
+  RunFor(
+      isa, CPU_ASCENDC_LOOP {
+        T* __restrict d = dst;
+        const T* __restrict x = a;
+        const T* __restrict y = b;
+        const uint64_t count = n;
+        for (uint64_t i = 0; i < count; ++i) d[i] = f(x[i], y[i]);
+      });
 }
 
 // Mask bits: dst bit i (LSB first in each byte) = pred(i), for n a multiple of 8. Each chunk
@@ -122,32 +132,41 @@ inline void Zip(T* dst, const T* a, const T* b, uint64_t n, F f, Isa isa = BestI
 constexpr uint64_t kMaskChunk = 256;
 template <typename Pred>
 inline void Mask(uint8_t* dst, uint64_t n, Pred pred, Isa isa = BestIsa()) {
-  RunFor(isa, CPU_ASCENDC_LOOP {
-    uint8_t* __restrict d = dst;
-    alignas(64) uint8_t bytes[kMaskChunk];
-    for (uint64_t c = 0; c < n; c += kMaskChunk) {
-      const uint64_t len = n - c < kMaskChunk ? n - c : kMaskChunk;
-      for (uint64_t i = 0; i < len; ++i) bytes[i] = pred(c + i) ? 1 : 0;
-      for (uint64_t k = 0; k < len / 8; ++k) {
-        uint64_t w;
-        std::memcpy(&w, bytes + 8 * k, sizeof w);  // byte j (0 or 1) at bit 8j
-        d[c / 8 + k] = static_cast<uint8_t>((w * 0x0102040810204080ull) >> 56);  // bit 8j -> bit 56 + j
-      }
-    }
-  });
+  RunFor(
+      isa, CPU_ASCENDC_LOOP {
+        uint8_t* __restrict d = dst;
+        alignas(64) uint8_t bytes[kMaskChunk];
+        for (uint64_t c = 0; c < n; c += kMaskChunk) {
+          const uint64_t len = n - c < kMaskChunk ? n - c : kMaskChunk;
+          for (uint64_t i = 0; i < len; ++i) bytes[i] = pred(c + i) ? 1 : 0;
+          for (uint64_t k = 0; k < len / 8; ++k) {
+            uint64_t w;
+            std::memcpy(&w, bytes + 8 * k, sizeof w);  // byte j (0 or 1) at bit 8j
+            d[c / 8 + k] =
+                static_cast<uint8_t>((w * 0x0102040810204080ull) >> 56);  // bit 8j -> bit 56 + j
+          }
+        }
+      });
 }
 
 // Mask bits of load(i) <mode> t, i < n (C++ semantics: false on NaN except NE).
 template <typename C, typename Load>
-inline void CompareMask(uint8_t* d, uint64_t n, AscendC::CMPMODE mode, C t, Load load, Isa isa = BestIsa()) {
+inline void CompareMask(uint8_t* d, uint64_t n, AscendC::CMPMODE mode, C t, Load load,
+                        Isa isa = BestIsa()) {
   using AscendC::CMPMODE;
   switch (mode) {
-    case CMPMODE::LT: return Mask(d, n, [=](uint64_t i) { return load(i) < t; }, isa);
-    case CMPMODE::GT: return Mask(d, n, [=](uint64_t i) { return load(i) > t; }, isa);
-    case CMPMODE::EQ: return Mask(d, n, [=](uint64_t i) { return load(i) == t; }, isa);
-    case CMPMODE::LE: return Mask(d, n, [=](uint64_t i) { return load(i) <= t; }, isa);
-    case CMPMODE::GE: return Mask(d, n, [=](uint64_t i) { return load(i) >= t; }, isa);
-    case CMPMODE::NE: return Mask(d, n, [=](uint64_t i) { return load(i) != t; }, isa);
+    case CMPMODE::LT:
+      return Mask(d, n, [=](uint64_t i) { return load(i) < t; }, isa);
+    case CMPMODE::GT:
+      return Mask(d, n, [=](uint64_t i) { return load(i) > t; }, isa);
+    case CMPMODE::EQ:
+      return Mask(d, n, [=](uint64_t i) { return load(i) == t; }, isa);
+    case CMPMODE::LE:
+      return Mask(d, n, [=](uint64_t i) { return load(i) <= t; }, isa);
+    case CMPMODE::GE:
+      return Mask(d, n, [=](uint64_t i) { return load(i) >= t; }, isa);
+    case CMPMODE::NE:
+      return Mask(d, n, [=](uint64_t i) { return load(i) != t; }, isa);
   }
 }
 
@@ -155,23 +174,25 @@ inline void CompareMask(uint8_t* d, uint64_t n, AscendC::CMPMODE mode, C t, Load
 // Each chunk's mask bits are spread to one byte per element (bit j of a byte kept in byte j by
 // a multiply), then a vectorised blend.
 template <typename B>
-inline void SelectBits(B* dst, const uint8_t* mask, const B* src, B fill, uint64_t n, Isa isa = BestIsa()) {
-  RunFor(isa, CPU_ASCENDC_LOOP {
-    alignas(64) uint8_t bytes[kMaskChunk];
-    for (uint64_t c = 0; c < n; c += kMaskChunk) {
-      const uint64_t len = n - c < kMaskChunk ? n - c : kMaskChunk;
-      for (uint64_t k = 0; k < (len + 7) / 8; ++k) {
-        const uint64_t w = (mask[c / 8 + k] * 0x0101010101010101ull) & 0x8040201008040201ull;
-        std::memcpy(bytes + 8 * k, &w, sizeof w);
-      }
-      B* const d = dst + c;
-      const B* const s = src + c;
-      for (uint64_t i = 0; i < len; ++i) {
-        const B keep = static_cast<B>(B{0} - static_cast<B>(bytes[i] != 0));
-        d[i] = static_cast<B>((s[i] & keep) | (fill & static_cast<B>(~keep)));
-      }
-    }
-  });
+inline void SelectBits(B* dst, const uint8_t* mask, const B* src, B fill, uint64_t n,
+                       Isa isa = BestIsa()) {
+  RunFor(
+      isa, CPU_ASCENDC_LOOP {
+        alignas(64) uint8_t bytes[kMaskChunk];
+        for (uint64_t c = 0; c < n; c += kMaskChunk) {
+          const uint64_t len = n - c < kMaskChunk ? n - c : kMaskChunk;
+          for (uint64_t k = 0; k < (len + 7) / 8; ++k) {
+            const uint64_t w = (mask[c / 8 + k] * 0x0101010101010101ull) & 0x8040201008040201ull;
+            std::memcpy(bytes + 8 * k, &w, sizeof w);
+          }
+          B* const d = dst + c;
+          const B* const s = src + c;
+          for (uint64_t i = 0; i < len; ++i) {
+            const B keep = static_cast<B>(B{0} - static_cast<B>(bytes[i] != 0));
+            d[i] = static_cast<B>((s[i] & keep) | (fill & static_cast<B>(~keep)));
+          }
+        }
+      });
 }
 
 // ---- Conversions, branch-free so that the loops vectorise. ----
@@ -212,12 +233,17 @@ struct HalfKeys {
   int32_t le;  // the largest key whose half is <= t
   int32_t ge;  // the smallest key whose half is >= t (0x7c01: none, t > inf is impossible)
 };
-inline uint16_t KeyHalfBits(int32_t key) { return static_cast<uint16_t>(key < 0 ? 0x8000 | -key : key); }
+inline uint16_t KeyHalfBits(int32_t key) {
+  return static_cast<uint16_t>(key < 0 ? 0x8000 | -key : key);
+}
 inline HalfKeys HalfKeysOf(float t) {  // t not NaN
   int32_t lo = -0x7c00, hi = 0x7c00;   // value(-inf) <= t always; find the last key <= t
   while (lo < hi) {
     const int32_t mid = lo + (hi - lo + 1) / 2;
-    if (HalfBitsToFloat(KeyHalfBits(mid)) <= t) lo = mid; else hi = mid - 1;
+    if (HalfBitsToFloat(KeyHalfBits(mid)) <= t)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   return {lo, HalfBitsToFloat(KeyHalfBits(lo)) == t ? lo : lo + 1};
 }
@@ -225,17 +251,20 @@ template <AscendC::CMPMODE kMode>
 inline void CompareHalfKeys(uint8_t* d, const uint16_t* src, uint64_t n, HalfKeys keys, Isa isa) {
   using AscendC::CMPMODE;
   const int16_t le = static_cast<int16_t>(keys.le), ge = static_cast<int16_t>(keys.ge);
-  Mask(d, n, [=](uint64_t i) {
-    const int16_t mag = static_cast<int16_t>(src[i] & 0x7fff);
-    const int16_t key = (src[i] & 0x8000) ? static_cast<int16_t>(-mag) : mag;
-    const bool nan = mag > 0x7c00;
-    if constexpr (kMode == CMPMODE::GT) return !nan && key > le;
-    if constexpr (kMode == CMPMODE::LE) return !nan && key <= le;
-    if constexpr (kMode == CMPMODE::LT) return !nan && key < ge;
-    if constexpr (kMode == CMPMODE::GE) return !nan && key >= ge;
-    if constexpr (kMode == CMPMODE::EQ) return !nan && key >= ge && key <= le;
-    return nan || key < ge || key > le;  // NE
-  }, isa);
+  Mask(
+      d, n,
+      [=](uint64_t i) {
+        const int16_t mag = static_cast<int16_t>(src[i] & 0x7fff);
+        const int16_t key = (src[i] & 0x8000) ? static_cast<int16_t>(-mag) : mag;
+        const bool nan = mag > 0x7c00;
+        if constexpr (kMode == CMPMODE::GT) return !nan && key > le;
+        if constexpr (kMode == CMPMODE::LE) return !nan && key <= le;
+        if constexpr (kMode == CMPMODE::LT) return !nan && key < ge;
+        if constexpr (kMode == CMPMODE::GE) return !nan && key >= ge;
+        if constexpr (kMode == CMPMODE::EQ) return !nan && key >= ge && key <= le;
+        return nan || key < ge || key > le;  // NE
+      },
+      isa);
 }
 inline void CompareHalf(uint8_t* d, const uint16_t* src, uint64_t n, AscendC::CMPMODE mode, float t,
                         Isa isa = BestIsa()) {
@@ -246,12 +275,18 @@ inline void CompareHalf(uint8_t* d, const uint16_t* src, uint64_t n, AscendC::CM
   }
   const HalfKeys k = HalfKeysOf(t);
   switch (mode) {
-    case CMPMODE::LT: return CompareHalfKeys<CMPMODE::LT>(d, src, n, k, isa);
-    case CMPMODE::GT: return CompareHalfKeys<CMPMODE::GT>(d, src, n, k, isa);
-    case CMPMODE::EQ: return CompareHalfKeys<CMPMODE::EQ>(d, src, n, k, isa);
-    case CMPMODE::LE: return CompareHalfKeys<CMPMODE::LE>(d, src, n, k, isa);
-    case CMPMODE::GE: return CompareHalfKeys<CMPMODE::GE>(d, src, n, k, isa);
-    case CMPMODE::NE: return CompareHalfKeys<CMPMODE::NE>(d, src, n, k, isa);
+    case CMPMODE::LT:
+      return CompareHalfKeys<CMPMODE::LT>(d, src, n, k, isa);
+    case CMPMODE::GT:
+      return CompareHalfKeys<CMPMODE::GT>(d, src, n, k, isa);
+    case CMPMODE::EQ:
+      return CompareHalfKeys<CMPMODE::EQ>(d, src, n, k, isa);
+    case CMPMODE::LE:
+      return CompareHalfKeys<CMPMODE::LE>(d, src, n, k, isa);
+    case CMPMODE::GE:
+      return CompareHalfKeys<CMPMODE::GE>(d, src, n, k, isa);
+    case CMPMODE::NE:
+      return CompareHalfKeys<CMPMODE::NE>(d, src, n, k, isa);
   }
 }
 

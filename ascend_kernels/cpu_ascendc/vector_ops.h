@@ -28,10 +28,12 @@ template <typename T, typename... Ts>
 constexpr bool kOneOf = (std::is_same_v<T, Ts> || ...);
 
 template <typename T>
-using BitsOf = std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+using BitsOf = std::conditional_t<sizeof(T) == 2, uint16_t,
+                                  std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
 
 // dst and a source must be the same region or disjoint (the vector unit streams repeats).
-inline void CheckOverlap(const void* dst, uint64_t dst_bytes, const void* src, uint64_t src_bytes, const char* api) {
+inline void CheckOverlap(const void* dst, uint64_t dst_bytes, const void* src, uint64_t src_bytes,
+                         const char* api) {
   const auto d = reinterpret_cast<uintptr_t>(dst);
   const auto s = reinterpret_cast<uintptr_t>(src);
   const bool disjoint = d + dst_bytes <= s || s + src_bytes <= d;
@@ -49,17 +51,19 @@ using LoopType = std::conditional_t<kOneOf<T, half, bfloat16_t>, uint16_t, T>;
 
 // dst[i] = f(src[i]) for i < n, f on LoopType elements.
 template <typename D, typename S, typename F>
-inline void Map(const LocalTensor<D>& dst, const LocalTensor<S>& src, uint64_t n, const char* api, F f) {
+inline void Map(const LocalTensor<D>& dst, const LocalTensor<S>& src, uint64_t n, const char* api,
+                F f) {
   D* d = dst.Write(n, api);
   const S* s = src.Read(n, api);
   CheckOverlap(d, n * sizeof(D), s, n * sizeof(S), api);
-  cpu_ascendc::loops::Map(reinterpret_cast<LoopType<D>*>(d), reinterpret_cast<const LoopType<S>*>(s), n, f);
+  cpu_ascendc::loops::Map(reinterpret_cast<LoopType<D>*>(d),
+                          reinterpret_cast<const LoopType<S>*>(s), n, f);
 }
 
 // dst[i] = f(a[i], b[i]) for i < n.
 template <typename T, typename F>
-inline void Zip(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t n,
-                const char* api, F f) {
+inline void Zip(const LocalTensor<T>& dst, const LocalTensor<T>& a, const LocalTensor<T>& b,
+                uint64_t n, const char* api, F f) {
   T* d = dst.Write(n, api);
   const T* x = a.Read(n, api);
   const T* y = b.Read(n, api);
@@ -78,7 +82,8 @@ template <typename T>
 inline T WrapMul(T a, T b) {
   using U = std::make_unsigned_t<T>;
   using W = std::conditional_t<sizeof(T) < sizeof(unsigned), unsigned, U>;
-  return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
+  return static_cast<T>(
+      static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
 }
 
 // Saturating float -> integer conversion after rounding (the Cast unit saturates).
@@ -87,16 +92,22 @@ inline I SaturateToInt(float v) {
   if (v != v) return 0;
   const float lo = static_cast<float>(std::numeric_limits<I>::min());
   const float hi = static_cast<float>(std::numeric_limits<I>::max());
-  return v <= lo ? std::numeric_limits<I>::min() : (v >= hi ? std::numeric_limits<I>::max() : static_cast<I>(v));
+  return v <= lo ? std::numeric_limits<I>::min()
+                 : (v >= hi ? std::numeric_limits<I>::max() : static_cast<I>(v));
 }
 
 inline float RoundFloat(float v, RoundMode mode) {
   switch (mode) {
-    case RoundMode::CAST_FLOOR: return std::floor(v);
-    case RoundMode::CAST_CEIL: return std::ceil(v);
-    case RoundMode::CAST_ROUND: return std::round(v);
-    case RoundMode::CAST_TRUNC: return std::trunc(v);
-    default: return std::nearbyint(v);  // CAST_NONE / CAST_RINT: nearest even
+    case RoundMode::CAST_FLOOR:
+      return std::floor(v);
+    case RoundMode::CAST_CEIL:
+      return std::ceil(v);
+    case RoundMode::CAST_ROUND:
+      return std::round(v);
+    case RoundMode::CAST_TRUNC:
+      return std::trunc(v);
+    default:
+      return std::nearbyint(v);  // CAST_NONE / CAST_RINT: nearest even
   }
 }
 
@@ -104,10 +115,11 @@ inline float RoundFloat(float v, RoundMode mode) {
 
 // dst bit i (LSB first in each byte) = src[i] <mode> scalar, for i < count.
 template <typename T, typename U>
-inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, const T scalar, CMPMODE mode,
-                          uint32_t count) {
+inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, const T scalar,
+                          CMPMODE mode, uint32_t count) {
   constexpr const char* kApi = "CompareScalar";
-  static_assert(internal::kOneOf<T, half, float, double>, "CompareScalar: src must be half or float (double: host only)");
+  static_assert(internal::kOneOf<T, half, float, double>,
+                "CompareScalar: src must be half or float (double: host only)");
   static_assert(std::is_same_v<U, uint8_t>, "CompareScalar: dst must be uint8_t");
   cpu_ascendc::CheckCompareScalarRule(cpu_ascendc::CurrentRules(), cpu_ascendc::VTypeOf<T>());
   // The count form works in whole 256-byte repeats of src.
@@ -117,7 +129,8 @@ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, 
   const T* s = src.Read(count, kApi);
   internal::CheckOverlap(d, count / 8, s, static_cast<uint64_t>(count) * sizeof(T), kApi);
   if constexpr (std::is_same_v<T, half>) {
-    cpu_ascendc::loops::CompareHalf(d, reinterpret_cast<const uint16_t*>(s), count, mode, static_cast<float>(scalar));
+    cpu_ascendc::loops::CompareHalf(d, reinterpret_cast<const uint16_t*>(s), count, mode,
+                                    static_cast<float>(scalar));
   } else {
     cpu_ascendc::loops::CompareMask(d, count, mode, scalar, [s](uint64_t i) { return s[i]; });
   }
@@ -125,11 +138,13 @@ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, 
 
 // VSEL_TENSOR_SCALAR_MODE: dst[i] = mask bit i ? src0[i] : scalar, bit for bit.
 template <typename T, typename U>
-inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask, const LocalTensor<T>& src0, T scalar,
-                   SELMODE mode, uint32_t count) {
+inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask,
+                   const LocalTensor<T>& src0, T scalar, SELMODE mode, uint32_t count) {
   constexpr const char* kApi = "Select";
-  static_assert(internal::kOneOf<T, half, float, double>, "Select: operands must be half or float (double: host only)");
-  static_assert(internal::kOneOf<U, uint8_t, uint16_t, uint32_t, uint64_t>, "Select: mask must be unsigned");
+  static_assert(internal::kOneOf<T, half, float, double>,
+                "Select: operands must be half or float (double: host only)");
+  static_assert(internal::kOneOf<U, uint8_t, uint16_t, uint32_t, uint64_t>,
+                "Select: mask must be unsigned");
   CPU_ASCENDC_CHECK(mode == SELMODE::VSEL_TENSOR_SCALAR_MODE, kApi,
                     "only VSEL_TENSOR_SCALAR_MODE takes a scalar src1");
   cpu_ascendc::CheckSelectScalarRule(cpu_ascendc::CurrentRules(), cpu_ascendc::VTypeOf<T>());
@@ -137,7 +152,8 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask, const 
   const uint64_t mask_bytes = (static_cast<uint64_t>(count) + 7) / 8;
   B* d = reinterpret_cast<B*>(dst.Write(count, kApi));
   const B* s = reinterpret_cast<const B*>(src0.Read(count, kApi));
-  const uint8_t* m = reinterpret_cast<const uint8_t*>(mask.Read((mask_bytes + sizeof(U) - 1) / sizeof(U), kApi));
+  const uint8_t* m =
+      reinterpret_cast<const uint8_t*>(mask.Read((mask_bytes + sizeof(U) - 1) / sizeof(U), kApi));
   internal::CheckOverlap(d, count * sizeof(T), s, count * sizeof(T), kApi);
   internal::CheckOverlap(d, count * sizeof(T), m, mask_bytes, kApi);
   B fill;
@@ -148,28 +164,32 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask, const 
 // Element-type conversion. Supported pairs are the Atlas A2 ones the kernels need; which exist
 // with which RoundMode on the launch's SoC is soc_rules.cpp's table.
 template <typename T, typename U>
-inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& round_mode, uint32_t count) {
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& round_mode,
+                 uint32_t count) {
   constexpr const char* kApi = "Cast";
-  cpu_ascendc::CheckCastRule(cpu_ascendc::CurrentRules(), cpu_ascendc::VTypeOf<T>(), cpu_ascendc::VTypeOf<U>(),
-                             round_mode);
+  cpu_ascendc::CheckCastRule(cpu_ascendc::CurrentRules(), cpu_ascendc::VTypeOf<T>(),
+                             cpu_ascendc::VTypeOf<U>(), round_mode);
   const RoundMode rm = round_mode;
   const void* d = dst.Write(count, kApi);
   const void* s = src.Read(count, kApi);
-  CPU_ASCENDC_CHECK(d != s || sizeof(T) == sizeof(U), kApi, "in-place Cast between types of different width");
+  CPU_ASCENDC_CHECK(d != s || sizeof(T) == sizeof(U), kApi,
+                    "in-place Cast between types of different width");
   using cpu_ascendc::loops::ByteIntToHalfBits;
   using cpu_ascendc::loops::HalfBitsToByteIntRint;
   if constexpr (std::is_same_v<T, float> && std::is_same_v<U, half>) {
-    internal::Map(dst, src, count, kApi, [](uint16_t h) { return cpu_ascendc::HalfBitsToFloat(h); });
+    internal::Map(dst, src, count, kApi,
+                  [](uint16_t h) { return cpu_ascendc::HalfBitsToFloat(h); });
   } else if constexpr (std::is_same_v<T, float> && std::is_same_v<U, bfloat16_t>) {
-    internal::Map(dst, src, count, kApi, [](uint16_t b) { return cpu_ascendc::Bf16BitsToFloat(b); });
+    internal::Map(dst, src, count, kApi,
+                  [](uint16_t b) { return cpu_ascendc::Bf16BitsToFloat(b); });
   } else if constexpr (std::is_same_v<T, half> && std::is_same_v<U, float>) {
     CPU_ASCENDC_CHECK(rm == RoundMode::CAST_NONE || rm == RoundMode::CAST_RINT, kApi,
                       "float->half: only CAST_NONE/CAST_RINT are emulated");
     internal::Map(dst, src, count, kApi, [](float f) { return cpu_ascendc::FloatToHalfBits(f); });
   } else if constexpr (std::is_same_v<T, bfloat16_t> && std::is_same_v<U, float>) {
-    CPU_ASCENDC_CHECK(rm == RoundMode::CAST_RINT, kApi, "float->bfloat16_t: only CAST_RINT is emulated");
-    internal::Map(dst, src, count, kApi,
-                  [](float f) { return cpu_ascendc::FloatToBf16Bits(f); });
+    CPU_ASCENDC_CHECK(rm == RoundMode::CAST_RINT, kApi,
+                      "float->bfloat16_t: only CAST_RINT is emulated");
+    internal::Map(dst, src, count, kApi, [](float f) { return cpu_ascendc::FloatToBf16Bits(f); });
   } else if constexpr (std::is_same_v<T, half> && internal::kOneOf<U, int8_t, uint8_t>) {
     internal::Map(dst, src, count, kApi, [](U v) { return ByteIntToHalfBits(v); });  // exact
   } else if constexpr (internal::kOneOf<T, int8_t, uint8_t> && std::is_same_v<U, half>) {
@@ -177,7 +197,8 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
       internal::Map(dst, src, count, kApi, [](uint16_t h) { return HalfBitsToByteIntRint<T>(h); });
     } else {
       internal::Map(dst, src, count, kApi, [rm](uint16_t h) {
-        return internal::SaturateToInt<T>(internal::RoundFloat(cpu_ascendc::HalfBitsToFloat(h), rm));
+        return internal::SaturateToInt<T>(
+            internal::RoundFloat(cpu_ascendc::HalfBitsToFloat(h), rm));
       });
     }
   } else {
@@ -188,7 +209,8 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
 template <typename T>
 inline void Duplicate(const LocalTensor<T>& dst, const T& scalar, const int32_t& count) {
   constexpr const char* kApi = "Duplicate";
-  static_assert(internal::kOneOf<T, half, bfloat16_t, int16_t, uint16_t, float, int32_t, uint32_t, int64_t, double>,
+  static_assert(internal::kOneOf<T, half, bfloat16_t, int16_t, uint16_t, float, int32_t, uint32_t,
+                                 int64_t, double>,
                 "Duplicate: unsupported type");
   const uint64_t n = internal::CheckCount(count, kApi);
   T* __restrict d = dst.Write(n, kApi);
@@ -196,13 +218,14 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalar, const int32_t&
   for (uint64_t i = 0; i < n; ++i) d[i] = v;
 }
 
-#define CPU_ASCENDC_SCALAR_OP(NAME, EXPR)                                                                   \
-  template <typename T>                                                                                     \
-  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalar,                   \
-                   const int32_t& count) {                                                                  \
-    static_assert(internal::kOneOf<T, int16_t, int32_t, int64_t, float>, #NAME ": unsupported type");       \
-    const T s = scalar;                                                                                     \
-    internal::Map(dst, src, internal::CheckCount(count, #NAME), #NAME, [s](T v) { return EXPR; });          \
+#define CPU_ASCENDC_SCALAR_OP(NAME, EXPR)                                                          \
+  template <typename T>                                                                            \
+  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalar,          \
+                   const int32_t& count) {                                                         \
+    static_assert(internal::kOneOf<T, int16_t, int32_t, int64_t, float>,                           \
+                  #NAME ": unsupported type");                                                     \
+    const T s = scalar;                                                                            \
+    internal::Map(dst, src, internal::CheckCount(count, #NAME), #NAME, [s](T v) { return EXPR; }); \
   }
 CPU_ASCENDC_SCALAR_OP(Maxs, (v > s ? v : s))
 CPU_ASCENDC_SCALAR_OP(Mins, (v < s ? v : s))
@@ -213,7 +236,8 @@ CPU_ASCENDC_SCALAR_OP(Muls, internal::WrapMul(v, s))
 template <typename T>
 inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
   static_assert(internal::kOneOf<T, int16_t, uint16_t>, "Not: int16_t/uint16_t only");
-  internal::Map(dst, src, internal::CheckCount(count, "Not"), "Not", [](T v) { return static_cast<T>(~v); });
+  internal::Map(dst, src, internal::CheckCount(count, "Not"), "Not",
+                [](T v) { return static_cast<T>(~v); });
 }
 
 template <typename T>

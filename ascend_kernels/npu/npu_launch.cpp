@@ -19,35 +19,52 @@
 
 namespace ascend_kernels {
 
-#define JT_LAUNCH(ENTRY) \
-  return static_cast<aclError>(ACLRT_LAUNCH_KERNEL(ENTRY)(block_dim, stream, grad, feature, out, workspace, tiling_device))
+#define JT_LAUNCH(ENTRY)        \
+  return static_cast<aclError>( \
+      ACLRT_LAUNCH_KERNEL(ENTRY)(block_dim, stream, grad, feature, out, workspace, tiling_device))
 
-aclError LaunchThresholdGradV2DOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream, void* grad,
-                                     void* feature, void* out, void* workspace, void* tiling_device) {
+aclError LaunchThresholdGradV2DOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream,
+                                     void* grad, void* feature, void* out, void* workspace,
+                                     void* tiling_device) {
   switch (dtype) {
-    case KernelDType::kFloat32: JT_LAUNCH(threshold_grad_v2_d_float32);
-    case KernelDType::kFloat16: JT_LAUNCH(threshold_grad_v2_d_float16);
-    case KernelDType::kBFloat16: JT_LAUNCH(threshold_grad_v2_d_bfloat16);
-    case KernelDType::kInt32: JT_LAUNCH(threshold_grad_v2_d_int32);
-    case KernelDType::kInt8: JT_LAUNCH(threshold_grad_v2_d_int8);
-    case KernelDType::kUInt8: JT_LAUNCH(threshold_grad_v2_d_uint8);
-    default: return ACL_ERROR_INVALID_PARAM;
+    case KernelDType::kFloat32:
+      JT_LAUNCH(threshold_grad_v2_d_float32);
+    case KernelDType::kFloat16:
+      JT_LAUNCH(threshold_grad_v2_d_float16);
+    case KernelDType::kBFloat16:
+      JT_LAUNCH(threshold_grad_v2_d_bfloat16);
+    case KernelDType::kInt32:
+      JT_LAUNCH(threshold_grad_v2_d_int32);
+    case KernelDType::kInt8:
+      JT_LAUNCH(threshold_grad_v2_d_int8);
+    case KernelDType::kUInt8:
+      JT_LAUNCH(threshold_grad_v2_d_uint8);
+    default:
+      return ACL_ERROR_INVALID_PARAM;
   }
 }
 
-aclError LaunchReluGradOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream, void* grad, void* feature,
-                             void* out, void* workspace, void* tiling_device) {
+aclError LaunchReluGradOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream, void* grad,
+                             void* feature, void* out, void* workspace, void* tiling_device) {
   switch (dtype) {
-    case KernelDType::kFloat32: JT_LAUNCH(relu_grad_float32);
-    case KernelDType::kFloat16: JT_LAUNCH(relu_grad_float16);
-    case KernelDType::kBFloat16: JT_LAUNCH(relu_grad_bfloat16);
-    case KernelDType::kInt32: JT_LAUNCH(relu_grad_int32);
-    case KernelDType::kInt8: JT_LAUNCH(relu_grad_int8);
-    case KernelDType::kUInt8: JT_LAUNCH(relu_grad_uint8);
+    case KernelDType::kFloat32:
+      JT_LAUNCH(relu_grad_float32);
+    case KernelDType::kFloat16:
+      JT_LAUNCH(relu_grad_float16);
+    case KernelDType::kBFloat16:
+      JT_LAUNCH(relu_grad_bfloat16);
+    case KernelDType::kInt32:
+      JT_LAUNCH(relu_grad_int32);
+    case KernelDType::kInt8:
+      JT_LAUNCH(relu_grad_int8);
+    case KernelDType::kUInt8:
+      JT_LAUNCH(relu_grad_uint8);
 #if defined(ASCEND_KERNELS_NPU_INT64)
-    case KernelDType::kInt64: JT_LAUNCH(relu_grad_int64);
+    case KernelDType::kInt64:
+      JT_LAUNCH(relu_grad_int64);
 #endif
-    default: return ACL_ERROR_INVALID_PARAM;
+    default:
+      return ACL_ERROR_INVALID_PARAM;
   }
 }
 

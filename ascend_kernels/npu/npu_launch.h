@@ -14,10 +14,11 @@
 
 namespace ascend_kernels {
 
-aclError LaunchThresholdGradV2DOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream, void* grad,
-                                     void* feature, void* out, void* workspace, void* tiling_device);
+aclError LaunchThresholdGradV2DOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream,
+                                     void* grad, void* feature, void* out, void* workspace,
+                                     void* tiling_device);
 
-aclError LaunchReluGradOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream, void* grad, void* feature,
-                             void* out, void* workspace, void* tiling_device);
+aclError LaunchReluGradOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream, void* grad,
+                             void* feature, void* out, void* workspace, void* tiling_device);
 
 }  // namespace ascend_kernels

@@ -6,12 +6,20 @@
 #include <cstdint>
 
 extern "C" {
-void relu_grad_float32(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
-void relu_grad_float16(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
-void relu_grad_bfloat16(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
-void relu_grad_int32(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
-void relu_grad_int8(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
-void relu_grad_uint8(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
-void relu_grad_int64(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
-void relu_grad_float64(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
+void relu_grad_float32(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                       uint8_t* tiling);
+void relu_grad_float16(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                       uint8_t* tiling);
+void relu_grad_bfloat16(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                        uint8_t* tiling);
+void relu_grad_int32(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                     uint8_t* tiling);
+void relu_grad_int8(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                    uint8_t* tiling);
+void relu_grad_uint8(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                     uint8_t* tiling);
+void relu_grad_int64(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                     uint8_t* tiling);
+void relu_grad_float64(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                       uint8_t* tiling);
 }

@@ -27,7 +27,8 @@ TEST(CpuAscendcConversions, HalfToFloatToHalfRoundTripsEveryBitPattern) {
     const float f = cpu_ascendc::HalfBitsToFloat(h);
     const uint16_t back = cpu_ascendc::FloatToHalfBits(f);
     if (std::isnan(f)) {
-      EXPECT_TRUE((back & 0x7c00) == 0x7c00 && (back & 0x3ff) != 0 && (back & 0x8000) == (h & 0x8000));
+      EXPECT_TRUE((back & 0x7c00) == 0x7c00 && (back & 0x3ff) != 0 &&
+                  (back & 0x8000) == (h & 0x8000));
     } else {
       EXPECT_EQ(back, h) << b;
     }
@@ -41,7 +42,8 @@ TEST(CpuAscendcConversions, FloatToHalfMatchesTheCompilersFloat16Conversion) {
   int bad = 0;
   for (int i = 0; i < 2000000; ++i) {
     uint32_t u = rng();
-    if (i % 2) u = (u & 0x8000ffffu) | ((0x30u + (u >> 16) % 0x20u) << 23);  // dense near half's range
+    if (i % 2)
+      u = (u & 0x8000ffffu) | ((0x30u + (u >> 16) % 0x20u) << 23);  // dense near half's range
     const float f = cpu_ascendc::BitsFloat(u);
     if (std::isnan(f)) continue;
     const _Float16 ref = static_cast<_Float16>(f);
@@ -54,17 +56,32 @@ TEST(CpuAscendcConversions, FloatToHalfMatchesTheCompilersFloat16Conversion) {
 #endif
 
 TEST(CpuAscendcConversions, FloatToBfloat16RoundsToNearestEven) {
-  EXPECT_TRUE(cpu_ascendc::FloatToBf16Bits(cpu_ascendc::BitsFloat(0x3f808000u)) == 0x3f80);  // tie -> even
-  EXPECT_TRUE(cpu_ascendc::FloatToBf16Bits(cpu_ascendc::BitsFloat(0x3f818000u)) == 0x3f82);  // tie -> even (up)
+  EXPECT_TRUE(cpu_ascendc::FloatToBf16Bits(cpu_ascendc::BitsFloat(0x3f808000u)) ==
+              0x3f80);  // tie -> even
+  EXPECT_TRUE(cpu_ascendc::FloatToBf16Bits(cpu_ascendc::BitsFloat(0x3f818000u)) ==
+              0x3f82);  // tie -> even (up)
   EXPECT_TRUE(cpu_ascendc::FloatToBf16Bits(cpu_ascendc::BitsFloat(0x3f808001u)) == 0x3f81);
-  EXPECT_TRUE(cpu_ascendc::FloatToBf16Bits(cpu_ascendc::BitsFloat(0x7f7fffffu)) == 0x7f80);  // max float -> inf
-  EXPECT_TRUE(cpu_ascendc::FloatToBf16Bits(cpu_ascendc::BitsFloat(0x7f800001u)) == 0x7fc0);  // NaN stays NaN
+  EXPECT_TRUE(cpu_ascendc::FloatToBf16Bits(cpu_ascendc::BitsFloat(0x7f7fffffu)) ==
+              0x7f80);  // max float -> inf
+  EXPECT_TRUE(cpu_ascendc::FloatToBf16Bits(cpu_ascendc::BitsFloat(0x7f800001u)) ==
+              0x7fc0);  // NaN stays NaN
   EXPECT_TRUE(cpu_ascendc::Bf16BitsToFloat(0xc000) == -2.0f);
 }
 
 // A minimal kernel body over one queue, parameterised by what it does wrong.
-enum class Misuse { kNone, kCopyNotWholeBlocks, kUbOverflow, kDeQueEmpty, kAllocBeyondNum, kGmOverrun,
-                    kMisalignedUb, kCompareCount, kOutsideGmTensor, kFreeQueued, kNoCore };
+enum class Misuse {
+  kNone,
+  kCopyNotWholeBlocks,
+  kUbOverflow,
+  kDeQueEmpty,
+  kAllocBeyondNum,
+  kGmOverrun,
+  kMisalignedUb,
+  kCompareCount,
+  kOutsideGmTensor,
+  kFreeQueued,
+  kNoCore
+};
 
 void MiniKernel(Misuse misuse) {
   if (misuse == Misuse::kNoCore) {
@@ -73,7 +90,8 @@ void MiniKernel(Misuse misuse) {
   }
   std::vector<float> storage(256);
   float* gm = storage.data();
-  cpu_ascendc::CoreScope core(0, 1, kUb, {{reinterpret_cast<const uint8_t*>(gm), 256 * sizeof(float)}});
+  cpu_ascendc::CoreScope core(0, 1, kUb,
+                              {{reinterpret_cast<const uint8_t*>(gm), 256 * sizeof(float)}});
   TPipe pipe;
   TQue<TPosition::VECIN, 2> que;
   TBuf<TPosition::VECCALC> mask;
@@ -119,11 +137,13 @@ TEST(CpuAscendcPreconditionDeathTest, KernelWithTooSmallUbOrUncoveredElementsAbo
   std::vector<float> g(1024, 1.0f), x(1024, 1.0f);  // a whole number of blocks: no clipping
   auto t = kt::SpecTiling(1024, 4, 7, kt::kUb910B, kt::kCores910B);
   kt::Run<float>(false, g, x, kt::FloatParams(0.f, 0.), t, kt::kUb910B, 1, true);
-  EXPECT_DEATH(kt::Run<float>(false, g, x, kt::FloatParams(0.f, 0.), t, 8192, 1, true), "UB overflow");
+  EXPECT_DEATH(kt::Run<float>(false, g, x, kt::FloatParams(0.f, 0.), t, 8192, 1, true),
+               "UB overflow");
   auto bad = t;
   bad.small_tail_data_num = bad.small_tail_data_num / 2;  // tiles no longer cover the core
   bad.big_tail_data_num = bad.big_tail_data_num / 2;
-  EXPECT_DEATH(kt::Run<float>(false, g, x, kt::FloatParams(0.f, 0.), bad, kt::kUb910B, 1, true), "do not cover");
+  EXPECT_DEATH(kt::Run<float>(false, g, x, kt::FloatParams(0.f, 0.), bad, kt::kUb910B, 1, true),
+               "do not cover");
 }
 
 TEST(CpuAscendcVectorOps, CompareSelectDuplicateAndWrappingAddsGiveTheirResults) {
@@ -150,8 +170,9 @@ TEST(CpuAscendcDataCopy, UbKeepsTheValuesGmHadAtTheCopyAndCopyOutWritesExactlyIt
   alignas(64) float gm[256];
   alignas(64) float out[256 + 8];
   for (int i = 0; i < 256; ++i) gm[i] = static_cast<float>(i) - 100.0f;
-  cpu_ascendc::CoreScope core(0, 1, kUb, {{reinterpret_cast<const uint8_t*>(gm), sizeof gm},
-                                          {reinterpret_cast<const uint8_t*>(out), sizeof out}});
+  cpu_ascendc::CoreScope core(0, 1, kUb,
+                              {{reinterpret_cast<const uint8_t*>(gm), sizeof gm},
+                               {reinterpret_cast<const uint8_t*>(out), sizeof out}});
   TPipe pipe;
   TBuf<TPosition::VECCALC> buf, m;
   pipe.InitBuffer(buf, 4 * 256 * sizeof(float));
@@ -179,7 +200,8 @@ TEST(CpuAscendcDataCopy, GmSourceAlignedOnlyToItsElementIsCopied) {
   alignas(64) double gm[64 + 1];
   for (int i = 0; i < 65; ++i) gm[i] = static_cast<double>(i) - 20.5;
   const double* src = gm + 1;  // 8 bytes past a 64-byte boundary
-  cpu_ascendc::CoreScope core(0, 1, kUb, {{reinterpret_cast<const uint8_t*>(src), 64 * sizeof(double)}});
+  cpu_ascendc::CoreScope core(0, 1, kUb,
+                              {{reinterpret_cast<const uint8_t*>(src), 64 * sizeof(double)}});
   TPipe pipe;
   TBuf<TPosition::VECCALC> buf, m;
   pipe.InitBuffer(buf, 2 * 64 * sizeof(double));
@@ -203,7 +225,9 @@ TEST(CpuAscendcVectorOps, SelectResultIsFixedWhenSelectReturns) {
   LocalTensor<float> a = buf.Get<float>(), c = a[256];
   LocalTensor<uint8_t> mask = m.Get<uint8_t>();
   for (int i = 0; i < 256; ++i) a.SetValue(i, static_cast<float>((i * 37) % 101) - 50.0f);
-  auto expect = [](int i) { return (i * 37) % 101 - 50.0f > 0.0f ? (i * 37) % 101 - 50.0f : -1.0f; };
+  auto expect = [](int i) {
+    return (i * 37) % 101 - 50.0f > 0.0f ? (i * 37) % 101 - 50.0f : -1.0f;
+  };
   CompareScalar(mask, a, 0.0f, CMPMODE::GT, 256);
   Select(c, mask, a, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 256);
   CompareScalar(mask, a, 1e9f, CMPMODE::GT, 256);
@@ -267,11 +291,13 @@ TEST(CpuAscendcVectorOps, WideningCastsFeedCompareExactly) {
   CompareScalar(mask, xh, static_cast<half>(3.0f), CMPMODE::GT, kN);
   for (int i = 0; i < kN; ++i) EXPECT_EQ(mask_bit(i), xs[i] > 3 ? 1 : 0) << i;
   Select(xh, mask, minus_one, static_cast<half>(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, kN);
-  for (int i = 0; i < kN; ++i) EXPECT_EQ(static_cast<float>(xh.GetValue(i)), xs[i] > 3 ? -1.0f : 0.0f) << i;
+  for (int i = 0; i < kN; ++i)
+    EXPECT_EQ(static_cast<float>(xh.GetValue(i)), xs[i] > 3 ? -1.0f : 0.0f) << i;
   Cast(xh, uu, RoundMode::CAST_NONE, kN);
   CompareScalar(mask, xh, static_cast<half>(200.0f), CMPMODE::GE, kN);
   for (int i = 0; i < kN; ++i) EXPECT_EQ(mask_bit(i), xu[i] >= 200 ? 1 : 0) << i;
-  for (int i = 0; i < kN; ++i) EXPECT_EQ(static_cast<float>(xh.GetValue(i)), static_cast<float>(xu[i])) << i;
+  for (int i = 0; i < kN; ++i)
+    EXPECT_EQ(static_cast<float>(xh.GetValue(i)), static_cast<float>(xu[i])) << i;
 }
 
 #if defined(__x86_64__)

@@ -1,5 +1,5 @@
-// Shared by the kernel tests: docs/behaviour.md §3 tiling, per-dtype traits, the scalar reference, and a
-// runner that launches a kernel through host_launch.h with guarded or exact-size buffers.
+// Shared by the kernel tests: docs/behaviour.md §3 tiling, per-dtype traits, the scalar reference,
+// and a runner that launches a kernel through host_launch.h with guarded or exact-size buffers.
 #pragma once
 
 #include <cmath>
@@ -12,8 +12,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "ascend_kernels/host_launch.h"
 #include "ascend_kernels/float64_bits.h"
+#include "ascend_kernels/host_launch.h"
 #include "ascend_kernels/kernel_args.h"
 #include "ascendc_types.h"
 
@@ -28,8 +28,8 @@ constexpr uint64_t kUb910B = 196608;
 constexpr uint64_t kCores910B = 48;
 
 // docs/behaviour.md §3, verbatim.
-inline ElementwiseTiling SpecTiling(uint64_t n, uint64_t bytes, uint64_t ub_data_number, uint64_t ub_size,
-                                    uint64_t core_num) {
+inline ElementwiseTiling SpecTiling(uint64_t n, uint64_t bytes, uint64_t ub_data_number,
+                                    uint64_t ub_size, uint64_t core_num) {
   ElementwiseTiling t{};
   const uint64_t tile_block_num = (ub_size / 256) / ub_data_number;
   const uint64_t tile_data_num = tile_block_num * 256 / bytes;
@@ -52,29 +52,75 @@ inline ElementwiseTiling SpecTiling(uint64_t n, uint64_t bytes, uint64_t ub_data
   return t;
 }
 
-template <typename T> struct Traits;
-template <> struct Traits<float> { static constexpr KernelDType kD = KernelDType::kFloat32; static constexpr uint64_t kUbdn = 7; static constexpr const char* kName = "float32"; };
-template <> struct Traits<half> { static constexpr KernelDType kD = KernelDType::kFloat16; static constexpr uint64_t kUbdn = 7; static constexpr const char* kName = "float16"; };
-template <> struct Traits<bfloat16_t> { static constexpr KernelDType kD = KernelDType::kBFloat16; static constexpr uint64_t kUbdn = 10; static constexpr const char* kName = "bfloat16"; };
-template <> struct Traits<int32_t> { static constexpr KernelDType kD = KernelDType::kInt32; static constexpr uint64_t kUbdn = 8; static constexpr const char* kName = "int32"; };
-template <> struct Traits<int8_t> { static constexpr KernelDType kD = KernelDType::kInt8; static constexpr uint64_t kUbdn = 14; static constexpr const char* kName = "int8"; };
-template <> struct Traits<uint8_t> { static constexpr KernelDType kD = KernelDType::kUInt8; static constexpr uint64_t kUbdn = 14; static constexpr const char* kName = "uint8"; };
-// Not in docs/behaviour.md §3's table (host-only dtypes); 7 and 8 are what the kernels' buffer plan needs.
-template <> struct Traits<int64_t> { static constexpr KernelDType kD = KernelDType::kInt64; static constexpr uint64_t kUbdn = 8; static constexpr const char* kName = "int64"; };
-template <> struct Traits<double> { static constexpr KernelDType kD = KernelDType::kFloat64; static constexpr uint64_t kUbdn = 7; static constexpr const char* kName = "float64"; };
+template <typename T>
+struct Traits;
+template <>
+struct Traits<float> {
+  static constexpr KernelDType kD = KernelDType::kFloat32;
+  static constexpr uint64_t kUbdn = 7;
+  static constexpr const char* kName = "float32";
+};
+template <>
+struct Traits<half> {
+  static constexpr KernelDType kD = KernelDType::kFloat16;
+  static constexpr uint64_t kUbdn = 7;
+  static constexpr const char* kName = "float16";
+};
+template <>
+struct Traits<bfloat16_t> {
+  static constexpr KernelDType kD = KernelDType::kBFloat16;
+  static constexpr uint64_t kUbdn = 10;
+  static constexpr const char* kName = "bfloat16";
+};
+template <>
+struct Traits<int32_t> {
+  static constexpr KernelDType kD = KernelDType::kInt32;
+  static constexpr uint64_t kUbdn = 8;
+  static constexpr const char* kName = "int32";
+};
+template <>
+struct Traits<int8_t> {
+  static constexpr KernelDType kD = KernelDType::kInt8;
+  static constexpr uint64_t kUbdn = 14;
+  static constexpr const char* kName = "int8";
+};
+template <>
+struct Traits<uint8_t> {
+  static constexpr KernelDType kD = KernelDType::kUInt8;
+  static constexpr uint64_t kUbdn = 14;
+  static constexpr const char* kName = "uint8";
+};
+// Not in docs/behaviour.md §3's table (host-only dtypes); 7 and 8 are what the kernels' buffer plan
+// needs.
+template <>
+struct Traits<int64_t> {
+  static constexpr KernelDType kD = KernelDType::kInt64;
+  static constexpr uint64_t kUbdn = 8;
+  static constexpr const char* kName = "int64";
+};
+template <>
+struct Traits<double> {
+  static constexpr KernelDType kD = KernelDType::kFloat64;
+  static constexpr uint64_t kUbdn = 7;
+  static constexpr const char* kName = "float64";
+};
 
 template <typename T>
 constexpr bool kIsInt = std::is_integral_v<T>;
 
 template <typename T>
 inline double ToDouble(T v) {
-  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>) return static_cast<float>(v);
-  else return static_cast<double>(v);
+  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>)
+    return static_cast<float>(v);
+  else
+    return static_cast<double>(v);
 }
 template <typename T>
 inline T FromDouble(double d) {
-  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>) return T(static_cast<float>(d));
-  else return static_cast<T>(d);
+  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>)
+    return T(static_cast<float>(d));
+  else
+    return static_cast<T>(d);
 }
 
 // The contract (docs/behaviour.md §1) element by element, independent of the kernels' tricks.
@@ -82,9 +128,12 @@ template <typename T>
 inline bool Passes(T x, const ThresholdParams& p) {
   if constexpr (kIsInt<T>) {
     switch (static_cast<ThresholdMode>(p.mode)) {
-      case ThresholdMode::kAllPass: return true;
-      case ThresholdMode::kNonePass: return false;
-      default: return static_cast<int64_t>(x) > p.threshold_int;
+      case ThresholdMode::kAllPass:
+        return true;
+      case ThresholdMode::kNonePass:
+        return false;
+      default:
+        return static_cast<int64_t>(x) > p.threshold_int;
     }
   } else if constexpr (std::is_same_v<T, double>) {
     return x > ascend_kernels::Float64FromBits(p.threshold_f64_bits);
@@ -110,7 +159,8 @@ inline ThresholdParams ZeroParams() { return IntParams(ThresholdMode::kCompare, 
 
 // Random values with the interesting ones mixed in: thresholds, signed zeros, inf, NaN, extremes.
 template <typename T>
-inline std::vector<T> RandomValues(uint64_t n, std::mt19937_64& rng, const std::vector<T>& specials) {
+inline std::vector<T> RandomValues(uint64_t n, std::mt19937_64& rng,
+                                   const std::vector<T>& specials) {
   std::vector<T> v(n);
   std::uniform_int_distribution<int> pick(0, 3);
   for (uint64_t i = 0; i < n; ++i) {
@@ -132,17 +182,18 @@ inline std::vector<T> Specials() {
     const int64_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
     std::vector<T> s = {T(lo), T(lo + 1), T(hi - 1), T(hi), T(0), T(1), T(2), T(3)};
     if constexpr (sizeof(T) >= 4) {
-      for (int64_t v : {int64_t(1) << 24, (int64_t(1) << 24) + 1, (int64_t(1) << 24) - 1, -(int64_t(1) << 24),
-                        -(int64_t(1) << 24) - 1, int64_t(-1)})
+      for (int64_t v : {int64_t(1) << 24, (int64_t(1) << 24) + 1, (int64_t(1) << 24) - 1,
+                        -(int64_t(1) << 24), -(int64_t(1) << 24) - 1, int64_t(-1)})
         s.push_back(T(v));
     }
     if constexpr (std::is_signed_v<T>) s.push_back(T(-1));
     return s;
   } else {
     const double inf = std::numeric_limits<double>::infinity();
-    std::vector<T> s = {FromDouble<T>(0.0), FromDouble<T>(-0.0), FromDouble<T>(0.5), FromDouble<T>(1.0),
-                        FromDouble<T>(-0.5), FromDouble<T>(inf), FromDouble<T>(-inf),
-                        FromDouble<T>(std::nan("")), FromDouble<T>(1e-9), FromDouble<T>(-1e-9)};
+    std::vector<T> s = {FromDouble<T>(0.0),  FromDouble<T>(-0.0),         FromDouble<T>(0.5),
+                        FromDouble<T>(1.0),  FromDouble<T>(-0.5),         FromDouble<T>(inf),
+                        FromDouble<T>(-inf), FromDouble<T>(std::nan("")), FromDouble<T>(1e-9),
+                        FromDouble<T>(-1e-9)};
     if constexpr (std::is_same_v<T, half>) {
       s.push_back(half::FromBits(0x3c01));  // 1 + 2^-10
       s.push_back(half::FromBits(0x0001));  // smallest subnormal
@@ -171,20 +222,23 @@ struct LaunchResult {
 // so a test's UB is the 184 KiB the 910B lets a kernel use), the host for its own dtypes.
 template <typename T>
 constexpr ascend_kernels::KernelSoc DefaultSoc() {
-  return std::is_same_v<T, int64_t> || std::is_same_v<T, double> ? ascend_kernels::KernelSoc::kHost
-                                                                 : ascend_kernels::KernelSoc::kAscend910B;
+  return std::is_same_v<T, int64_t> || std::is_same_v<T, double>
+             ? ascend_kernels::KernelSoc::kHost
+             : ascend_kernels::KernelSoc::kAscend910B;
 }
 
 template <typename T>
-inline LaunchResult<T> Run(bool relu, const std::vector<T>& grad, const std::vector<T>& x, const ThresholdParams& p,
-                           const ElementwiseTiling& tiling, uint64_t ub_size, unsigned threads, bool guarded,
+inline LaunchResult<T> Run(bool relu, const std::vector<T>& grad, const std::vector<T>& x,
+                           const ThresholdParams& p, const ElementwiseTiling& tiling,
+                           uint64_t ub_size, unsigned threads, bool guarded,
                            ascend_kernels::KernelSoc soc = DefaultSoc<T>()) {
   const uint64_t n = grad.size();
   std::unique_ptr<T[]> g(new T[n]), f(new T[n]);
   std::memcpy(g.get(), grad.data(), n * sizeof(T));
   std::memcpy(f.get(), x.data(), n * sizeof(T));
   constexpr uint64_t kGuard = 256;  // bytes each side, keeps out 256-byte aligned within the block
-  std::unique_ptr<uint8_t[]> block(new uint8_t[guarded ? n * sizeof(T) + 2 * kGuard : n * sizeof(T)]);
+  std::unique_ptr<uint8_t[]> block(
+      new uint8_t[guarded ? n * sizeof(T) + 2 * kGuard : n * sizeof(T)]);
   const uint64_t block_bytes = guarded ? n * sizeof(T) + 2 * kGuard : n * sizeof(T);
   std::memset(block.get(), 0xA5, block_bytes);
   T* out = reinterpret_cast<T*>(block.get() + (guarded ? kGuard : 0));
@@ -195,16 +249,18 @@ inline LaunchResult<T> Run(bool relu, const std::vector<T>& grad, const std::vec
   td.threshold = p;
   rd.tiling = tiling;
   ascend_kernels::HostLaunch launch =
-      relu ? ascend_kernels::MakeReluGradLaunch(Traits<T>::kD, g.get(), f.get(), out, nullptr, &rd, ub_size, soc)
-           : ascend_kernels::MakeThresholdGradV2DLaunch(Traits<T>::kD, g.get(), f.get(), out, nullptr, &td, ub_size,
-                                                        soc);
+      relu ? ascend_kernels::MakeReluGradLaunch(Traits<T>::kD, g.get(), f.get(), out, nullptr, &rd,
+                                                ub_size, soc)
+           : ascend_kernels::MakeThresholdGradV2DLaunch(Traits<T>::kD, g.get(), f.get(), out,
+                                                        nullptr, &td, ub_size, soc);
   if (threads <= 1) {
     for (uint32_t i = 0; i < launch.block_dim; ++i) launch.run_block(i);
   } else {
     std::vector<std::thread> pool;
     for (unsigned w = 0; w < threads; ++w) {
       pool.emplace_back([&, w] {
-        for (uint32_t i = launch.block_dim - 1 - w; i < launch.block_dim; i -= threads) {  // reverse order
+        for (uint32_t i = launch.block_dim - 1 - w; i < launch.block_dim;
+             i -= threads) {  // reverse order
           launch.run_block(i);
         }
       });

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <string>
 
-#include "kernel_fixture.h"
 #include <gtest/gtest.h>
+#include "kernel_fixture.h"
 
 namespace {
 
@@ -19,8 +19,9 @@ bool SameBits(const T& a, const T& b) {
 
 // Runs one configuration and compares every element with the reference.
 template <typename T>
-void CheckCase(bool relu, const std::vector<T>& g, const std::vector<T>& x, const ThresholdParams& p,
-               const ElementwiseTiling& tiling, uint64_t ub, unsigned threads, bool guarded, const std::string& what) {
+void CheckCase(bool relu, const std::vector<T>& g, const std::vector<T>& x,
+               const ThresholdParams& p, const ElementwiseTiling& tiling, uint64_t ub,
+               unsigned threads, bool guarded, const std::string& what) {
   const ThresholdParams ref_p = relu ? ZeroParams() : p;
   const auto r = kt::Run<T>(relu, g, x, p, tiling, ub, threads, guarded);
   EXPECT_TRUE(r.guards_intact) << (what + ": wrote outside out");
@@ -31,32 +32,40 @@ void CheckCase(bool relu, const std::vector<T>& g, const std::vector<T>& x, cons
       if (bad++ == 0) first = i;
     }
   }
-  EXPECT_TRUE(bad == 0) << (what + ": " + std::to_string(bad) + " wrong elements, first at " + std::to_string(first) +
-                          " (x=" + std::to_string(ToDouble(x[first])) + " g=" + std::to_string(ToDouble(g[first])) +
-                          " got=" + std::to_string(ToDouble(r.out[first])) + ")");
+  EXPECT_TRUE(bad == 0) << (what + ": " + std::to_string(bad) + " wrong elements, first at " +
+                            std::to_string(first) + " (x=" + std::to_string(ToDouble(x[first])) +
+                            " g=" + std::to_string(ToDouble(g[first])) +
+                            " got=" + std::to_string(ToDouble(r.out[first])) + ")");
 }
 
 template <typename T>
 std::vector<ThresholdParams> ParamsFor() {
   if constexpr (kIsInt<T>) {
     const int64_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-    std::vector<ThresholdParams> ps = {IntParams(ThresholdMode::kCompare, 0),      IntParams(ThresholdMode::kCompare, 2),
-                                       IntParams(ThresholdMode::kCompare, lo),     IntParams(ThresholdMode::kCompare, hi),
-                                       IntParams(ThresholdMode::kCompare, hi - 1), IntParams(ThresholdMode::kAllPass, 0),
-                                       IntParams(ThresholdMode::kNonePass, 0)};
+    std::vector<ThresholdParams> ps = {
+        IntParams(ThresholdMode::kCompare, 0),      IntParams(ThresholdMode::kCompare, 2),
+        IntParams(ThresholdMode::kCompare, lo),     IntParams(ThresholdMode::kCompare, hi),
+        IntParams(ThresholdMode::kCompare, hi - 1), IntParams(ThresholdMode::kAllPass, 0),
+        IntParams(ThresholdMode::kNonePass, 0)};
     if constexpr (std::is_signed_v<T>) ps.push_back(IntParams(ThresholdMode::kCompare, -1));
     if constexpr (sizeof(T) >= 4) {
-      ps.push_back(IntParams(ThresholdMode::kCompare, int64_t(1) << 24));        // 2^24+1 > 2^24 exactly
+      ps.push_back(IntParams(ThresholdMode::kCompare, int64_t(1) << 24));  // 2^24+1 > 2^24 exactly
       ps.push_back(IntParams(ThresholdMode::kCompare, (int64_t(1) << 24) + 1));
       ps.push_back(IntParams(ThresholdMode::kCompare, -(int64_t(1) << 24) - 1));
     }
     return ps;
   } else {
     const float inf = std::numeric_limits<float>::infinity();
-    return {FloatParams(0.5f, 0.5),          FloatParams(0.0f, 0.0),   FloatParams(-0.0f, -0.0),
-            FloatParams(1.0f, 1.0),          FloatParams(inf, HUGE_VAL), FloatParams(-inf, -HUGE_VAL),
-            FloatParams(std::nanf(""), std::nan("")), FloatParams(1e-9f, 1e-9),
-            FloatParams(1.0f + 1.0f / 4096, 1.0 + 1.0 / 4096)};  // between two float16 neighbours of 1
+    return {
+        FloatParams(0.5f, 0.5),
+        FloatParams(0.0f, 0.0),
+        FloatParams(-0.0f, -0.0),
+        FloatParams(1.0f, 1.0),
+        FloatParams(inf, HUGE_VAL),
+        FloatParams(-inf, -HUGE_VAL),
+        FloatParams(std::nanf(""), std::nan("")),
+        FloatParams(1e-9f, 1e-9),
+        FloatParams(1.0f + 1.0f / 4096, 1.0 + 1.0 / 4096)};  // between two float16 neighbours of 1
   }
 }
 
@@ -79,21 +88,39 @@ void SweepDtype() {
       const bool guarded = (config++ % 2) == 0;
       const std::string what = base + " param#" + std::to_string(k);
       CheckCase<T>(false, g, x, params[k], spec, kUb910B, 1, guarded, what + " spec");
-      if (n >= 255 && k < 3) CheckCase<T>(false, g, x, params[k], small, 8192, 3, !guarded, what + " small-ub threads");
+      if (n >= 255 && k < 3)
+        CheckCase<T>(false, g, x, params[k], small, 8192, 3, !guarded, what + " small-ub threads");
     }
     CheckCase<T>(true, g, x, ZeroParams(), spec, kUb910B, 2, true, base + " relu spec");
-    if (n >= 255) CheckCase<T>(true, g, x, ZeroParams(), small, 8192, 1, false, base + " relu small-ub");
+    if (n >= 255)
+      CheckCase<T>(true, g, x, ZeroParams(), small, 8192, 1, false, base + " relu small-ub");
   }
 }
 
-TEST(KernelsAgainstReference, Float32MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<float>(); }
-TEST(KernelsAgainstReference, Float16MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<half>(); }
-TEST(KernelsAgainstReference, BFloat16MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<bfloat16_t>(); }
-TEST(KernelsAgainstReference, Int32MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<int32_t>(); }
-TEST(KernelsAgainstReference, Int8MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<int8_t>(); }
-TEST(KernelsAgainstReference, UInt8MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<uint8_t>(); }
-TEST(KernelsAgainstReference, Int64MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<int64_t>(); }
-TEST(KernelsAgainstReference, Float64MatchesBitForBitOverSizesThresholdsAndTilings) { SweepDtype<double>(); }
+TEST(KernelsAgainstReference, Float32MatchesBitForBitOverSizesThresholdsAndTilings) {
+  SweepDtype<float>();
+}
+TEST(KernelsAgainstReference, Float16MatchesBitForBitOverSizesThresholdsAndTilings) {
+  SweepDtype<half>();
+}
+TEST(KernelsAgainstReference, BFloat16MatchesBitForBitOverSizesThresholdsAndTilings) {
+  SweepDtype<bfloat16_t>();
+}
+TEST(KernelsAgainstReference, Int32MatchesBitForBitOverSizesThresholdsAndTilings) {
+  SweepDtype<int32_t>();
+}
+TEST(KernelsAgainstReference, Int8MatchesBitForBitOverSizesThresholdsAndTilings) {
+  SweepDtype<int8_t>();
+}
+TEST(KernelsAgainstReference, UInt8MatchesBitForBitOverSizesThresholdsAndTilings) {
+  SweepDtype<uint8_t>();
+}
+TEST(KernelsAgainstReference, Int64MatchesBitForBitOverSizesThresholdsAndTilings) {
+  SweepDtype<int64_t>();
+}
+TEST(KernelsAgainstReference, Float64MatchesBitForBitOverSizesThresholdsAndTilings) {
+  SweepDtype<double>();
+}
 
 TEST(KernelsAgainstReference, CannDocumentedExampleGivesTheContractsOutput) {
   const std::vector<float> x = {0.2f, 1.2f, 2.2f, 3.2f}, g = {4.5f, 4.4f, 4.3f, 4.2f};
@@ -117,8 +144,8 @@ TEST(KernelsAgainstReference, ReluGradSelectsAndNeverMultipliesInfOrNan) {
     EXPECT_TRUE(std::signbit(r.out[1]) == false && r.out[1] == 0.0f);
     EXPECT_TRUE(std::signbit(r.out[2]) == false && r.out[2] == 0.0f);
     EXPECT_TRUE(r.out[3] == inf);
-    EXPECT_TRUE(r.out[4] == 0.0f);                                  // NaN x -> 0
-    EXPECT_TRUE(r.out[5] == 0.0f && std::signbit(r.out[5]));        // passed -0.0 keeps its sign
+    EXPECT_TRUE(r.out[4] == 0.0f);                            // NaN x -> 0
+    EXPECT_TRUE(r.out[5] == 0.0f && std::signbit(r.out[5]));  // passed -0.0 keeps its sign
   }
 }
 
@@ -128,11 +155,14 @@ TEST(KernelsAgainstReference, Int32ComparesExactlyAround2To24) {
   const std::vector<int32_t> x = {b - 1, b, b + 1, b + 2, -b, -b - 1, INT32_MIN, INT32_MAX};
   const std::vector<int32_t> g = {10, 11, 12, 13, 14, 15, 16, 17};
   const auto tiling = SpecTiling(x.size(), 4, 8, kUb910B, kCores910B);
-  auto r = kt::Run<int32_t>(false, g, x, IntParams(ThresholdMode::kCompare, b), tiling, kUb910B, 1, true);
+  auto r = kt::Run<int32_t>(false, g, x, IntParams(ThresholdMode::kCompare, b), tiling, kUb910B, 1,
+                            true);
   EXPECT_TRUE((r.out == std::vector<int32_t>{0, 0, 12, 13, 0, 0, 0, 17}));
-  r = kt::Run<int32_t>(false, g, x, IntParams(ThresholdMode::kCompare, -b - 1), tiling, kUb910B, 1, true);
+  r = kt::Run<int32_t>(false, g, x, IntParams(ThresholdMode::kCompare, -b - 1), tiling, kUb910B, 1,
+                       true);
   EXPECT_TRUE((r.out == std::vector<int32_t>{10, 11, 12, 13, 14, 0, 0, 17}));
-  r = kt::Run<int32_t>(false, g, x, IntParams(ThresholdMode::kCompare, INT32_MIN), tiling, kUb910B, 1, true);
+  r = kt::Run<int32_t>(false, g, x, IntParams(ThresholdMode::kCompare, INT32_MIN), tiling, kUb910B,
+                       1, true);
   EXPECT_TRUE((r.out == std::vector<int32_t>{10, 11, 12, 13, 14, 15, 0, 17}));
 }
 
@@ -144,10 +174,11 @@ TEST(KernelTiling, SpecTilingGivesTheContractsWorkedValues) {
   EXPECT_TRUE(SpecTiling(1 << 20, 2, 10, kUb910B, 48).tile_data_num == 9728);
   EXPECT_TRUE(SpecTiling(1 << 20, 1, 14, kUb910B, 48).tile_data_num == 13824);
   const auto t = SpecTiling(100000, 4, 7, kUb910B, 48);
-  EXPECT_TRUE(t.block_dim == 48 && t.tail_block_num == 27 && t.small_core_data_num == 2048 && t.big_core_data_num == 2112);
+  EXPECT_TRUE(t.block_dim == 48 && t.tail_block_num == 27 && t.small_core_data_num == 2048 &&
+              t.big_core_data_num == 2112);
   const auto s = SpecTiling(256, 4, 7, kUb910B, 48);
   EXPECT_TRUE(s.block_dim == 1 && s.small_core_data_num == 256 && s.big_core_data_num == 320 &&
-        s.small_tail_data_num == 256 && s.big_tail_data_num == 320);
+              s.small_tail_data_num == 256 && s.big_tail_data_num == 320);
 }
 
 // A hand-written tiling whose cores cover more than total_num, with a tail not a multiple of
@@ -158,15 +189,19 @@ TEST(KernelTiling, HandWrittenTilingClipsTheLastCoreInsideTheTensors) {
   t.block_dim = 3;
   t.tile_data_num = 128;
   t.tail_block_num = 1;
-  t.big_core_data_num = 384;   t.final_big_tile_num = 3;   t.big_tail_data_num = 128;
-  t.small_core_data_num = 320; t.final_small_tile_num = 3; t.small_tail_data_num = 64;
+  t.big_core_data_num = 384;
+  t.final_big_tile_num = 3;
+  t.big_tail_data_num = 128;
+  t.small_core_data_num = 320;
+  t.final_small_tile_num = 3;
+  t.small_tail_data_num = 64;
   std::mt19937_64 rng(7);
   const auto g = RandomValues<float>(1001, rng, Specials<float>());
   const auto x = RandomValues<float>(1001, rng, Specials<float>());
   CheckCase<float>(false, g, x, FloatParams(0.25f, 0.25), t, 16384, 3, true, "hand tiling guarded");
   CheckCase<float>(false, g, x, FloatParams(0.25f, 0.25), t, 16384, 1, false, "hand tiling exact");
-  CheckCase<int8_t>(true, RandomValues<int8_t>(1001, rng, {}), RandomValues<int8_t>(1001, rng, {}), ZeroParams(), t,
-                    16384, 2, true, "hand tiling int8 relu");
+  CheckCase<int8_t>(true, RandomValues<int8_t>(1001, rng, {}), RandomValues<int8_t>(1001, rng, {}),
+                    ZeroParams(), t, 16384, 2, true, "hand tiling int8 relu");
 }
 
 // Largest sizes the 910B tiling gives one tile per core and several tiles per core.
@@ -184,8 +219,8 @@ TEST(KernelLaunch, UnknownDtypeGivesAnEmptyLaunch) {
   ascend_kernels::ThresholdGradV2DTilingData td{};
   td.tiling = SpecTiling(16, 4, 7, kUb910B, kCores910B);
   float buf[16] = {};
-  const auto launch = ascend_kernels::MakeThresholdGradV2DLaunch(static_cast<KernelDType>(12), buf, buf, buf,
-                                                                 nullptr, &td, kUb910B);
+  const auto launch = ascend_kernels::MakeThresholdGradV2DLaunch(static_cast<KernelDType>(12), buf,
+                                                                 buf, buf, nullptr, &td, kUb910B);
   EXPECT_TRUE(launch.block_dim == 0 && !launch.run_block);
 }
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include "kernel_fixture.h"
 #include "kernel_operator.h"
-#include <gtest/gtest.h>
 
 namespace {
 
@@ -16,9 +16,12 @@ using namespace kt;
 using ascend_kernels::KernelSoc;
 using namespace AscendC;
 
-const char* SocName(KernelSoc soc) { return cpu_ascendc::RulesFor(static_cast<cpu_ascendc::Soc>(soc)).name; }
+const char* SocName(KernelSoc soc) {
+  return cpu_ascendc::RulesFor(static_cast<cpu_ascendc::Soc>(soc)).name;
+}
 
-// The dtype lists of docs/behaviour.md §2 (Ascend910 refused by phase one: see Ascend910RulesStopTheKernelsThatRunOnAscend910B below).
+// The dtype lists of docs/behaviour.md §2 (Ascend910 refused by phase one: see
+// Ascend910RulesStopTheKernelsThatRunOnAscend910B below).
 template <typename T>
 std::vector<KernelSoc> SocsListing(bool relu) {
   if constexpr (std::is_same_v<T, double>) {
@@ -51,8 +54,15 @@ bool SameBits(const T& a, const T& b) {
 template <typename T>
 std::vector<uint64_t> TailSizes() {
   const uint64_t per_block = 32 / sizeof(T);
-  const uint64_t tile = SpecTiling(1 << 24, sizeof(T), Traits<T>::kUbdn, kUb910B, kCores910B).tile_data_num;
-  return {1, per_block - 1 + (per_block == 1), per_block + 1, 255, 257, 48 * 256 + 3, 2 * 48 * tile + 5};
+  const uint64_t tile =
+      SpecTiling(1 << 24, sizeof(T), Traits<T>::kUbdn, kUb910B, kCores910B).tile_data_num;
+  return {1,
+          per_block - 1 + (per_block == 1),
+          per_block + 1,
+          255,
+          257,
+          48 * 256 + 3,
+          2 * 48 * tile + 5};
 }
 
 template <typename T>
@@ -62,7 +72,8 @@ void SweepSocs() {
   for (uint64_t n : TailSizes<T>()) {
     const std::vector<T> g = RandomValues<T>(n, rng, Specials<T>());
     const std::vector<T> x = RandomValues<T>(n, rng, Specials<T>());
-    const ElementwiseTiling tiling = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, kUb910B, kCores910B);
+    const ElementwiseTiling tiling =
+        SpecTiling(n, sizeof(T), Traits<T>::kUbdn, kUb910B, kCores910B);
     if (n > 2 * 48 * 256) EXPECT_TRUE(tiling.final_small_tile_num >= 2);  // several tiles per core
     for (bool relu : {false, true}) {
       const ThresholdParams ref = relu ? ZeroParams() : p;
@@ -72,9 +83,11 @@ void SweepSocs() {
         for (uint64_t i = 0; i < n; ++i) {
           if (!SameBits(r.out[i], Passes(x[i], ref) ? g[i] : T{})) ++bad;
         }
-        const std::string what = std::string(Traits<T>::kName) + (relu ? " ReluGrad" : " ThresholdGradV2D") +
+        const std::string what = std::string(Traits<T>::kName) +
+                                 (relu ? " ReluGrad" : " ThresholdGradV2D") +
                                  " n=" + std::to_string(n) + " on " + SocName(soc);
-        EXPECT_TRUE(bad == 0 && r.guards_intact) << (what + ": " + std::to_string(bad) + " wrong elements");
+        EXPECT_TRUE(bad == 0 && r.guards_intact)
+            << (what + ": " + std::to_string(bad) + " wrong elements");
       }
     }
   }
@@ -91,16 +104,18 @@ TEST(SocRules, Float64KernelsMatchUnderEverySocThatListsIt) { SweepSocs<double>(
 
 TEST(SocRules, UsableUbIsTheSocsLimitOrTheLaunchsUb) {
   using cpu_ascendc::Soc;
-  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend910B, 196608) == 184 * 1024);  // TMP_UB_OFFSET, dav_c220
+  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend910B, 196608) ==
+              184 * 1024);  // TMP_UB_OFFSET, dav_c220
   EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend910B, 65536) == 65536);
-  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend950, 196608) == 196608);      // 248 KiB, nothing reserved
+  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend950, 196608) ==
+              196608);  // 248 KiB, nothing reserved
   EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend910, 262144) == 248 * 1024);
   EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kHost, 32768) == 32768);
   EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kHost, 1 << 20) == (1u << 20));
 }
 
-// docs/behaviour.md §3's plan at ub_size 196608 fits the 910B's 184 KiB for every dtype, with the widest
-// tile (a one-core launch of a whole tile) and every smaller platform UB down to 8 KiB.
+// docs/behaviour.md §3's plan at ub_size 196608 fits the 910B's 184 KiB for every dtype, with the
+// widest tile (a one-core launch of a whole tile) and every smaller platform UB down to 8 KiB.
 template <typename T>
 void FitsUsableUb() {
   for (uint64_t ub = 196608; ub >= 8192; ub -= ub > 65536 ? 2560 : 8192) {
@@ -138,9 +153,11 @@ TEST(SocRulesDeathTest, PlanIntoAscend910BReservedScratchAbortsAndRunsOnHost) {
   t.small_tail_data_num = t.big_tail_data_num = 7872;
   std::mt19937_64 rng(5);
   const auto g = RandomValues<float>(7872, rng, {}), x = RandomValues<float>(7872, rng, {});
-  EXPECT_DEATH(kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kAscend910B),
+  EXPECT_DEATH(kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false,
+                              KernelSoc::kAscend910B),
                "usable on Ascend910B");
-  const auto r = kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kHost);
+  const auto r =
+      kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kHost);
   EXPECT_TRUE(r.out.size() == 7872);
 }
 
@@ -149,19 +166,27 @@ TEST(SocRulesDeathTest, Ascend910RulesStopTheKernelsThatRunOnAscend910B) {
   std::mt19937_64 rng(9);
   const auto g7 = RandomValues<float>(7, rng, {}), x7 = RandomValues<float>(7, rng, {});
   const auto t7 = SpecTiling(7, 4, 7, kUb910B, kCores910B);
-  EXPECT_DEATH(kt::Run<float>(false, g7, x7, FloatParams(0.f, 0.), t7, kUb910B, 1, false, KernelSoc::kAscend910),
+  EXPECT_DEATH(kt::Run<float>(false, g7, x7, FloatParams(0.f, 0.), t7, kUb910B, 1, false,
+                              KernelSoc::kAscend910),
                "Ascend910 \\(dav_c100\\) has no DataCopyPad");
   const auto g = RandomValues<float>(256, rng, {}), x = RandomValues<float>(256, rng, {});
   const auto t = SpecTiling(256, 4, 7, kUb910B, kCores910B);
-  EXPECT_DEATH(kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kAscend910),
+  EXPECT_DEATH(kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false,
+                              KernelSoc::kAscend910),
                "has no CompareScalar on float");
-  const auto gb = RandomValues<bfloat16_t>(256, rng, {}), xb = RandomValues<bfloat16_t>(256, rng, {});
+  const auto gb = RandomValues<bfloat16_t>(256, rng, {}),
+             xb = RandomValues<bfloat16_t>(256, rng, {});
   const auto tb = SpecTiling(256, 2, 10, kUb910B, kCores910B);
-  EXPECT_DEATH(kt::Run<bfloat16_t>(true, gb, xb, ZeroParams(), tb, kUb910B, 1, false, KernelSoc::kAscend910),
-               "has no Cast bfloat16_t -> float");
+  EXPECT_DEATH(
+      kt::Run<bfloat16_t>(true, gb, xb, ZeroParams(), tb, kUb910B, 1, false, KernelSoc::kAscend910),
+      "has no Cast bfloat16_t -> float");
   // Twins: the same launches run under the 910B's rules.
-  EXPECT_TRUE(kt::Run<float>(false, g7, x7, FloatParams(0.f, 0.), t7, kUb910B, 1, false, KernelSoc::kAscend910B).out.size() == 7);
-  EXPECT_TRUE(kt::Run<bfloat16_t>(true, gb, xb, ZeroParams(), tb, kUb910B, 1, false, KernelSoc::kAscend910B).out.size() == 256);
+  EXPECT_TRUE(kt::Run<float>(false, g7, x7, FloatParams(0.f, 0.), t7, kUb910B, 1, false,
+                             KernelSoc::kAscend910B)
+                  .out.size() == 7);
+  EXPECT_TRUE(
+      kt::Run<bfloat16_t>(true, gb, xb, ZeroParams(), tb, kUb910B, 1, false, KernelSoc::kAscend910B)
+          .out.size() == 256);
 }
 
 // float64 exists on the host only: a real SoC's CompareScalar has no double.
@@ -169,9 +194,12 @@ TEST(SocRulesDeathTest, Float64KernelsRunOnlyOnTheHostSoc) {
   std::mt19937_64 rng(10);
   const auto g = RandomValues<double>(64, rng, {}), x = RandomValues<double>(64, rng, {});
   const auto t = SpecTiling(64, 8, 7, kUb910B, kCores910B);
-  EXPECT_DEATH(kt::Run<double>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kAscend910B),
+  EXPECT_DEATH(kt::Run<double>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false,
+                               KernelSoc::kAscend910B),
                "has no CompareScalar on double");
-  EXPECT_TRUE(kt::Run<double>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kHost).out.size() == 64);
+  EXPECT_TRUE(
+      kt::Run<double>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kHost)
+          .out.size() == 64);
 }
 
 // Round modes: the widening Casts emit an instruction only for CAST_NONE on dav_c220.
@@ -183,7 +211,8 @@ void CastOnce(KernelSoc soc, RoundMode mode) {
   pipe.InitBuffer(a, 256 * sizeof(D));
   pipe.InitBuffer(b, 256 * sizeof(S));
   LocalTensor<S> src = b.Get<S>();
-  Duplicate(src.template ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0), static_cast<int32_t>(256 * sizeof(S) / 2));
+  Duplicate(src.template ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0),
+            static_cast<int32_t>(256 * sizeof(S) / 2));
   Cast(a.Get<D>(), src, mode, 256);
 }
 TEST(SocRulesDeathTest, CastRoundModesFollowEachSocsTable) {

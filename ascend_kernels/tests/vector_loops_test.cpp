@@ -35,17 +35,24 @@ std::string IsaName(loops::Isa isa) {
   return isa == loops::Isa::kBaseline ? "baseline" : isa == loops::Isa::kAvx2 ? "avx2" : "avx512";
 }
 
-constexpr CMPMODE kModes[] = {CMPMODE::LT, CMPMODE::GT, CMPMODE::EQ, CMPMODE::LE, CMPMODE::GE, CMPMODE::NE};
+constexpr CMPMODE kModes[] = {CMPMODE::LT, CMPMODE::GT, CMPMODE::EQ,
+                              CMPMODE::LE, CMPMODE::GE, CMPMODE::NE};
 
 template <typename C>
 bool Holds(C v, CMPMODE mode, C t) {
   switch (mode) {
-    case CMPMODE::LT: return v < t;
-    case CMPMODE::GT: return v > t;
-    case CMPMODE::EQ: return v == t;
-    case CMPMODE::LE: return v <= t;
-    case CMPMODE::GE: return v >= t;
-    case CMPMODE::NE: return v != t;
+    case CMPMODE::LT:
+      return v < t;
+    case CMPMODE::GT:
+      return v > t;
+    case CMPMODE::EQ:
+      return v == t;
+    case CMPMODE::LE:
+      return v <= t;
+    case CMPMODE::GE:
+      return v >= t;
+    case CMPMODE::NE:
+      return v != t;
   }
   return false;
 }
@@ -53,27 +60,40 @@ bool Holds(C v, CMPMODE mode, C t) {
 template <typename C>
 std::vector<C> FloatSpecials() {
   const C inf = std::numeric_limits<C>::infinity();
-  return {C(0), -C(0), C(1), C(-1), C(0.5), inf, -inf, std::numeric_limits<C>::quiet_NaN(),
-          -std::numeric_limits<C>::quiet_NaN(), std::numeric_limits<C>::denorm_min(),
-          -std::numeric_limits<C>::denorm_min(), std::numeric_limits<C>::max(), std::numeric_limits<C>::lowest(),
+  return {C(0),
+          -C(0),
+          C(1),
+          C(-1),
+          C(0.5),
+          inf,
+          -inf,
+          std::numeric_limits<C>::quiet_NaN(),
+          -std::numeric_limits<C>::quiet_NaN(),
+          std::numeric_limits<C>::denorm_min(),
+          -std::numeric_limits<C>::denorm_min(),
+          std::numeric_limits<C>::max(),
+          std::numeric_limits<C>::lowest(),
           C(2.5)};
 }
 
 // Checks loops::CompareMask of widen(src[i]) against the reference, every mode and threshold.
 template <typename S, typename C, typename Widen>
-void ExpectCompareMatches(const Aligned<S>& src, uint64_t n, const std::vector<C>& thresholds, Widen widen) {
+void ExpectCompareMatches(const Aligned<S>& src, uint64_t n, const std::vector<C>& thresholds,
+                          Widen widen) {
   Aligned<uint8_t> got(n / 8);
   for (loops::Isa isa : HostIsas()) {
     for (C t : thresholds) {
       for (CMPMODE mode : kModes) {
         const S* s = src.data();
-        loops::CompareMask(got.data(), n, mode, t, [s, widen](uint64_t i) { return widen(s[i]); }, isa);
+        loops::CompareMask(
+            got.data(), n, mode, t, [s, widen](uint64_t i) { return widen(s[i]); }, isa);
         uint64_t bad = 0;
         for (uint64_t i = 0; i < n; ++i) {
           const bool bit = (got.data()[i / 8] >> (i % 8)) & 1;
           bad += bit != Holds(widen(s[i]), mode, t);
         }
-        EXPECT_EQ(bad, 0u) << IsaName(isa) << " mode " << static_cast<int>(mode) << " t " << static_cast<double>(t);
+        EXPECT_EQ(bad, 0u) << IsaName(isa) << " mode " << static_cast<int>(mode) << " t "
+                           << static_cast<double>(t);
       }
     }
   }
@@ -86,14 +106,19 @@ void ExpectFloatCompareMatches() {
   const uint64_t n = 4096 + 64;  // more than one mask chunk, and a partial last one
   Aligned<C> src(n);
   for (uint64_t i = 0; i < n; ++i) {
-    src.data()[i] = rng() % 3 == 0 ? specials[rng() % specials.size()]
-                                   : static_cast<C>(std::uniform_real_distribution<double>(-3, 3)(rng));
+    src.data()[i] = rng() % 3 == 0
+                        ? specials[rng() % specials.size()]
+                        : static_cast<C>(std::uniform_real_distribution<double>(-3, 3)(rng));
   }
   ExpectCompareMatches(src, n, specials, [](C v) { return v; });
 }
 
-TEST(VectorLoops, FloatCompareMatchesReferenceInEveryVariant) { ExpectFloatCompareMatches<float>(); }
-TEST(VectorLoops, DoubleCompareMatchesReferenceInEveryVariant) { ExpectFloatCompareMatches<double>(); }
+TEST(VectorLoops, FloatCompareMatchesReferenceInEveryVariant) {
+  ExpectFloatCompareMatches<float>();
+}
+TEST(VectorLoops, DoubleCompareMatchesReferenceInEveryVariant) {
+  ExpectFloatCompareMatches<double>();
+}
 
 // Every half bit pattern, against thresholds at, between and beyond halves.
 TEST(VectorLoops, HalfCompareMatchesReferenceOnEveryBitPatternInEveryVariant) {
@@ -179,7 +204,8 @@ std::vector<float> FloatsNearHalfAndBf16Roundings() {
   std::vector<float> v = FloatSpecials<float>();
   for (int i = 0; i < 200000; ++i) {
     uint32_t u = rng();
-    if (i % 2) u = (u & 0x8000ffffu) | ((0x30u + (u >> 16) % 0x20u) << 23);  // dense near half's range
+    if (i % 2)
+      u = (u & 0x8000ffffu) | ((0x30u + (u >> 16) % 0x20u) << 23);  // dense near half's range
     v.push_back(BitsFloat(u));
   }
   return v;
@@ -187,29 +213,39 @@ std::vector<float> FloatsNearHalfAndBf16Roundings() {
 
 TEST(VectorLoops, WideningConversionsMatchReferenceOnEveryBitPatternInEveryVariant) {
   const std::vector<uint16_t> all = AllU16();
-  ExpectMapMatches<float>(all, [](uint16_t h) { return cpu_ascendc::HalfBitsToFloat(h); }, "half->float");
-  ExpectMapMatches<float>(all, [](uint16_t b) { return cpu_ascendc::Bf16BitsToFloat(b); }, "bfloat16->float");
+  ExpectMapMatches<float>(
+      all, [](uint16_t h) { return cpu_ascendc::HalfBitsToFloat(h); }, "half->float");
+  ExpectMapMatches<float>(
+      all, [](uint16_t b) { return cpu_ascendc::Bf16BitsToFloat(b); }, "bfloat16->float");
   std::vector<int8_t> s8(256);
   std::vector<uint8_t> u8(256);
   for (int i = 0; i < 256; ++i) {
     s8[i] = static_cast<int8_t>(i);
     u8[i] = static_cast<uint8_t>(i);
   }
-  ExpectMapMatches<uint16_t>(s8, [](int8_t v) { return loops::ByteIntToHalfBits(v); }, "int8->half");
-  ExpectMapMatches<uint16_t>(u8, [](uint8_t v) { return loops::ByteIntToHalfBits(v); }, "uint8->half");
+  ExpectMapMatches<uint16_t>(
+      s8, [](int8_t v) { return loops::ByteIntToHalfBits(v); }, "int8->half");
+  ExpectMapMatches<uint16_t>(
+      u8, [](uint8_t v) { return loops::ByteIntToHalfBits(v); }, "uint8->half");
   for (int i = 0; i < 256; ++i) {
-    EXPECT_EQ(cpu_ascendc::HalfBitsToFloat(loops::ByteIntToHalfBits(s8[i])), static_cast<float>(s8[i]));
-    EXPECT_EQ(cpu_ascendc::HalfBitsToFloat(loops::ByteIntToHalfBits(u8[i])), static_cast<float>(u8[i]));
+    EXPECT_EQ(cpu_ascendc::HalfBitsToFloat(loops::ByteIntToHalfBits(s8[i])),
+              static_cast<float>(s8[i]));
+    EXPECT_EQ(cpu_ascendc::HalfBitsToFloat(loops::ByteIntToHalfBits(u8[i])),
+              static_cast<float>(u8[i]));
   }
 }
 
 TEST(VectorLoops, NarrowingConversionsMatchReferenceInEveryVariant) {
   const std::vector<float> floats = FloatsNearHalfAndBf16Roundings();
-  ExpectMapMatches<uint16_t>(floats, [](float f) { return cpu_ascendc::FloatToHalfBits(f); }, "float->half");
-  ExpectMapMatches<uint16_t>(floats, [](float f) { return cpu_ascendc::FloatToBf16Bits(f); }, "float->bfloat16");
+  ExpectMapMatches<uint16_t>(
+      floats, [](float f) { return cpu_ascendc::FloatToHalfBits(f); }, "float->half");
+  ExpectMapMatches<uint16_t>(
+      floats, [](float f) { return cpu_ascendc::FloatToBf16Bits(f); }, "float->bfloat16");
   const std::vector<uint16_t> all = AllU16();
-  ExpectMapMatches<int8_t>(all, [](uint16_t h) { return loops::HalfBitsToByteIntRint<int8_t>(h); }, "half->int8");
-  ExpectMapMatches<uint8_t>(all, [](uint16_t h) { return loops::HalfBitsToByteIntRint<uint8_t>(h); }, "half->uint8");
+  ExpectMapMatches<int8_t>(
+      all, [](uint16_t h) { return loops::HalfBitsToByteIntRint<int8_t>(h); }, "half->int8");
+  ExpectMapMatches<uint8_t>(
+      all, [](uint16_t h) { return loops::HalfBitsToByteIntRint<uint8_t>(h); }, "half->uint8");
   // Against the general rounding path (widen, round to nearest even, saturate), every pattern.
   for (uint16_t h : all) {
     const float f = cpu_ascendc::HalfBitsToFloat(h);
@@ -220,7 +256,9 @@ TEST(VectorLoops, NarrowingConversionsMatchReferenceInEveryVariant) {
     EXPECT_EQ(loops::HalfBitsToByteIntRint<uint8_t>(h), u8) << h;
   }
   // Round to nearest even, saturating, NaN -> 0.
-  auto to_s8 = [](float f) { return loops::HalfBitsToByteIntRint<int8_t>(cpu_ascendc::FloatToHalfBits(f)); };
+  auto to_s8 = [](float f) {
+    return loops::HalfBitsToByteIntRint<int8_t>(cpu_ascendc::FloatToHalfBits(f));
+  };
   EXPECT_EQ(to_s8(2.5f), 2);
   EXPECT_EQ(to_s8(3.5f), 4);
   EXPECT_EQ(to_s8(-2.5f), -2);
@@ -250,7 +288,9 @@ TEST(VectorLoops, MapAndZipInPlaceAndDistinctMatchReferenceInEveryVariant) {
     auto expect = [&](const Aligned<int16_t>& got, int form) {
       uint64_t bad = 0;
       for (uint64_t i = 0; i < n; ++i) {
-        const int16_t e = form == 0 ? op(a[i], b[i]) : form == 1 ? op(a[i], a[i]) : static_cast<int16_t>(~a[i]);
+        const int16_t e = form == 0   ? op(a[i], b[i])
+                          : form == 1 ? op(a[i], a[i])
+                                      : static_cast<int16_t>(~a[i]);
         bad += got.data()[i] != e;
       }
       EXPECT_EQ(bad, 0u) << IsaName(isa) << " form " << form;

@@ -7,7 +7,7 @@
 #include "../common/select_kernel.h"
 #include "ascend_kernels/kernel_args.h"
 
-#define THRESHOLD_GRAD_V2_D_ENTRY(SUFFIX, TYPE) \
+#define THRESHOLD_GRAD_V2_D_ENTRY(SUFFIX, TYPE)                          \
   ASCEND_KERNELS_SELECT_KERNEL_ENTRY(threshold_grad_v2_d_##SUFFIX, TYPE, \
                                      ascend_kernels::ThresholdGradV2DTilingData)
 
@@ -22,6 +22,6 @@ THRESHOLD_GRAD_V2_D_ENTRY(int32, int32_t)
 THRESHOLD_GRAD_V2_D_ENTRY(int8, int8_t)
 THRESHOLD_GRAD_V2_D_ENTRY(uint8, uint8_t)
 #if defined(ASCEND_KERNELS_CPU_ASCENDC)
-THRESHOLD_GRAD_V2_D_ENTRY(int64, int64_t)  // host SoC only
+THRESHOLD_GRAD_V2_D_ENTRY(int64, int64_t)   // host SoC only
 THRESHOLD_GRAD_V2_D_ENTRY(float64, double)  // host SoC only
 #endif

@@ -6,12 +6,20 @@
 #include <cstdint>
 
 extern "C" {
-void threshold_grad_v2_d_float32(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
-void threshold_grad_v2_d_float16(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
-void threshold_grad_v2_d_bfloat16(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
-void threshold_grad_v2_d_int32(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
-void threshold_grad_v2_d_int8(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
-void threshold_grad_v2_d_uint8(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
-void threshold_grad_v2_d_int64(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
-void threshold_grad_v2_d_float64(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, uint8_t* tiling);
+void threshold_grad_v2_d_float32(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                                 uint8_t* tiling);
+void threshold_grad_v2_d_float16(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                                 uint8_t* tiling);
+void threshold_grad_v2_d_bfloat16(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                                  uint8_t* tiling);
+void threshold_grad_v2_d_int32(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                               uint8_t* tiling);
+void threshold_grad_v2_d_int8(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                              uint8_t* tiling);
+void threshold_grad_v2_d_uint8(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                               uint8_t* tiling);
+void threshold_grad_v2_d_int64(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                               uint8_t* tiling);
+void threshold_grad_v2_d_float64(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+                                 uint8_t* tiling);
 }

@@ -1,12 +1,12 @@
 // Throughput of a full kernel launch on the CPU AscendC implementation (not a test: no ctest).
 //
-// For each dtype and size: the docs/behaviour.md §3 910B tiling (48 blocks, 192 KiB UB), every block run on
-// N std::threads, buffers preallocated and pre-touched, best of several launches, reported as
-// GB/s over 3 * n * itemsize bytes. Beside it, a plain C++ select loop over the same buffers (also
-// split over N threads) as the host's ceiling.
+// For each dtype and size: the docs/behaviour.md §3 910B tiling (48 blocks, 192 KiB UB), every
+// block run on N std::threads, buffers preallocated and pre-touched, best of several launches,
+// reported as GB/s over 3 * n * itemsize bytes. Beside it, a plain C++ select loop over the same
+// buffers (also split over N threads) as the host's ceiling.
 //   ascend_kernels_bench [dtype|all] [max-log2-size] [ub-bytes] [core-num]
-// ub-bytes (default 196608, the 910B's) sizes the tiles as docs/behaviour.md §3 does, to see which tile size
-// suits the host's caches; core-num (default 48) sets the tiling's block count.
+// ub-bytes (default 196608, the 910B's) sizes the tiles as docs/behaviour.md §3 does, to see which
+// tile size suits the host's caches; core-num (default 48) sets the tiling's block count.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -30,18 +30,21 @@ using Clock = std::chrono::steady_clock;
 // x > t ? g : 0 with the contract's comparison, written the way g++ vectorises it (both loads
 // unconditional, the select on bits), as a compiler would without AscendC.
 template <typename T>
-void PlainSelect(const T* __restrict g, const T* __restrict x, T* __restrict out, uint64_t n, float t) {
+void PlainSelect(const T* __restrict g, const T* __restrict x, T* __restrict out, uint64_t n,
+                 float t) {
   if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>) {
     const uint16_t* __restrict gb = reinterpret_cast<const uint16_t*>(g);
     const uint16_t* __restrict xb = reinterpret_cast<const uint16_t*>(x);
     uint16_t* __restrict ob = reinterpret_cast<uint16_t*>(out);
     for (uint64_t i = 0; i < n; ++i) {
-      const float xf = std::is_same_v<T, half> ? cpu_ascendc::HalfBitsToFloat(xb[i]) : cpu_ascendc::Bf16BitsToFloat(xb[i]);
+      const float xf = std::is_same_v<T, half> ? cpu_ascendc::HalfBitsToFloat(xb[i])
+                                               : cpu_ascendc::Bf16BitsToFloat(xb[i]);
       const uint16_t gv = gb[i];
       ob[i] = xf > t ? gv : uint16_t{0};
     }
   } else {
-    using B = std::conditional_t<sizeof(T) == 1, uint8_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+    using B = std::conditional_t<sizeof(T) == 1, uint8_t,
+                                 std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
     const B* __restrict gb = reinterpret_cast<const B*>(g);
     B* __restrict ob = reinterpret_cast<B*>(out);
     const T tt = static_cast<T>(t);
@@ -78,12 +81,13 @@ void Bench(uint64_t n, unsigned threads) {
   test::Aligned<T> g = AlignedCopy(RandomValues<T>(n, rng, {}));
   test::Aligned<T> x = AlignedCopy(RandomValues<T>(n, rng, {}));
   test::Aligned<T> out = AlignedCopy(std::vector<T>(n));  // touched
-  const ThresholdParams p = kIsInt<T> ? IntParams(ThresholdMode::kCompare, 1) : FloatParams(0.25f, 0.25);
+  const ThresholdParams p =
+      kIsInt<T> ? IntParams(ThresholdMode::kCompare, 1) : FloatParams(0.25f, 0.25);
   ascend_kernels::ThresholdGradV2DTilingData td{};
   td.tiling = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, g_ub_size, g_core_num);
   td.threshold = p;
-  const ascend_kernels::HostLaunch launch =
-      ascend_kernels::MakeThresholdGradV2DLaunch(Traits<T>::kD, g.data(), x.data(), out.data(), nullptr, &td, g_ub_size);
+  const ascend_kernels::HostLaunch launch = ascend_kernels::MakeThresholdGradV2DLaunch(
+      Traits<T>::kD, g.data(), x.data(), out.data(), nullptr, &td, g_ub_size);
   const uint32_t blocks = launch.block_dim;
   auto run_launch = [&] {
     if (threads <= 1) {
@@ -120,16 +124,20 @@ void Bench(uint64_t n, unsigned threads) {
   run_plain();
   const double tp = BestSeconds(reps, run_plain);
   const double bytes = 3.0 * static_cast<double>(n) * sizeof(T);
-  std::printf("%-8s 2^%-3d thr=%u blocks=%-3u tile=%-6llu kernel %8.1f us %6.2f GB/s   plain %8.1f us %6.2f GB/s   ratio %.2f\n",
-              Traits<T>::kName, static_cast<int>(std::log2(static_cast<double>(n))), threads, blocks,
-              static_cast<unsigned long long>(td.tiling.tile_data_num), tk * 1e6, bytes / tk * 1e-9, tp * 1e6,
-              bytes / tp * 1e-9, tp / tk);
+  std::printf(
+      "%-8s 2^%-3d thr=%u blocks=%-3u tile=%-6llu kernel %8.1f us %6.2f GB/s   plain %8.1f us "
+      "%6.2f GB/s   ratio %.2f\n",
+      Traits<T>::kName, static_cast<int>(std::log2(static_cast<double>(n))), threads, blocks,
+      static_cast<unsigned long long>(td.tiling.tile_data_num), tk * 1e6, bytes / tk * 1e-9,
+      tp * 1e6, bytes / tp * 1e-9, tp / tk);
   std::fflush(stdout);
 }
 
 template <typename T>
 void BenchDtype(const char* filter, int max_log2) {
-  if (filter != nullptr && std::strcmp(filter, "all") != 0 && std::strcmp(filter, Traits<T>::kName) != 0) return;
+  if (filter != nullptr && std::strcmp(filter, "all") != 0 &&
+      std::strcmp(filter, Traits<T>::kName) != 0)
+    return;
   for (int lg : {16, 20, 22, 24}) {
     if (lg > max_log2) continue;
     for (unsigned thr : {1u, 2u}) Bench<T>(uint64_t{1} << lg, thr);

@@ -1,5 +1,5 @@
-// aclnnThresholdBackwardGetWorkspaceSize (phase one: validate in docs/behaviour.md §2 order, choose the
-// kernel, plan copies, tile, size the workspace) and aclnnThresholdBackward (phase two: run the
+// aclnnThresholdBackwardGetWorkspaceSize (phase one: validate in docs/behaviour.md §2 order, choose
+// the kernel, plan copies, tile, size the workspace) and aclnnThresholdBackward (phase two: run the
 // planned launches, synchronously or in order on a HostStream).
 #include "aclnn/executor.h"
 
@@ -12,18 +12,18 @@
 #include <utility>
 #include <vector>
 
-#include "ascend_kernels/host_launch.h"
 #include "aclnn/broadcast.h"
 #include "aclnn/denormal_mode.h"
 #include "aclnn/host_stream.h"
-#include "tiling/relu_grad_tiling.h"
+#include "aclnn/platform_check.h"
 #include "aclnn/soc_dtypes.h"
 #include "aclnn/tensor.h"
-#include "tiling/threshold_grad_v2_d_tiling.h"
 #include "aclnn/threshold_params.h"
-#include "aclnn/platform_check.h"
 #include "aclnn/view_bounds.h"
 #include "aclnn/workspace.h"
+#include "ascend_kernels/host_launch.h"
+#include "tiling/relu_grad_tiling.h"
+#include "tiling/threshold_grad_v2_d_tiling.h"
 
 namespace jax_threshold::aclnn {
 namespace {
@@ -66,11 +66,15 @@ struct Step {
 
 // The kernels run under the AscendC rules of the executor's SoC (cpu_ascendc/soc_rules.h).
 ascend_kernels::KernelSoc KernelSocOf(SocVersion soc) {
-  static_assert(static_cast<int>(ascend_kernels::KernelSoc::kAscend910) == static_cast<int>(SocVersion::kAscend910) &&
-                    static_cast<int>(ascend_kernels::KernelSoc::kAscend910B) == static_cast<int>(SocVersion::kAscend910B) &&
-                    static_cast<int>(ascend_kernels::KernelSoc::kAscend950) == static_cast<int>(SocVersion::kAscend950) &&
-                    static_cast<int>(ascend_kernels::KernelSoc::kHost) == static_cast<int>(SocVersion::kHost),
-                "KernelSoc values are SocVersion's");
+  static_assert(
+      static_cast<int>(ascend_kernels::KernelSoc::kAscend910) ==
+              static_cast<int>(SocVersion::kAscend910) &&
+          static_cast<int>(ascend_kernels::KernelSoc::kAscend910B) ==
+              static_cast<int>(SocVersion::kAscend910B) &&
+          static_cast<int>(ascend_kernels::KernelSoc::kAscend950) ==
+              static_cast<int>(SocVersion::kAscend950) &&
+          static_cast<int>(ascend_kernels::KernelSoc::kHost) == static_cast<int>(SocVersion::kHost),
+      "KernelSoc values are SocVersion's");
   return static_cast<ascend_kernels::KernelSoc>(soc);
 }
 
@@ -98,8 +102,9 @@ SliceArgs BatchSlice(const ExecutorPlan& p, int64_t k,
     return elements * static_cast<int64_t>(b.element_bytes);
   };
   aclScalar threshold;
-  LoadScalar(b.threshold + off[ThresholdBatch::kThreshold] * static_cast<int64_t>(b.threshold_bytes),
-             b.threshold_dtype, &threshold);
+  LoadScalar(
+      b.threshold + off[ThresholdBatch::kThreshold] * static_cast<int64_t>(b.threshold_bytes),
+      b.threshold_dtype, &threshold);
   SliceArgs s{p.grad + bytes(off[ThresholdBatch::kGrad]), p.x + bytes(off[ThresholdBatch::kX]),
               p.out + bytes(off[ThresholdBatch::kOut]), KernelKind::kReluGrad, tiling};
   if (!threshold.IsExactlyZero()) {
@@ -117,10 +122,9 @@ std::vector<Step> BuildSteps(const ExecutorPlan* p, char* workspace, const Slice
   char* out = s.out;
   if (p->grad_copy) {
     char* dst = workspace + p->grad_ws_offset;
-    steps.push_back({"MaterializeGradOutput", p->grad_copy->block_dim,
-                     [p, src = s.grad, dst](uint32_t b) {
-                       RunStridedCopyBlock(*p->grad_copy, src, dst, b);
-                     }});
+    steps.push_back(
+        {"MaterializeGradOutput", p->grad_copy->block_dim,
+         [p, src = s.grad, dst](uint32_t b) { RunStridedCopyBlock(*p->grad_copy, src, dst, b); }});
     grad = dst;
   }
   if (p->x_copy) {
@@ -135,16 +139,17 @@ std::vector<Step> BuildSteps(const ExecutorPlan* p, char* workspace, const Slice
   ascend_kernels::HostLaunch launch =
       s.kernel == KernelKind::kReluGrad
           ? ascend_kernels::MakeReluGradLaunch(p->dtype, grad, x, kernel_out, library_ws,
-                                               &p->relu_grad_tiling, p->ub_size, KernelSocOf(p->soc))
+                                               &p->relu_grad_tiling, p->ub_size,
+                                               KernelSocOf(p->soc))
           : ascend_kernels::MakeThresholdGradV2DLaunch(p->dtype, grad, x, kernel_out, library_ws,
                                                        s.threshold_grad_tiling, p->ub_size,
                                                        KernelSocOf(p->soc));
   steps.push_back({KernelKindName(s.kernel), launch.block_dim, std::move(launch.run_block)});
   if (p->out_copy) {
-    steps.push_back({"CopyToOut", p->out_copy->block_dim,
-                     [p, src = kernel_out, dst = out](uint32_t b) {
-                       RunStridedCopyBlock(*p->out_copy, src, dst, b);
-                     }});
+    steps.push_back(
+        {"CopyToOut", p->out_copy->block_dim, [p, src = kernel_out, dst = out](uint32_t b) {
+           RunStridedCopyBlock(*p->out_copy, src, dst, b);
+         }});
   }
   return steps;
 }
@@ -177,9 +182,8 @@ void RunSliceRange(const ExecutorPlan* p, char* workspace, uint32_t r) {
             ? ascend_kernels::MakeReluGradLaunch(p->dtype, s.grad, s.x, s.out, library_ws,
                                                  &p->relu_grad_tiling, p->ub_size,
                                                  KernelSocOf(p->soc))
-            : ascend_kernels::MakeThresholdGradV2DLaunch(p->dtype, s.grad, s.x, s.out,
-                                                         library_ws, &tiling, p->ub_size,
-                                                         KernelSocOf(p->soc));
+            : ascend_kernels::MakeThresholdGradV2DLaunch(p->dtype, s.grad, s.x, s.out, library_ws,
+                                                         &tiling, p->ub_size, KernelSocOf(p->soc));
     for (uint32_t b = 0; b < launch.block_dim; ++b) launch.run_block(b);
   }
 }
@@ -200,12 +204,13 @@ std::vector<Step> PlanSteps(const ExecutorPlan* p, char* workspace) {
   for (size_t j = 0; j < steps.size(); ++j) {
     // The kernel step: as many blocks as the larger of the two kernels' tilings (slices pick
     // their kernel by their threshold).
-    const bool kernel_step = std::string(steps[j].name) == KernelKindName(KernelKind::kReluGrad) ||
-                             std::string(steps[j].name) == KernelKindName(KernelKind::kThresholdGradV2D);
-    const uint32_t d = kernel_step ? static_cast<uint32_t>(std::max(
-                                         p->relu_grad_tiling.tiling.block_dim,
-                                         p->threshold_grad_tiling.tiling.block_dim))
-                                   : steps[j].block_dim;
+    const bool kernel_step =
+        std::string(steps[j].name) == KernelKindName(KernelKind::kReluGrad) ||
+        std::string(steps[j].name) == KernelKindName(KernelKind::kThresholdGradV2D);
+    const uint32_t d =
+        kernel_step ? static_cast<uint32_t>(std::max(p->relu_grad_tiling.tiling.block_dim,
+                                                     p->threshold_grad_tiling.tiling.block_dim))
+                    : steps[j].block_dim;
     steps[j].block_dim = static_cast<uint32_t>(b.count) * d;  // phase one checked the product
     steps[j].run_block = [p, workspace, j, d](uint32_t i) {
       const int64_t k = i / d;
@@ -277,9 +282,12 @@ bool TileKernel(KernelKind kind, uint32_t core_num, ExecutorPlan* plan, std::str
 
 const char* KernelKindName(KernelKind kind) {
   switch (kind) {
-    case KernelKind::kThresholdGradV2D: return "ThresholdGradV2D";
-    case KernelKind::kReluGrad: return "ReluGrad";
-    default: return "";
+    case KernelKind::kThresholdGradV2D:
+      return "ThresholdGradV2D";
+    case KernelKind::kReluGrad:
+      return "ReluGrad";
+    default:
+      return "";
   }
 }
 
@@ -311,15 +319,14 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   const bool zero = threshold->IsExactlyZero();
   for (const auto& [name, t] : {std::pair{"grad_output", grad_output}, std::pair{"x", x}}) {
     if (!SocSupportsDtype(info.soc, t->dtype, zero)) {
-      return Fail(ACLNN_ERR_PARAM_INVALID,
-                  std::string(name) + " has dtype " + DataTypeName(t->dtype) +
-                      ", not supported on " + SocName(info.soc) +
-                      (info.soc == SocVersion::kAscend950 && !zero
-                           ? " with a nonzero threshold"
-                           : "") +
-                      (SocRefusalReason(info.soc) != nullptr
-                           ? std::string(": ") + SocRefusalReason(info.soc)
-                           : " (supported: " + SocDtypeList(info.soc, zero) + ")"));
+      return Fail(
+          ACLNN_ERR_PARAM_INVALID,
+          std::string(name) + " has dtype " + DataTypeName(t->dtype) + ", not supported on " +
+              SocName(info.soc) +
+              (info.soc == SocVersion::kAscend950 && !zero ? " with a nonzero threshold" : "") +
+              (SocRefusalReason(info.soc) != nullptr
+                   ? std::string(": ") + SocRefusalReason(info.soc)
+                   : " (supported: " + SocDtypeList(info.soc, zero) + ")"));
     }
   }
   if (grad_output->dtype != x->dtype) {
@@ -335,22 +342,21 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   for (const auto& [name, t] : {std::pair{"grad_output", grad_output}, std::pair{"x", x}}) {
     if (t->shape.size() > kMaxRank) {
       return Fail(ACLNN_ERR_PARAM_INVALID, std::string(name) + " has rank " +
-                                               std::to_string(t->shape.size()) +
-                                               ", more than 8");
+                                               std::to_string(t->shape.size()) + ", more than 8");
     }
   }
   // 5. broadcast.
   std::vector<int64_t> shape;
   switch (BroadcastShapes({&grad_output->shape, &x->shape}, &shape)) {
     case BroadcastResult::kIncompatible:
-      return Fail(ACLNN_ERR_PARAM_INVALID, "grad_output shape " +
-                                               ShapeString(grad_output->shape) + " and x shape " +
-                                               ShapeString(x->shape) + " do not broadcast");
+      return Fail(ACLNN_ERR_PARAM_INVALID, "grad_output shape " + ShapeString(grad_output->shape) +
+                                               " and x shape " + ShapeString(x->shape) +
+                                               " do not broadcast");
     case BroadcastResult::kOverflow:
-      return Fail(ACLNN_ERR_PARAM_INVALID,
-                  "grad_output shape " + ShapeString(grad_output->shape) + " and x shape " +
-                      ShapeString(x->shape) + " broadcast to " + ShapeString(shape) +
-                      ", whose element count overflows int64");
+      return Fail(ACLNN_ERR_PARAM_INVALID, "grad_output shape " + ShapeString(grad_output->shape) +
+                                               " and x shape " + ShapeString(x->shape) +
+                                               " broadcast to " + ShapeString(shape) +
+                                               ", whose element count overflows int64");
     case BroadcastResult::kOk:
       break;
   }
@@ -466,8 +472,8 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
     sized = sized && take(&plan->out_ws_offset);
   }
   plan->library_ws_offset = ws;
-  sized = sized && !__builtin_add_overflow(ws, kHostLibraryWorkspace, &ws) &&
-          ws <= kMaxPlannedBytes;
+  sized =
+      sized && !__builtin_add_overflow(ws, kHostLibraryWorkspace, &ws) && ws <= kMaxPlannedBytes;
   if (!sized || !PlanWorkspace(ws, kMaxPlannedBytes, bounds, &plan->workspace)) {
     return cleanup(ACLNN_ERR_PARAM_INVALID,
                    "the workspace for out shape " + ShapeString(shape) + " of " +

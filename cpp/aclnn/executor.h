@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "ascend_kernels/kernel_args.h"
-#include "jax_threshold/aclnn_threshold_backward.h"
 #include "aclnn/strided_copy.h"
 #include "aclnn/tensor.h"
 #include "aclnn/workspace.h"
+#include "ascend_kernels/kernel_args.h"
+#include "jax_threshold/aclnn_threshold_backward.h"
 
 namespace jax_threshold::aclnn {
 
@@ -26,12 +26,12 @@ const char* KernelKindName(KernelKind kind);
 // slice has the plan's views, shifted by its offsets, and runs with its own threshold.
 struct ThresholdBatch {
   static constexpr int kGrad = 0, kX = 1, kThreshold = 2, kOut = 3;
-  std::vector<int64_t> sizes;                    // looped dims, outer to inner
-  std::vector<std::array<int64_t, 4>> strides;   // element strides of grad, x, threshold, out
-  int64_t count = 1;                             // slices: the product of sizes
-  uint64_t element_bytes = 0;                    // of grad_output / x / out
+  std::vector<int64_t> sizes;                   // looped dims, outer to inner
+  std::vector<std::array<int64_t, 4>> strides;  // element strides of grad, x, threshold, out
+  int64_t count = 1;                            // slices: the product of sizes
+  uint64_t element_bytes = 0;                   // of grad_output / x / out
   aclDataType threshold_dtype = ACL_DT_UNDEFINED;
-  const char* threshold = nullptr;               // the threshold's first element (host memory)
+  const char* threshold = nullptr;  // the threshold's first element (host memory)
   uint64_t threshold_bytes = 0;
   // > 0: slices are small and run whole, `ranges` blocks of consecutive slices, each range with
   // its own `range_workspace` bytes of workspace; 0: each step runs for every slice in one launch,
@@ -69,8 +69,7 @@ struct ExecutorPlan {
   std::atomic<int32_t> run_status{ACLNN_SUCCESS};
 
   const ascend_kernels::ElementwiseTiling& tiling() const {
-    return kernel == KernelKind::kReluGrad ? relu_grad_tiling.tiling
-                                           : threshold_grad_tiling.tiling;
+    return kernel == KernelKind::kReluGrad ? relu_grad_tiling.tiling : threshold_grad_tiling.tiling;
   }
 };
 

@@ -5,8 +5,7 @@
 namespace jax_threshold::aclnn {
 
 bool ValidatePlatform(const PlatformInfo& info, std::string* error) {
-  if (info.ub_size % kUbAlignment != 0 || info.ub_size < kMinUbSize ||
-      info.ub_size > kMaxUbSize) {
+  if (info.ub_size % kUbAlignment != 0 || info.ub_size < kMinUbSize || info.ub_size > kMaxUbSize) {
     // Messages are built only on failure: phase one runs on every custom call.
     *error = "platform ub_size " + std::to_string(info.ub_size) + " is not a multiple of " +
              std::to_string(kUbAlignment) + " bytes in [" + std::to_string(kMinUbSize) + ", " +
@@ -16,8 +15,7 @@ bool ValidatePlatform(const PlatformInfo& info, std::string* error) {
   // A real SoC's UB is fixed: a plan for more would overrun it (the host has no such bound).
   if (SocUbBytes(info.soc) != 0 && info.ub_size > SocUbBytes(info.soc)) {
     *error = "platform ub_size " + std::to_string(info.ub_size) + " exceeds the " +
-             std::to_string(SocUbBytes(info.soc)) + "-byte unified buffer of " +
-             SocName(info.soc);
+             std::to_string(SocUbBytes(info.soc)) + "-byte unified buffer of " + SocName(info.soc);
     return false;
   }
   if (info.core_num < 1 || info.core_num > kMaxCoreNum) {

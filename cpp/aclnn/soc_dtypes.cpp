@@ -1,4 +1,5 @@
-// Per-SoC dtype lists (docs/behaviour.md §2). Kept as data so the message and the check cannot disagree.
+// Per-SoC dtype lists (docs/behaviour.md §2). Kept as data so the message and the check cannot
+// disagree.
 #include "aclnn/soc_dtypes.h"
 
 #include <initializer_list>
@@ -51,13 +52,17 @@ std::string SocDtypeList(SocVersion soc, bool threshold_is_zero) {
 const char* SocRefusalReason(SocVersion soc) {
   // asc-devkit impl/basic_api/dav_c100 (the Ascend910's arch): DataCopyPad and CompareScalar
   // report "not supported" and Select has mode 0 only. Without DataCopyPad a tensor whose size is
-  // not a whole 32-byte block cannot be copied without touching bytes outside it (docs/behaviour.md §3).
+  // not a whole 32-byte block cannot be copied without touching bytes outside it (docs/behaviour.md
+  // §3).
   if (soc == SocVersion::kAscend910) {
-    return "soc Ascend910 is not supported: its AscendC API (dav_c100) has no DataCopyPad, so tensors "
-           "that are not whole 32-byte blocks cannot be copied without touching memory outside them, "
+    return "soc Ascend910 is not supported: its AscendC API (dav_c100) has no DataCopyPad, so "
+           "tensors "
+           "that are not whole 32-byte blocks cannot be copied without touching memory outside "
+           "them, "
            "and no CompareScalar or tensor-scalar Select for the kernels' compare and select";
   }
-  if (static_cast<int32_t>(soc) < 0 || static_cast<int32_t>(soc) > static_cast<int32_t>(SocVersion::kHost)) {
+  if (static_cast<int32_t>(soc) < 0 ||
+      static_cast<int32_t>(soc) > static_cast<int32_t>(SocVersion::kHost)) {
     return "unknown soc (expected Ascend910B, Ascend950 or host)";
   }
   return nullptr;
@@ -65,20 +70,28 @@ const char* SocRefusalReason(SocVersion soc) {
 
 uint64_t SocUbBytes(SocVersion soc) {
   switch (soc) {
-    case SocVersion::kAscend910: return 256 * 1024;  // __NPU_ARCH__ 1001
-    case SocVersion::kAscend910B: return 192 * 1024;  // __NPU_ARCH__ 2201
-    case SocVersion::kAscend950: return 248 * 1024;  // __NPU_ARCH__ 3510
-    case SocVersion::kHost: return 0;
+    case SocVersion::kAscend910:
+      return 256 * 1024;  // __NPU_ARCH__ 1001
+    case SocVersion::kAscend910B:
+      return 192 * 1024;  // __NPU_ARCH__ 2201
+    case SocVersion::kAscend950:
+      return 248 * 1024;  // __NPU_ARCH__ 3510
+    case SocVersion::kHost:
+      return 0;
   }
   return 0;
 }
 
 const char* SocName(SocVersion soc) {
   switch (soc) {
-    case SocVersion::kAscend910: return "Ascend910";
-    case SocVersion::kAscend910B: return "Ascend910B";
-    case SocVersion::kAscend950: return "Ascend950";
-    case SocVersion::kHost: return "host";
+    case SocVersion::kAscend910:
+      return "Ascend910";
+    case SocVersion::kAscend910B:
+      return "Ascend910B";
+    case SocVersion::kAscend950:
+      return "Ascend950";
+    case SocVersion::kHost:
+      return "host";
   }
   return "unknown";
 }

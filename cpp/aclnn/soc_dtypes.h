@@ -17,8 +17,8 @@ std::string SocDtypeList(SocVersion soc, bool threshold_is_zero);
 
 const char* SocName(SocVersion soc);
 
-// Why phase one refuses `soc` outright (docs/behaviour.md §2 allows refusing a SoC whose AscendC API cannot
-// run the kernels correctly), or null when it does not.
+// Why phase one refuses `soc` outright (docs/behaviour.md §2 allows refusing a SoC whose AscendC
+// API cannot run the kernels correctly), or null when it does not.
 const char* SocRefusalReason(SocVersion soc);
 
 // Bytes of unified buffer `soc` has per core (asc-devkit kernel_utils_constants.h

@@ -20,17 +20,17 @@ inline void CopyElement(const char* src, char* dst) {
 // the compiler vectorises (the bytes are moved, never interpreted).
 template <size_t kBytes>
 void FillElements(const char* src, char* dst, uint64_t count) {
-  using Word = std::conditional_t<kBytes == 1, uint8_t,
-               std::conditional_t<kBytes == 2, uint16_t,
-               std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
+  using Word =
+      std::conditional_t<kBytes == 1, uint8_t,
+                         std::conditional_t<kBytes == 2, uint16_t,
+                                            std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
   Word value;
   std::memcpy(&value, src, kBytes);
   for (uint64_t i = 0; i < count; ++i) std::memcpy(dst + i * kBytes, &value, kBytes);
 }
 
 template <size_t kBytes>
-void CopyRange(const StridedCopyPlan& p, const char* src, char* dst, uint64_t begin,
-               uint64_t end) {
+void CopyRange(const StridedCopyPlan& p, const char* src, char* dst, uint64_t begin, uint64_t end) {
   const size_t rank = p.shape.size();
   const int64_t inner = p.shape[rank - 1];
   const int64_t s_in = p.src_strides[rank - 1] * static_cast<int64_t>(kBytes);
@@ -82,9 +82,8 @@ bool IsNonOverlapping(const std::vector<int64_t>& shape, const std::vector<int64
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] > 1) dims.push_back(d);
   }
-  std::sort(dims.begin(), dims.end(), [&](size_t a, size_t b) {
-    return std::llabs(strides[a]) < std::llabs(strides[b]);
-  });
+  std::sort(dims.begin(), dims.end(),
+            [&](size_t a, size_t b) { return std::llabs(strides[a]) < std::llabs(strides[b]); });
   int64_t extent = 1;  // elements spanned by the dims seen so far
   for (size_t d : dims) {
     const int64_t s = std::llabs(strides[d]);
@@ -131,11 +130,16 @@ void RunStridedCopyBlock(const StridedCopyPlan& p, const char* src, char* dst, u
   const uint64_t end = std::min(p.num_elements, begin + p.chunk);
   if (begin >= end) return;
   switch (p.elem_size) {
-    case 1: return CopyRange<1>(p, src, dst, begin, end);
-    case 2: return CopyRange<2>(p, src, dst, begin, end);
-    case 4: return CopyRange<4>(p, src, dst, begin, end);
-    case 8: return CopyRange<8>(p, src, dst, begin, end);
-    default: return;  // phase one only plans 1/2/4/8-byte dtypes
+    case 1:
+      return CopyRange<1>(p, src, dst, begin, end);
+    case 2:
+      return CopyRange<2>(p, src, dst, begin, end);
+    case 4:
+      return CopyRange<4>(p, src, dst, begin, end);
+    case 8:
+      return CopyRange<8>(p, src, dst, begin, end);
+    default:
+      return;  // phase one only plans 1/2/4/8-byte dtypes
   }
 }
 

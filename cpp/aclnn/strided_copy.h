@@ -1,5 +1,6 @@
-// The executor's copy steps (docs/behaviour.md §2: inputs made contiguous, the result copied into out's view)
-// as launches of independent blocks over the element range, so they run where kernels run.
+// The executor's copy steps (docs/behaviour.md §2: inputs made contiguous, the result copied into
+// out's view) as launches of independent blocks over the element range, so they run where kernels
+// run.
 #pragma once
 
 #include <cstdint>

@@ -37,22 +37,38 @@ uint64_t DataTypeSize(aclDataType dtype) {
 
 const char* DataTypeName(aclDataType dtype) {
   switch (dtype) {
-    case ACL_FLOAT: return "float32";
-    case ACL_FLOAT16: return "float16";
-    case ACL_BF16: return "bfloat16";
-    case ACL_DOUBLE: return "float64";
-    case ACL_INT8: return "int8";
-    case ACL_UINT8: return "uint8";
-    case ACL_INT16: return "int16";
-    case ACL_UINT16: return "uint16";
-    case ACL_INT32: return "int32";
-    case ACL_UINT32: return "uint32";
-    case ACL_INT64: return "int64";
-    case ACL_UINT64: return "uint64";
-    case ACL_BOOL: return "bool";
-    case ACL_COMPLEX64: return "complex64";
-    case ACL_COMPLEX128: return "complex128";
-    default: return "undefined";
+    case ACL_FLOAT:
+      return "float32";
+    case ACL_FLOAT16:
+      return "float16";
+    case ACL_BF16:
+      return "bfloat16";
+    case ACL_DOUBLE:
+      return "float64";
+    case ACL_INT8:
+      return "int8";
+    case ACL_UINT8:
+      return "uint8";
+    case ACL_INT16:
+      return "int16";
+    case ACL_UINT16:
+      return "uint16";
+    case ACL_INT32:
+      return "int32";
+    case ACL_UINT32:
+      return "uint32";
+    case ACL_INT64:
+      return "int64";
+    case ACL_UINT64:
+      return "uint64";
+    case ACL_BOOL:
+      return "bool";
+    case ACL_COMPLEX64:
+      return "complex64";
+    case ACL_COMPLEX128:
+      return "complex128";
+    default:
+      return "undefined";
   }
 }
 
@@ -98,10 +114,14 @@ float BFloat16BitsToFloat(uint16_t bits) {
 
 bool aclScalar::IsExactlyZero() const {
   switch (kind) {
-    case Kind::kSigned: return i == 0;
-    case Kind::kUnsigned: return u == 0;
-    case Kind::kFloat: return f == 0.0;  // +0 and -0; NaN is not 0
-    default: return false;
+    case Kind::kSigned:
+      return i == 0;
+    case Kind::kUnsigned:
+      return u == 0;
+    case Kind::kFloat:
+      return f == 0.0;  // +0 and -0; NaN is not 0
+    default:
+      return false;
   }
 }
 
@@ -144,20 +164,61 @@ void LoadScalar(const void* value, aclDataType dtype, aclScalar* s) {
     return v;
   };
   switch (dtype) {
-    case ACL_BOOL: s->kind = K::kSigned; s->i = load(uint8_t{}) != 0; break;
-    case ACL_INT8: s->kind = K::kSigned; s->i = load(int8_t{}); break;
-    case ACL_INT16: s->kind = K::kSigned; s->i = load(int16_t{}); break;
-    case ACL_INT32: s->kind = K::kSigned; s->i = load(int32_t{}); break;
-    case ACL_INT64: s->kind = K::kSigned; s->i = load(int64_t{}); break;
-    case ACL_UINT8: s->kind = K::kUnsigned; s->u = load(uint8_t{}); break;
-    case ACL_UINT16: s->kind = K::kUnsigned; s->u = load(uint16_t{}); break;
-    case ACL_UINT32: s->kind = K::kUnsigned; s->u = load(uint32_t{}); break;
-    case ACL_UINT64: s->kind = K::kUnsigned; s->u = load(uint64_t{}); break;
-    case ACL_FLOAT16: s->kind = K::kFloat; s->f = HalfBitsToFloat(load(uint16_t{})); break;
-    case ACL_BF16: s->kind = K::kFloat; s->f = BFloat16BitsToFloat(load(uint16_t{})); break;
-    case ACL_FLOAT: s->kind = K::kFloat; s->f = load(float{}); break;
-    case ACL_DOUBLE: s->kind = K::kFloat; s->f = load(double{}); break;
-    default: s->kind = K::kInvalid; break;  // complex, undefined: phase one rejects it
+    case ACL_BOOL:
+      s->kind = K::kSigned;
+      s->i = load(uint8_t{}) != 0;
+      break;
+    case ACL_INT8:
+      s->kind = K::kSigned;
+      s->i = load(int8_t{});
+      break;
+    case ACL_INT16:
+      s->kind = K::kSigned;
+      s->i = load(int16_t{});
+      break;
+    case ACL_INT32:
+      s->kind = K::kSigned;
+      s->i = load(int32_t{});
+      break;
+    case ACL_INT64:
+      s->kind = K::kSigned;
+      s->i = load(int64_t{});
+      break;
+    case ACL_UINT8:
+      s->kind = K::kUnsigned;
+      s->u = load(uint8_t{});
+      break;
+    case ACL_UINT16:
+      s->kind = K::kUnsigned;
+      s->u = load(uint16_t{});
+      break;
+    case ACL_UINT32:
+      s->kind = K::kUnsigned;
+      s->u = load(uint32_t{});
+      break;
+    case ACL_UINT64:
+      s->kind = K::kUnsigned;
+      s->u = load(uint64_t{});
+      break;
+    case ACL_FLOAT16:
+      s->kind = K::kFloat;
+      s->f = HalfBitsToFloat(load(uint16_t{}));
+      break;
+    case ACL_BF16:
+      s->kind = K::kFloat;
+      s->f = BFloat16BitsToFloat(load(uint16_t{}));
+      break;
+    case ACL_FLOAT:
+      s->kind = K::kFloat;
+      s->f = load(float{});
+      break;
+    case ACL_DOUBLE:
+      s->kind = K::kFloat;
+      s->f = load(double{});
+      break;
+    default:
+      s->kind = K::kInvalid;
+      break;  // complex, undefined: phase one rejects it
   }
 }
 

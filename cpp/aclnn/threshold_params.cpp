@@ -14,28 +14,47 @@ using ascend_kernels::ThresholdParams;
 
 bool IntegerRange(KernelDType dtype, int64_t* lo, int64_t* hi) {
   switch (dtype) {
-    case KernelDType::kInt8: *lo = INT8_MIN; *hi = INT8_MAX; return true;
-    case KernelDType::kUInt8: *lo = 0; *hi = UINT8_MAX; return true;
-    case KernelDType::kInt32: *lo = INT32_MIN; *hi = INT32_MAX; return true;
-    case KernelDType::kInt64: *lo = INT64_MIN; *hi = INT64_MAX; return true;
-    default: return false;
+    case KernelDType::kInt8:
+      *lo = INT8_MIN;
+      *hi = INT8_MAX;
+      return true;
+    case KernelDType::kUInt8:
+      *lo = 0;
+      *hi = UINT8_MAX;
+      return true;
+    case KernelDType::kInt32:
+      *lo = INT32_MIN;
+      *hi = INT32_MAX;
+      return true;
+    case KernelDType::kInt64:
+      *lo = INT64_MIN;
+      *hi = INT64_MAX;
+      return true;
+    default:
+      return false;
   }
 }
 
 // The scalar's value rounded once to float / double.
 float ToFloat(const aclScalar& s) {
   switch (s.kind) {
-    case aclScalar::Kind::kSigned: return static_cast<float>(s.i);
-    case aclScalar::Kind::kUnsigned: return static_cast<float>(s.u);
-    default: return static_cast<float>(s.f);  // s.f holds the original value exactly
+    case aclScalar::Kind::kSigned:
+      return static_cast<float>(s.i);
+    case aclScalar::Kind::kUnsigned:
+      return static_cast<float>(s.u);
+    default:
+      return static_cast<float>(s.f);  // s.f holds the original value exactly
   }
 }
 
 double ToDouble(const aclScalar& s) {
   switch (s.kind) {
-    case aclScalar::Kind::kSigned: return static_cast<double>(s.i);
-    case aclScalar::Kind::kUnsigned: return static_cast<double>(s.u);
-    default: return s.f;
+    case aclScalar::Kind::kSigned:
+      return static_cast<double>(s.i);
+    case aclScalar::Kind::kUnsigned:
+      return static_cast<double>(s.u);
+    default:
+      return s.f;
   }
 }
 

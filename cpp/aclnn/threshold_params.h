@@ -1,8 +1,8 @@
 // The threshold scalar -> the kernel's ThresholdParams, exactly per docs/behaviour.md §1.
 #pragma once
 
-#include "ascend_kernels/kernel_args.h"
 #include "aclnn/tensor.h"
+#include "ascend_kernels/kernel_args.h"
 
 namespace jax_threshold::aclnn {
 

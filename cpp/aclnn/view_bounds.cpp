@@ -40,8 +40,7 @@ bool ComputeViewBounds(const aclTensor& t, const char* name, ViewBounds* bounds,
     }
   }
   int64_t lo_bytes, hi_bytes, offset_bytes;
-  if (__builtin_mul_overflow(lo, elem, &lo_bytes) ||
-      __builtin_mul_overflow(hi, elem, &hi_bytes) ||
+  if (__builtin_mul_overflow(lo, elem, &lo_bytes) || __builtin_mul_overflow(hi, elem, &hi_bytes) ||
       __builtin_add_overflow(hi_bytes, elem, &hi_bytes) ||
       __builtin_mul_overflow(t.offset, elem, &offset_bytes)) {
     return fail("the view's extent in bytes overflows int64");

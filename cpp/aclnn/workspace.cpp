@@ -47,7 +47,8 @@ aclnnStatus PlaceWorkspace(const WorkspacePlan& plan, void* workspace, uint64_t 
     }
   }
   // size >= planned + slack, so the aligned base and its planned bytes fit in [begin, end).
-  const uintptr_t aligned = (begin + (kWorkspaceAlignment - 1)) & ~uintptr_t{kWorkspaceAlignment - 1};
+  const uintptr_t aligned =
+      (begin + (kWorkspaceAlignment - 1)) & ~uintptr_t{kWorkspaceAlignment - 1};
   *base = reinterpret_cast<char*>(aligned);
   return ACLNN_SUCCESS;
 }

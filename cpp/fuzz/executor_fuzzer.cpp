@@ -39,20 +39,43 @@ class Input {
   size_t pos_ = 0;
 };
 
-constexpr aclDataType kDtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16,   ACL_INT8,  ACL_UINT8,
-                                   ACL_INT32, ACL_INT64,   ACL_DOUBLE, ACL_INT16, ACL_BOOL,
-                                   ACL_UINT64, ACL_COMPLEX64, static_cast<aclDataType>(5),
+constexpr aclDataType kDtypes[] = {ACL_FLOAT,
+                                   ACL_FLOAT16,
+                                   ACL_BF16,
+                                   ACL_INT8,
+                                   ACL_UINT8,
+                                   ACL_INT32,
+                                   ACL_INT64,
+                                   ACL_DOUBLE,
+                                   ACL_INT16,
+                                   ACL_BOOL,
+                                   ACL_UINT64,
+                                   ACL_COMPLEX64,
+                                   static_cast<aclDataType>(5),
                                    ACL_DT_UNDEFINED};
 constexpr size_t kArenaBytes = 1 << 16;
 constexpr size_t kMaxWorkspace = 1 << 22;
 
 size_t ElementBytes(aclDataType d) {
   switch (d) {
-    case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: case ACL_UINT16: return 2;
-    case ACL_FLOAT: case ACL_INT32: case ACL_UINT32: return 4;
-    case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE: case ACL_COMPLEX64: return 8;
-    case ACL_COMPLEX128: return 16;
-    default: return 1;
+    case ACL_FLOAT16:
+    case ACL_BF16:
+    case ACL_INT16:
+    case ACL_UINT16:
+      return 2;
+    case ACL_FLOAT:
+    case ACL_INT32:
+    case ACL_UINT32:
+      return 4;
+    case ACL_INT64:
+    case ACL_UINT64:
+    case ACL_DOUBLE:
+    case ACL_COMPLEX64:
+      return 8;
+    case ACL_COMPLEX128:
+      return 16;
+    default:
+      return 1;
   }
 }
 
@@ -60,8 +83,8 @@ struct View {
   aclDataType dtype = ACL_FLOAT;
   std::vector<int64_t> dims, strides;
   int64_t offset = 0;
-  size_t base = 0;  // byte position of element offset 0 in the arena
-  bool fits = false;      // every element lies inside the arena
+  size_t base = 0;    // byte position of element offset 0 in the arena
+  bool fits = false;  // every element lies inside the arena
   bool empty = false;
   size_t begin = 0, end = 0;  // the extent's bytes in the arena, when it fits
 };
@@ -149,8 +172,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   aclTensor* tensors[3];
   for (int k = 0; k < 3; ++k) {
     View& v = views[k];
-    tensors[k] = aclCreateTensor(v.dims.data(), v.dims.size(), v.dtype, v.strides.data(),
-                                 v.offset, arena.data() + v.base);
+    tensors[k] = aclCreateTensor(v.dims.data(), v.dims.size(), v.dtype, v.strides.data(), v.offset,
+                                 arena.data() + v.base);
   }
 
   const aclDataType t_dtype = kDtypes[in.Byte() % 14];

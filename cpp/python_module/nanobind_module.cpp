@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
-#include "tiling/elementwise_tiling.h"
 #include "aclnn/executor.h"
 #include "aclnn/host_stream.h"
-#include "jax_threshold/aclnn_threshold_backward.h"
-#include "tiling/relu_grad_tiling.h"
 #include "aclnn/tensor.h"
 #include "ascend_kernels/float64_bits.h"
+#include "jax_threshold/aclnn_threshold_backward.h"
+#include "tiling/elementwise_tiling.h"
+#include "tiling/relu_grad_tiling.h"
 #include "tiling/threshold_grad_v2_d_tiling.h"
 
 #ifdef JAX_THRESHOLD_HAS_FFI_HANDLER
@@ -90,8 +90,8 @@ PlatformInfo MakePlatform(int32_t soc, std::optional<uint64_t> ub_size,
   if (soc < 0 || soc > static_cast<int32_t>(SocVersion::kHost)) {
     throw nb::value_error(("unknown SoC code " + std::to_string(soc)).c_str());
   }
-  PlatformInfo info = static_cast<SocVersion>(soc) == SocVersion::kHost ? HostPlatformInfo()
-                                                                          : PlatformInfo{};
+  PlatformInfo info =
+      static_cast<SocVersion>(soc) == SocVersion::kHost ? HostPlatformInfo() : PlatformInfo{};
   info.soc = static_cast<SocVersion>(soc);
   if (ub_size) info.ub_size = *ub_size;
   if (core_num) info.core_num = *core_num;
@@ -152,13 +152,14 @@ NB_MODULE(_native, m) {
                    })
       .def_prop_ro("workspace_size",
                    [](const PyExecutor& e) { return GetExecutorPlan(e.get())->workspace_size; })
-      .def_prop_ro("copies",
-                   [](const PyExecutor& e) {
-                     const ExecutorPlan* p = GetExecutorPlan(e.get());
-                     return std::make_tuple(p->grad_copy.has_value(), p->x_copy.has_value(),
-                                            p->out_copy.has_value());
-                   },
-                   "(grad_output, x, out): which tensors go through a workspace copy")
+      .def_prop_ro(
+          "copies",
+          [](const PyExecutor& e) {
+            const ExecutorPlan* p = GetExecutorPlan(e.get());
+            return std::make_tuple(p->grad_copy.has_value(), p->x_copy.has_value(),
+                                   p->out_copy.has_value());
+          },
+          "(grad_output, x, out): which tensors go through a workspace copy")
       .def_prop_ro("run_status",
                    [](const PyExecutor& e) { return aclnnThresholdBackwardRunStatus(e.get()); });
 
@@ -169,9 +170,8 @@ NB_MODULE(_native, m) {
         TensorPtr g = ToTensor(grad, "grad_output");
         TensorPtr xt = ToTensor(x, "x");
         TensorPtr o = ToTensor(out, "out");
-        std::unique_ptr<aclScalar, void (*)(aclScalar*)> thr(nullptr, [](aclScalar* s) {
-          aclDestroyScalar(s);
-        });
+        std::unique_ptr<aclScalar, void (*)(aclScalar*)> thr(
+            nullptr, [](aclScalar* s) { aclDestroyScalar(s); });
         if (!threshold.is_none()) {
           auto [value, dtype] = nb::cast<std::tuple<nb::bytes, int32_t>>(threshold);
           const uint64_t size = DataTypeSize(static_cast<aclDataType>(dtype));
@@ -207,8 +207,9 @@ NB_MODULE(_native, m) {
       nb::arg("workspace"), nb::arg("workspace_size"), nb::arg("executor").none(),
       "Phase two, synchronous. workspace is an address (0: null).");
 
-  m.def("recent_error_message", [] { return std::string(aclGetRecentErrMsg()); },
-        "Why the last failing call on this thread failed (aclGetRecentErrMsg).");
+  m.def(
+      "recent_error_message", [] { return std::string(aclGetRecentErrMsg()); },
+      "Why the last failing call on this thread failed (aclGetRecentErrMsg).");
 
   m.def(
       "threshold_grad_v2_d_tiling",

@@ -1,12 +1,12 @@
-// Phase one's status codes in docs/behaviour.md §2 order (each step's failure with every later step failing
-// too), SoC dtype lists, kernel choice, empty tensors, and phase two's run errors.
+// Phase one's status codes in docs/behaviour.md §2 order (each step's failure with every later step
+// failing too), SoC dtype lists, kernel choice, empty tensors, and phase two's run errors.
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include "aclnn/executor.h"
 #include "executor_test_util.h"
-#include <gtest/gtest.h>
 
 using namespace executor_test;
 
@@ -53,13 +53,13 @@ TEST(PhaseOneStatus, NullThresholdOutOrWorkspaceSizeIsNullptrFirst) {
   EXPECT_TRUE(Contains(r.message, "out"));
   aclOpExecutor* e = nullptr;
   EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(nullptr, bad.tensor.get(), thr.get(),
-                                                  out.tensor.get(), nullptr, &e, nullptr),
-           ACLNN_ERR_PARAM_NULLPTR);
+                                                   out.tensor.get(), nullptr, &e, nullptr),
+            ACLNN_ERR_PARAM_NULLPTR);
   EXPECT_TRUE(Contains(aclGetRecentErrMsg(), "workspace_size"));
   uint64_t ws = 0;
   EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(nullptr, bad.tensor.get(), thr.get(),
-                                                  out.tensor.get(), &ws, nullptr, nullptr),
-           ACLNN_ERR_PARAM_NULLPTR);
+                                                   out.tensor.get(), &ws, nullptr, nullptr),
+            ACLNN_ERR_PARAM_NULLPTR);
   EXPECT_TRUE(Contains(aclGetRecentErrMsg(), "executor"));
 }
 
@@ -163,7 +163,8 @@ TEST(PhaseOneStatus, EmptyTensorsPlanNothingAndRunAsNoOp) {
   EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, r.executor.get(), nullptr), ACLNN_SUCCESS);
   EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, r.executor.get(), nullptr), ACLNN_ERR_PARAM_INVALID);
   // Empty tensors need no data pointer.
-  TensorPtr nodata(aclCreateTensor(std::vector<int64_t>{0}.data(), 1, ACL_FLOAT, nullptr, 0, nullptr));
+  TensorPtr nodata(
+      aclCreateTensor(std::vector<int64_t>{0}.data(), 1, ACL_FLOAT, nullptr, 0, nullptr));
   r = Plan(nodata.get(), nodata.get(), thr.get(), nodata.get());
   EXPECT_EQ(r.status, ACLNN_SUCCESS);
 }
@@ -190,17 +191,17 @@ TEST(PhaseOneStatus, ThresholdExactlyZeroPicksReluGrad) {
     Result r = Plan(g.tensor.get(), g.tensor.get(), c.thr.get(), g.tensor.get());
     EXPECT_EQ(r.status, ACLNN_SUCCESS);
     EXPECT_EQ(std::string(aclnnThresholdBackwardKernelName(r.executor.get())),
-             std::string(c.kernel));
+              std::string(c.kernel));
   }
 }
 
 TEST(PhaseOneStatus, EachSocAcceptsItsDtypeList) {
-  const aclDataType all[] = {ACL_FLOAT, ACL_FLOAT16, ACL_INT8,   ACL_INT32,     ACL_UINT8,
-                             ACL_INT16, ACL_UINT16,  ACL_UINT32, ACL_INT64,     ACL_UINT64,
-                             ACL_DOUBLE, ACL_BOOL,   ACL_COMPLEX64, ACL_COMPLEX128, ACL_BF16};
+  const aclDataType all[] = {ACL_FLOAT,  ACL_FLOAT16, ACL_INT8,      ACL_INT32,      ACL_UINT8,
+                             ACL_INT16,  ACL_UINT16,  ACL_UINT32,    ACL_INT64,      ACL_UINT64,
+                             ACL_DOUBLE, ACL_BOOL,    ACL_COMPLEX64, ACL_COMPLEX128, ACL_BF16};
   auto expected = [](SocVersion soc, aclDataType d, bool zero) {
-    const bool base = d == ACL_FLOAT || d == ACL_INT32 || d == ACL_FLOAT16 || d == ACL_INT8 ||
-                      d == ACL_UINT8;
+    const bool base =
+        d == ACL_FLOAT || d == ACL_INT32 || d == ACL_FLOAT16 || d == ACL_INT8 || d == ACL_UINT8;
     if (soc == SocVersion::kAscend910) return false;  // refused: Ascend910Refused below
     if (base || d == ACL_BF16) return true;
     if (soc == SocVersion::kAscend950) return d == ACL_INT64 && zero;
@@ -233,14 +234,14 @@ TEST(PhaseOneStatus, PhaseTwoRefusesBadWorkspaceNullAndSecondRun) {
   EXPECT_TRUE(r.ws >= 64u);
   std::vector<unsigned char> ws(r.ws);
   EXPECT_EQ(aclnnThresholdBackward(nullptr, r.ws, r.executor.get(), nullptr),
-           ACLNN_ERR_PARAM_NULLPTR);
+            ACLNN_ERR_PARAM_NULLPTR);
   EXPECT_EQ(aclnnThresholdBackward(ws.data(), r.ws - 1, r.executor.get(), nullptr),
-           ACLNN_ERR_PARAM_INVALID);
+            ACLNN_ERR_PARAM_INVALID);
   EXPECT_TRUE(Contains(aclGetRecentErrMsg(), "smaller"));
   // Rejected runs do not use up the executor.
   EXPECT_EQ(aclnnThresholdBackward(ws.data(), r.ws, r.executor.get(), nullptr), ACLNN_SUCCESS);
   EXPECT_EQ(aclnnThresholdBackward(ws.data(), r.ws, r.executor.get(), nullptr),
-           ACLNN_ERR_PARAM_INVALID);
+            ACLNN_ERR_PARAM_INVALID);
   EXPECT_TRUE(Contains(aclGetRecentErrMsg(), "already run"));
   EXPECT_EQ(aclnnThresholdBackwardRunStatus(r.executor.get()), ACLNN_SUCCESS);
   EXPECT_EQ(aclnnThresholdBackwardRunStatus(nullptr), ACLNN_ERR_PARAM_NULLPTR);
@@ -252,7 +253,8 @@ TEST(PhaseOneStatus, Ascend910IsRefusedWithItsReason) {
   auto thr = Double(0.5);
   for (aclDataType d : {ACL_FLOAT, ACL_FLOAT16, ACL_INT32, ACL_INT8, ACL_UINT8}) {
     HostTensor a = MakeTensor(d, {40});
-    Result r = Plan(a.tensor.get(), a.tensor.get(), thr.get(), a.tensor.get(), SocVersion::kAscend910);
+    Result r =
+        Plan(a.tensor.get(), a.tensor.get(), thr.get(), a.tensor.get(), SocVersion::kAscend910);
     EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
     EXPECT_TRUE(r.executor == nullptr);
     EXPECT_TRUE(Contains(r.message, "Ascend910 is not supported"));
@@ -261,13 +263,15 @@ TEST(PhaseOneStatus, Ascend910IsRefusedWithItsReason) {
   }
   // An out-of-range SocVersion is refused the same way, never run under unknown rules.
   HostTensor b = MakeTensor(ACL_FLOAT, {40});
-  Result u = Plan(b.tensor.get(), b.tensor.get(), thr.get(), b.tensor.get(), static_cast<SocVersion>(7));
+  Result u =
+      Plan(b.tensor.get(), b.tensor.get(), thr.get(), b.tensor.get(), static_cast<SocVersion>(7));
   EXPECT_EQ(u.status, ACLNN_ERR_PARAM_INVALID);
   EXPECT_TRUE(Contains(u.message, "unknown soc"));
   // Its twin on the 910B runs.
   HostTensor a = MakeTensor(ACL_FLOAT, {40});
-  EXPECT_EQ(Plan(a.tensor.get(), a.tensor.get(), thr.get(), a.tensor.get(), SocVersion::kAscend910B).status,
-           ACLNN_SUCCESS);
+  EXPECT_EQ(Plan(a.tensor.get(), a.tensor.get(), thr.get(), a.tensor.get(), SocVersion::kAscend910B)
+                .status,
+            ACLNN_SUCCESS);
 }
 
 // A platform claiming more UB than the SoC has (kernel_utils_constants.h TOTAL_UB_SIZE) is
@@ -293,8 +297,8 @@ TEST(PhaseOneStatus, UbSizeBeyondTheSocIsInvalid) {
     uint64_t ws = 0;
     aclOpExecutor* e = nullptr;
     EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), g.tensor.get(), thr.get(),
-                                                    g.tensor.get(), &ws, &e, &info),
-             c.status);
+                                                     g.tensor.get(), &ws, &e, &info),
+              c.status);
     ExecutorPtr owned(e);
     if (c.status != ACLNN_SUCCESS) EXPECT_TRUE(Contains(aclGetRecentErrMsg(), "unified buffer"));
   }
@@ -314,8 +318,7 @@ TEST(PhaseOneStatus, PlatformParamsAreValidated) {
     aclDestroyAclOpExecutor(e);
     return status;
   };
-  for (uint64_t ub : {0ull, 512ull, 2000ull, 16384ull - 32, 196608ull + 16, 1ull << 40,
-                      ~0ull}) {
+  for (uint64_t ub : {0ull, 512ull, 2000ull, 16384ull - 32, 196608ull + 16, 1ull << 40, ~0ull}) {
     PlatformInfo info;
     info.ub_size = ub;
     EXPECT_EQ(plan(info, g), ACLNN_ERR_PARAM_INVALID);
@@ -339,8 +342,8 @@ TEST(PhaseOneStatus, PlatformParamsAreValidated) {
     uint64_t ws = 0;
     aclOpExecutor* e = nullptr;
     EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(x.tensor.get(), x.tensor.get(), thr.get(),
-                                                    out.tensor.get(), &ws, &e, &info),
-             ACLNN_SUCCESS);
+                                                     out.tensor.get(), &ws, &e, &info),
+              ACLNN_SUCCESS);
     std::vector<unsigned char> buf(ws);
     EXPECT_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
     aclDestroyAclOpExecutor(e);
@@ -381,15 +384,15 @@ TEST(PhaseOneStatus, UnrepresentableViewsAreRefused) {
   auto thr = Double(0.5);
   std::vector<unsigned char> storage(64);
   auto view = [&](std::vector<int64_t> shape, std::vector<int64_t> strides, int64_t offset) {
-    return TensorPtr(aclCreateTensor(shape.data(), shape.size(), ACL_FLOAT, strides.data(),
-                                     offset, storage.data()));
+    return TensorPtr(aclCreateTensor(shape.data(), shape.size(), ACL_FLOAT, strides.data(), offset,
+                                     storage.data()));
   };
   HostTensor x = MakeTensor(ACL_FLOAT, {2, 3});
   HostTensor out = MakeTensor(ACL_FLOAT, {2, 3});
   const int64_t big = INT64_MAX / 2;
-  for (auto& g : {view({2, 3}, {big, 1}, 0), view({2, 3}, {INT64_MIN, 1}, 0),
-                  view({2, 3}, {3, 1}, big), view({2, 3}, {big / 4, -(big / 4)}, 0),
-                  view({2, 3}, {3, 1}, -big)}) {
+  for (auto& g :
+       {view({2, 3}, {big, 1}, 0), view({2, 3}, {INT64_MIN, 1}, 0), view({2, 3}, {3, 1}, big),
+        view({2, 3}, {big / 4, -(big / 4)}, 0), view({2, 3}, {3, 1}, -big)}) {
     Result r = Plan(g.get(), x.tensor.get(), thr.get(), out.tensor.get());
     EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
     EXPECT_TRUE(Contains(r.message, "grad_output"));
@@ -425,4 +428,3 @@ TEST(PhaseOneStatus, WorkspaceSizeCoversEveryPlannedCopy) {
   p = GetExecutorPlan(r.executor.get());
   EXPECT_TRUE(p->grad_copy && !p->x_copy && p->out_copy);
 }
-

@@ -1,5 +1,6 @@
 // Helpers for the executor tests: owning host tensors with any strides, typed random data, and an
-// independent scalar reference of docs/behaviour.md §1 (long double comparison, exact for every dtype here).
+// independent scalar reference of docs/behaviour.md §1 (long double comparison, exact for every
+// dtype here).
 #pragma once
 
 #include <cmath>
@@ -9,8 +10,8 @@
 #include <random>
 #include <vector>
 
-#include "jax_threshold/aclnn_threshold_backward.h"
 #include "aclnn/tensor.h"
+#include "jax_threshold/aclnn_threshold_backward.h"
 
 namespace executor_test {
 
@@ -90,18 +91,30 @@ inline uint16_t FloatToHalfBits(float f);  // round to nearest even
 
 inline void StoreDouble(aclDataType dtype, double v, unsigned char* p) {
   switch (dtype) {
-    case ACL_FLOAT: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
-    case ACL_DOUBLE: std::memcpy(p, &v, 8); break;
-    case ACL_FLOAT16: { uint16_t h = FloatToHalfBits(static_cast<float>(v)); std::memcpy(p, &h, 2); break; }
+    case ACL_FLOAT: {
+      float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+      break;
+    }
+    case ACL_DOUBLE:
+      std::memcpy(p, &v, 8);
+      break;
+    case ACL_FLOAT16: {
+      uint16_t h = FloatToHalfBits(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      break;
+    }
     case ACL_BF16: {
       float f = static_cast<float>(v);
       uint32_t u;
       std::memcpy(&u, &f, 4);
-      uint16_t b = std::isnan(f) ? 0x7fc0 : static_cast<uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+      uint16_t b =
+          std::isnan(f) ? 0x7fc0 : static_cast<uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16);
       std::memcpy(p, &b, 2);
       break;
     }
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -116,11 +129,14 @@ inline uint16_t FloatToHalfBits(float f) {
     return sign | static_cast<uint16_t>(std::nearbyint(a * std::ldexp(1.0f, 24)));
   }
   int e;
-  std::frexp(a, &e);  // a in [2^(e-1), 2^e)
+  std::frexp(a, &e);                                           // a in [2^(e-1), 2^e)
   const float scaled = std::nearbyint(std::ldexp(a, 11 - e));  // 11 significant bits
   uint32_t m = static_cast<uint32_t>(scaled);
   int exp = e - 1 + 15;
-  if (m == 2048) { m = 1024; ++exp; }
+  if (m == 2048) {
+    m = 1024;
+    ++exp;
+  }
   if (exp >= 31) return sign | 0x7c00;
   return sign | static_cast<uint16_t>((exp << 10) | (m - 1024));
 }
@@ -128,27 +144,56 @@ inline uint16_t FloatToHalfBits(float f) {
 // Value of the element at `p` as long double (exact for every supported dtype).
 inline long double LoadExact(aclDataType dtype, const unsigned char* p) {
   switch (dtype) {
-    case ACL_FLOAT: { float f; std::memcpy(&f, p, 4); return f; }
-    case ACL_DOUBLE: { double d; std::memcpy(&d, p, 8); return d; }
-    case ACL_FLOAT16: { uint16_t h; std::memcpy(&h, p, 2); return HalfBitsToFloat(h); }
-    case ACL_BF16: { uint16_t h; std::memcpy(&h, p, 2); return BFloat16BitsToFloat(h); }
-    case ACL_INT8: return static_cast<int8_t>(*p);
-    case ACL_UINT8: return *p;
-    case ACL_INT32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case ACL_INT64: { int64_t v; std::memcpy(&v, p, 8); return v; }
-    default: return 0;
+    case ACL_FLOAT: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case ACL_DOUBLE: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    case ACL_FLOAT16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return HalfBitsToFloat(h);
+    }
+    case ACL_BF16: {
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      return BFloat16BitsToFloat(h);
+    }
+    case ACL_INT8:
+      return static_cast<int8_t>(*p);
+    case ACL_UINT8:
+      return *p;
+    case ACL_INT32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case ACL_INT64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    default:
+      return 0;
   }
 }
 
-// The threshold as the contract (docs/behaviour.md) compares it for x of `dtype`: rounded once to float32 for the
-// 16/32-bit floats, to double for float64, exact (long double holds int64 and double) for ints.
+// The threshold as the contract (docs/behaviour.md) compares it for x of `dtype`: rounded once to
+// float32 for the 16/32-bit floats, to double for float64, exact (long double holds int64 and
+// double) for ints.
 inline long double ReferenceThreshold(aclDataType dtype, long double exact, bool is_int_scalar,
                                       int64_t int_value) {
   switch (dtype) {
     case ACL_FLOAT:
     case ACL_FLOAT16:
     case ACL_BF16:
-      return is_int_scalar ? static_cast<float>(int_value) : static_cast<float>(static_cast<double>(exact));
+      return is_int_scalar ? static_cast<float>(int_value)
+                           : static_cast<float>(static_cast<double>(exact));
     case ACL_DOUBLE:
       return is_int_scalar ? static_cast<double>(int_value) : static_cast<double>(exact);
     default:
@@ -173,7 +218,7 @@ inline void FillRandom(HostTensor& t, std::mt19937_64& rng) {
         if (k == 0) v = NAN;
         if (k == 1) v = (rng() & 1) ? INFINITY : -INFINITY;
         if (k == 2) v = (rng() & 1) ? 0.0 : -0.0;
-        if (k == 3) v = 1.0;   // equal to a common threshold
+        if (k == 3) v = 1.0;  // equal to a common threshold
         if (k == 4) v = 2.5;
         if (k == 5) v = 1e-9;
         StoreDouble(t.dtype, v, p);

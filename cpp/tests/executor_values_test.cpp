@@ -11,16 +11,16 @@
 #include <thread>
 #include <vector>
 
-#include "aclnn/executor.h"
-#include "executor_test_util.h"
-#include "aclnn/host_stream.h"
 #include <gtest/gtest.h>
+#include "aclnn/executor.h"
+#include "aclnn/host_stream.h"
+#include "executor_test_util.h"
 
 using namespace executor_test;
 
 namespace {
 
-const aclDataType kHostDtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_INT32,
+const aclDataType kHostDtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16,  ACL_INT32,
                                    ACL_INT8,  ACL_UINT8,   ACL_INT64, ACL_DOUBLE};
 
 // A threshold both as the executor gets it and as the reference compares it.
@@ -105,9 +105,9 @@ bool RunAndCheck(const CaseSpec& c, Threshold& thr, std::mt19937_64& rng,
     EXPECT_EQ(aclnnThresholdBackward(ws.data(), ws_size, raw, nullptr), ACLNN_SUCCESS);
   } else {
     std::promise<void> done;
-    EXPECT_EQ(aclnnThresholdBackward(ws.data(), ws_size, raw, stream,
-                                    [&done] { done.set_value(); }),
-             ACLNN_SUCCESS);
+    EXPECT_EQ(
+        aclnnThresholdBackward(ws.data(), ws_size, raw, stream, [&done] { done.set_value(); }),
+        ACLNN_SUCCESS);
     exec.reset();  // the run in flight keeps the plan alive
     done.get_future().wait();
   }
@@ -124,12 +124,13 @@ bool RunAndCheck(const CaseSpec& c, Threshold& thr, std::mt19937_64& rng,
     std::vector<unsigned char> expected(elem, 0);  // 0 of every dtype is all-zero bits
     if (xv > t) std::memcpy(expected.data(), gp, elem);
     const unsigned char* op = out.At(i);
-    for (size_t b = 0; b < elem; ++b) in_view[static_cast<size_t>(op - out.storage.data()) + b] = true;
+    for (size_t b = 0; b < elem; ++b)
+      in_view[static_cast<size_t>(op - out.storage.data()) + b] = true;
     if (std::memcmp(op, expected.data(), elem) != 0 && reported++ < 3) {
       ++failures;
       ADD_FAILURE() << (std::string("value mismatch, dtype ") + DataTypeName(c.dtype) +
-                             " element " + std::to_string(i) + " x=" +
-                             std::to_string(static_cast<double>(xv)));
+                        " element " + std::to_string(i) +
+                        " x=" + std::to_string(static_cast<double>(xv)));
     }
   }
   for (size_t b = 0; b < out.storage.size(); ++b) {
@@ -155,8 +156,8 @@ TEST(ExecutorValues, CannDocumentedExampleGivesTheContractsResult) {
     uint64_t ws = 1;
     aclOpExecutor* e = nullptr;
     EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(gt.get(), xt.get(), thr.get(), ot.get(), &ws,
-                                                    &e, nullptr),
-             ACLNN_SUCCESS);
+                                                     &e, nullptr),
+              ACLNN_SUCCESS);
     EXPECT_EQ(ws, 0u);
     EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, e, nullptr), ACLNN_SUCCESS);
     aclDestroyAclOpExecutor(e);
@@ -185,8 +186,19 @@ TEST(ExecutorValues, EveryDtypeMatchesTheOracleOnBothKernels) {
 
 TEST(ExecutorValues, IntegerXComparesRealThresholdsExactly) {
   std::mt19937_64 rng(2);
-  const double doubles[] = {NAN, INFINITY, -INFINITY, 127.5, -128.5, 255.0, 256.0, 2147483647.5,
-                            -2147483648.5, 9.3e18, 9.223372036854775807e18, -9.3e18, 16777217.0};
+  const double doubles[] = {NAN,
+                            INFINITY,
+                            -INFINITY,
+                            127.5,
+                            -128.5,
+                            255.0,
+                            256.0,
+                            2147483647.5,
+                            -2147483648.5,
+                            9.3e18,
+                            9.223372036854775807e18,
+                            -9.3e18,
+                            16777217.0};
   const int64_t ints[] = {-1, 1, 127, -128, 255, 2147483647, INT64_MIN, INT64_MAX, 16777217};
   for (aclDataType d : {ACL_INT8, ACL_UINT8, ACL_INT32, ACL_INT64}) {
     for (double v : doubles) {
@@ -214,11 +226,11 @@ TEST(ExecutorValues, ZeroDimAndBroadcastOperandsMatchTheOracle) {
   for (aclDataType d : kHostDtypes) {
     for (double tv : {0.0, 0.5}) {
       Threshold t = DoubleThreshold(tv);
-      RunAndCheck({d, {}, {}}, t, rng);                   // 0-d
-      RunAndCheck({d, {}, {5, 3}}, t, rng);               // scalar grad
-      RunAndCheck({d, {5, 3}, {}}, t, rng);               // scalar x
-      RunAndCheck({d, {4, 1, 3}, {1, 7, 1}}, t, rng);     // both broadcast
-      RunAndCheck({d, {3}, {2, 5, 3}}, t, rng);           // rank differs
+      RunAndCheck({d, {}, {}}, t, rng);                // 0-d
+      RunAndCheck({d, {}, {5, 3}}, t, rng);            // scalar grad
+      RunAndCheck({d, {5, 3}, {}}, t, rng);            // scalar x
+      RunAndCheck({d, {4, 1, 3}, {1, 7, 1}}, t, rng);  // both broadcast
+      RunAndCheck({d, {3}, {2, 5, 3}}, t, rng);        // rank differs
       RunAndCheck({d, {1, 1}, {1}}, t, rng);
     }
   }
@@ -256,8 +268,8 @@ TEST(ExecutorValues, NegativeStridesMatchTheOracle) {
     aclOpExecutor* e = nullptr;
     const PlatformInfo host = HostPlatformInfo();
     EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), x.tensor.get(), thr.get(),
-                                                    out.tensor.get(), &ws, &e, &host),
-             ACLNN_SUCCESS);
+                                                     out.tensor.get(), &ws, &e, &host),
+              ACLNN_SUCCESS);
     std::vector<unsigned char> buf(ws);
     EXPECT_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
     aclDestroyAclOpExecutor(e);
@@ -284,8 +296,8 @@ TEST(ExecutorValues, OutViewWithOverlappingElementsIsWrittenSerially) {
   uint64_t ws = 0;
   aclOpExecutor* e = nullptr;
   EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), x.tensor.get(), thr.get(),
-                                                  out.tensor.get(), &ws, &e, nullptr),
-           ACLNN_SUCCESS);
+                                                   out.tensor.get(), &ws, &e, nullptr),
+            ACLNN_SUCCESS);
   EXPECT_EQ(GetExecutorPlan(e)->out_copy->block_dim, 1u);
   std::vector<unsigned char> buf(ws);
   EXPECT_EQ(aclnnThresholdBackward(buf.data(), ws, e, nullptr), ACLNN_SUCCESS);
@@ -332,8 +344,8 @@ TEST(ExecutorValues, UnalignedDataIsCopied) {
       aclOpExecutor* e = nullptr;
       const PlatformInfo host = HostPlatformInfo();
       EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.get(), x.get(), thr.get(), out.get(), &ws,
-                                                      &e, &host),
-               ACLNN_SUCCESS);
+                                                       &e, &host),
+                ACLNN_SUCCESS);
       const ExecutorPlan* p = GetExecutorPlan(e);
       EXPECT_EQ(p->grad_copy.has_value(), which == 0 || which == 3);
       EXPECT_EQ(p->x_copy.has_value(), which == 1 || which == 3);
@@ -349,7 +361,8 @@ TEST(ExecutorValues, UnalignedDataIsCopied) {
       }
       if (which >= 2) {  // nothing outside out's bytes changed
         EXPECT_EQ(int(obuf[0]), int(obefore[0]));
-        for (size_t b = 1 + n * elem; b < obuf.size(); ++b) EXPECT_EQ(int(obuf[b]), int(obefore[b]));
+        for (size_t b = 1 + n * elem; b < obuf.size(); ++b)
+          EXPECT_EQ(int(obuf[b]), int(obefore[b]));
       }
     }
   }
@@ -379,8 +392,8 @@ TEST(ExecutorValues, PartialOverlapGivesCopySemantics) {
       uint64_t ws = 0;
       aclOpExecutor* e = nullptr;
       EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.get(), x.tensor.get(), thr.get(),
-                                                      out.get(), &ws, &e, nullptr),
-               ACLNN_SUCCESS);
+                                                       out.get(), &ws, &e, nullptr),
+                ACLNN_SUCCESS);
       EXPECT_TRUE(GetExecutorPlan(e)->grad_copy.has_value());
       EXPECT_TRUE(!GetExecutorPlan(e)->x_copy.has_value());
       std::vector<unsigned char> wsbuf(ws);
@@ -404,8 +417,8 @@ TEST(ExecutorValues, PartialOverlapGivesCopySemantics) {
     uint64_t ws = 0;
     aclOpExecutor* e = nullptr;
     EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(same.get(), x.tensor.get(), thr.get(),
-                                                    same.get(), &ws, &e, nullptr),
-             ACLNN_SUCCESS);
+                                                     same.get(), &ws, &e, nullptr),
+              ACLNN_SUCCESS);
     EXPECT_EQ(ws, 0u);
     EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, e, nullptr), ACLNN_SUCCESS);
     aclDestroyAclOpExecutor(e);
@@ -455,11 +468,11 @@ TEST(ExecutorValues, ThreadPoolHostStreamRunsAsynchronouslyAndCallsOnDone) {
   uint64_t ws = 0;
   aclOpExecutor* ex = nullptr;
   EXPECT_EQ(aclnnThresholdBackwardGetWorkspaceSize(e.tensor.get(), e.tensor.get(), thr.get(),
-                                                  e.tensor.get(), &ws, &ex, nullptr),
-           ACLNN_SUCCESS);
+                                                   e.tensor.get(), &ws, &ex, nullptr),
+            ACLNN_SUCCESS);
   bool called = false;
   EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, ex, &stream, [&called] { called = true; }),
-           ACLNN_SUCCESS);
+            ACLNN_SUCCESS);
   EXPECT_TRUE(called);
   aclDestroyAclOpExecutor(ex);
 }
@@ -484,4 +497,3 @@ TEST(ExecutorValues, ManyThreadsPlanAndRunAtOnce) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), 12);
 }
-

@@ -76,15 +76,15 @@ TEST(ThresholdParams, FloatXRoundsTheThresholdOnceToFloat32) {
     EXPECT_EQ(p.threshold_f32, 1.0f + std::ldexp(1.0f, -23));
     EXPECT_EQ(p.mode, 0);
   }
-  EXPECT_EQ(ascend_kernels::Float64FromBits(Params(t, ACL_DOUBLE, KernelDType::kFloat64).threshold_f64_bits), t);
+  EXPECT_EQ(ascend_kernels::Float64FromBits(
+                Params(t, ACL_DOUBLE, KernelDType::kFloat64).threshold_f64_bits),
+            t);
   // int64 2^53 + 1 rounds once to double (2^53) and once to float32.
   const int64_t big = (int64_t{1} << 53) + 1;
-  EXPECT_EQ(ascend_kernels::Float64FromBits(Params(big, ACL_INT64, KernelDType::kFloat64).threshold_f64_bits),
-           9007199254740992.0);
-  EXPECT_EQ(Params(int64_t{16777217}, ACL_INT64, KernelDType::kFloat32).threshold_f32,
-           16777216.0f);
-  EXPECT_EQ(Params(int64_t{16777219}, ACL_INT64, KernelDType::kFloat32).threshold_f32,
-           16777220.0f);
+  EXPECT_EQ(ascend_kernels::Float64FromBits(
+                Params(big, ACL_INT64, KernelDType::kFloat64).threshold_f64_bits),
+            9007199254740992.0);
+  EXPECT_EQ(Params(int64_t{16777217}, ACL_INT64, KernelDType::kFloat32).threshold_f32, 16777216.0f);
+  EXPECT_EQ(Params(int64_t{16777219}, ACL_INT64, KernelDType::kFloat32).threshold_f32, 16777220.0f);
   EXPECT_TRUE(std::isnan(Params(std::nan(""), ACL_DOUBLE, KernelDType::kFloat32).threshold_f32));
 }
-

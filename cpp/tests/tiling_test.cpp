@@ -1,11 +1,12 @@
-// docs/behaviour.md §3 tiling: the worked values, then invariants over many sizes, dtypes and platforms.
+// docs/behaviour.md §3 tiling: the worked values, then invariants over many sizes, dtypes and
+// platforms.
 #include <cstdint>
 #include <string>
 
+#include <gtest/gtest.h>
 #include "ascend_kernels/kernel_args.h"
 #include "tiling/elementwise_tiling.h"
 #include "tiling/relu_grad_tiling.h"
-#include <gtest/gtest.h>
 #include "tiling/threshold_grad_v2_d_tiling.h"
 
 using ascend_kernels::ElementwiseTiling;
@@ -28,10 +29,9 @@ ElementwiseTiling Tile(uint64_t n, KernelDType dtype, uint64_t ub = kUb910B,
   return t;
 }
 
-const KernelDType kAllDtypes[] = {KernelDType::kFloat32, KernelDType::kFloat16,
-                                  KernelDType::kBFloat16, KernelDType::kInt32,
-                                  KernelDType::kInt8,    KernelDType::kUInt8,
-                                  KernelDType::kInt64,   KernelDType::kFloat64};
+const KernelDType kAllDtypes[] = {
+    KernelDType::kFloat32, KernelDType::kFloat16, KernelDType::kBFloat16, KernelDType::kInt32,
+    KernelDType::kInt8,    KernelDType::kUInt8,   KernelDType::kInt64,    KernelDType::kFloat64};
 
 }  // namespace
 
@@ -90,14 +90,15 @@ TEST(ThresholdGradV2DTiling, ZeroElementsOrTooSmallUbFail) {
   // ub too small
   EXPECT_TRUE(!ThresholdGradV2DTiling(10, KernelDType::kFloat32, 1024, kCores910B, &t, &error));
   EXPECT_TRUE(!ThresholdGradV2DTiling(10, KernelDType::kFloat32, kUb910B, 0, &t, &error));
-  EXPECT_TRUE(!ThresholdGradV2DTiling(10, static_cast<KernelDType>(6), kUb910B, kCores910B, &t, &error));
+  EXPECT_TRUE(
+      !ThresholdGradV2DTiling(10, static_cast<KernelDType>(6), kUb910B, kCores910B, &t, &error));
 }
 
 // Every core gets at least one element, the cores cover [0, n) exactly (the last clipped by
 // total_num), each core's tiles cover its count, and block_dim <= core_num.
 TEST(ThresholdGradV2DTiling, EverySplitCoversTheRangeExactlyOnce) {
-  const uint64_t sizes[] = {1, 2, 3, 31, 63, 64, 65, 255, 256, 257, 1000, 4095, 6976, 6977,
-                            13952, 100000, 123457, 1 << 20, 3000017};
+  const uint64_t sizes[] = {1,    2,    3,    31,   63,    64,     65,     255,     256,    257,
+                            1000, 4095, 6976, 6977, 13952, 100000, 123457, 1 << 20, 3000017};
   const uint64_t cores_list[] = {1, 2, 7, 16, 48, 64};
   const uint64_t ubs[] = {kUb910B, 65536, 262144};
   for (KernelDType dtype : kAllDtypes) {
@@ -140,4 +141,3 @@ TEST(ThresholdGradV2DTiling, EverySplitCoversTheRangeExactlyOnce) {
     }
   }
 }
-

@@ -1,5 +1,6 @@
-// docs/behaviour.md §3, step by step. The rounding of every core's share up to whole 256-byte blocks is kept
-// (the worked values depend on it); `total_num` lets the kernel clip the last core to the tensor.
+// docs/behaviour.md §3, step by step. The rounding of every core's share up to whole 256-byte
+// blocks is kept (the worked values depend on it); `total_num` lets the kernel clip the last core
+// to the tensor.
 #include "tiling/elementwise_tiling.h"
 
 #include <algorithm>
@@ -33,8 +34,8 @@ bool ComputeElementwiseTiling(uint64_t num_elements, uint64_t dtype_bytes, uint6
   }
   const uint64_t tile_block_num = (ub_size / kTilingBlockSize) / ub_data_number;
   if (tile_block_num == 0) {
-    *error = "tiling: ub_size " + std::to_string(ub_size) + " holds no 256-byte block per buffer (" +
-             std::to_string(ub_data_number) + " buffers)";
+    *error = "tiling: ub_size " + std::to_string(ub_size) +
+             " holds no 256-byte block per buffer (" + std::to_string(ub_data_number) + " buffers)";
     return false;
   }
   const uint64_t tile_data_num = tile_block_num * kTilingBlockSize / dtype_bytes;
@@ -58,8 +59,7 @@ bool ComputeElementwiseTiling(uint64_t num_elements, uint64_t dtype_bytes, uint6
   t.tiling_key = 0;
   t.tile_data_num = tile_data_num;
   t.tail_block_num = tail_block_num;
-  split(every_core_blocks, &t.small_core_data_num, &t.final_small_tile_num,
-        &t.small_tail_data_num);
+  split(every_core_blocks, &t.small_core_data_num, &t.final_small_tile_num, &t.small_tail_data_num);
   split(every_core_blocks + 1, &t.big_core_data_num, &t.final_big_tile_num, &t.big_tail_data_num);
   *tiling = t;
   return true;

@@ -1,5 +1,5 @@
-// The per-core split shared by ThresholdGradV2D and ReluGrad (docs/behaviour.md §3): a pure function of the
-// element count, the element size, the kernel's UB divisor and the platform.
+// The per-core split shared by ThresholdGradV2D and ReluGrad (docs/behaviour.md §3): a pure
+// function of the element count, the element size, the kernel's UB divisor and the platform.
 #pragma once
 
 #include <cstdint>

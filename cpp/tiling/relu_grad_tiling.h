@@ -1,6 +1,6 @@
-// ReluGrad tiling: the ThresholdGradV2D scheme (docs/behaviour.md §3) with the same UB divisors. Our ReluGrad
-// is a select against 0 (not upstream's multiply), so it keeps exactly the same UB buffers as
-// ThresholdGradV2D; sharing the divisor keeps both kernels' per-core splits identical.
+// ReluGrad tiling: the ThresholdGradV2D scheme (docs/behaviour.md §3) with the same UB divisors.
+// Our ReluGrad is a select against 0 (not upstream's multiply), so it keeps exactly the same UB
+// buffers as ThresholdGradV2D; sharing the divisor keeps both kernels' per-core splits identical.
 #pragma once
 
 #include <cstdint>

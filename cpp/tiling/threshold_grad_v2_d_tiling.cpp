@@ -47,8 +47,8 @@ bool ThresholdGradV2DTiling(uint64_t num_elements, KernelDType dtype, uint64_t u
                             std::string* error) {
   const uint64_t divisor = ThresholdGradV2DUbDataNumber(dtype);
   if (divisor == 0) {
-    *error = "ThresholdGradV2D tiling: unsupported dtype " +
-             std::to_string(static_cast<int32_t>(dtype));
+    *error =
+        "ThresholdGradV2D tiling: unsupported dtype " + std::to_string(static_cast<int32_t>(dtype));
     return false;
   }
   return ComputeElementwiseTiling(num_elements, KernelDTypeSize(dtype), divisor, ub_size, core_num,

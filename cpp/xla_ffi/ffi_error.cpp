@@ -10,14 +10,22 @@ using aclnn::aclnnStatus;
 
 const char* StatusName(aclnnStatus status) {
   switch (status) {
-    case aclnn::ACLNN_SUCCESS: return "ACLNN_SUCCESS";
-    case aclnn::ACLNN_ERR_PARAM_NULLPTR: return "ACLNN_ERR_PARAM_NULLPTR";
-    case aclnn::ACLNN_ERR_PARAM_INVALID: return "ACLNN_ERR_PARAM_INVALID";
-    case aclnn::ACLNN_ERR_INNER_CREATE_EXECUTOR: return "ACLNN_ERR_INNER_CREATE_EXECUTOR";
-    case aclnn::ACLNN_ERR_INNER_NULLPTR: return "ACLNN_ERR_INNER_NULLPTR";
-    case aclnn::ACLNN_ERR_INNER_TILING_ERROR: return "ACLNN_ERR_INNER_TILING_ERROR";
-    case aclnn::ACLNN_ERR_RUNTIME_ERROR: return "ACLNN_ERR_RUNTIME_ERROR";
-    default: return "unknown aclnn status";
+    case aclnn::ACLNN_SUCCESS:
+      return "ACLNN_SUCCESS";
+    case aclnn::ACLNN_ERR_PARAM_NULLPTR:
+      return "ACLNN_ERR_PARAM_NULLPTR";
+    case aclnn::ACLNN_ERR_PARAM_INVALID:
+      return "ACLNN_ERR_PARAM_INVALID";
+    case aclnn::ACLNN_ERR_INNER_CREATE_EXECUTOR:
+      return "ACLNN_ERR_INNER_CREATE_EXECUTOR";
+    case aclnn::ACLNN_ERR_INNER_NULLPTR:
+      return "ACLNN_ERR_INNER_NULLPTR";
+    case aclnn::ACLNN_ERR_INNER_TILING_ERROR:
+      return "ACLNN_ERR_INNER_TILING_ERROR";
+    case aclnn::ACLNN_ERR_RUNTIME_ERROR:
+      return "ACLNN_ERR_RUNTIME_ERROR";
+    default:
+      return "unknown aclnn status";
   }
 }
 

@@ -14,9 +14,8 @@ namespace jax_threshold::ffi_handler {
 namespace ffi = ::xla::ffi;
 using aclnn::aclDataType;
 
-ffi::Error EncodeStaticThreshold(std::string_view dtype_name, double value_float,
-                                 int64_t value_int, ThresholdValues& threshold,
-                                 unsigned char (&storage)[8]) {
+ffi::Error EncodeStaticThreshold(std::string_view dtype_name, double value_float, int64_t value_int,
+                                 ThresholdValues& threshold, unsigned char (&storage)[8]) {
   auto store = [&](auto value, aclDataType dtype) {
     static_assert(sizeof(value) <= sizeof(storage));
     std::memcpy(storage, &value, sizeof(value));

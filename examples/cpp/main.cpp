@@ -1,7 +1,7 @@
 // The example of CANN's aclnnThresholdBackward documentation, on jax-threshold's aclnn-style
 // executor: threshold_backward of a {2, 2} float32 tensor, x = {0.2, 1.2, 2.2, 3.2},
-// grad_output = {4.5, 4.4, 4.3, 4.2}, threshold 1.0 -> {0, 4.4, 4.3, 4.2}. Then threshold 0.0, which gives {4.5, 4.4, 4.3, 4.2} (0.2 > 0; the
-// documentation claims otherwise).
+// grad_output = {4.5, 4.4, 4.3, 4.2}, threshold 1.0 -> {0, 4.4, 4.3, 4.2}. Then threshold 0.0,
+// which gives {4.5, 4.4, 4.3, 4.2} (0.2 > 0; the documentation claims otherwise).
 //
 // Phase one (GetWorkspaceSize) validates and plans; phase two runs. Without an NPU the AscendC
 // kernels run on the CPU; a null stream runs them right away on this thread plus std::threads.
@@ -13,14 +13,14 @@
 
 namespace aclnn = jax_threshold::aclnn;
 
-#define CHECK_ACLNN(expr)                                                             \
-  do {                                                                                \
-    const aclnn::aclnnStatus status_ = (expr);                                        \
-    if (status_ != aclnn::ACLNN_SUCCESS) {                                            \
+#define CHECK_ACLNN(expr)                                                            \
+  do {                                                                               \
+    const aclnn::aclnnStatus status_ = (expr);                                       \
+    if (status_ != aclnn::ACLNN_SUCCESS) {                                           \
       std::fprintf(stderr, "%s failed: %d (%s)\n", #expr, static_cast<int>(status_), \
-                   aclnn::aclGetRecentErrMsg());                                      \
-      return 1;                                                                       \
-    }                                                                                 \
+                   aclnn::aclGetRecentErrMsg());                                     \
+      return 1;                                                                      \
+    }                                                                                \
   } while (0)
 
 int Run(float threshold_value) {
@@ -34,8 +34,8 @@ int Run(float threshold_value) {
       aclnn::aclCreateTensor(shape.data(), shape.size(), aclnn::ACL_FLOAT, nullptr, 0, x.data());
   aclnn::aclTensor* grad_t = aclnn::aclCreateTensor(shape.data(), shape.size(), aclnn::ACL_FLOAT,
                                                     nullptr, 0, grad_output.data());
-  aclnn::aclTensor* out_t = aclnn::aclCreateTensor(shape.data(), shape.size(), aclnn::ACL_FLOAT,
-                                                   nullptr, 0, out.data());
+  aclnn::aclTensor* out_t =
+      aclnn::aclCreateTensor(shape.data(), shape.size(), aclnn::ACL_FLOAT, nullptr, 0, out.data());
   aclnn::aclScalar* threshold = aclnn::aclCreateScalar(&threshold_value, aclnn::ACL_FLOAT);
 
   uint64_t workspace_size = 0;

@@ -18,11 +18,11 @@ _MODULE_PATH = sys.argv.pop(1) if len(sys.argv) > 1 else None
 
 # aclDataType values (cpp/include/jax_threshold/aclnn_threshold_backward.h).
 _ACL_DTYPES = {
-    np.dtype(np.float32): 0,
-    np.dtype(np.float16): 1,
-    np.dtype(np.int8): 2,
-    np.dtype(np.int32): 3,
-    np.dtype(np.uint8): 4,
+  np.dtype(np.float32): 0,
+  np.dtype(np.float16): 1,
+  np.dtype(np.int8): 2,
+  np.dtype(np.int32): 3,
+  np.dtype(np.uint8): 4,
 }
 _SOC_HOST = 3  # SocVersion::kHost
 
@@ -71,26 +71,25 @@ def _tensor(array):
 
 
 class NativeExtensionTest(parameterized.TestCase):
-
   def setUp(self):
     super().setUp()
     if _native is None:
       self.fail("usage: native_extension_test.py PATH_TO_NATIVE_MODULE")
 
   @parameterized.parameters(
-      (np.float32, 0.5),
-      (np.float32, 0.0),  # ReluGrad
-      (np.float16, -1.25),
-      (np.int32, 2),
-      (np.int8, -3),
+    (np.float32, 0.5),
+    (np.float32, 0.0),  # ReluGrad
+    (np.float16, -1.25),
+    (np.int32, 2),
+    (np.int8, -3),
   )
   def test_executor_two_phases(self, dtype, threshold):
     grad, x = _inputs(dtype)
     out = np.full_like(grad, 7)
     thr = np.asarray(threshold, dtype)
     status, workspace_size, executor = _native.threshold_backward_get_workspace_size(
-        _tensor(grad), _tensor(x), (thr.tobytes(), _ACL_DTYPES[thr.dtype]), _tensor(out),
-        _SOC_HOST)
+      _tensor(grad), _tensor(x), (thr.tobytes(), _ACL_DTYPES[thr.dtype]), _tensor(out), _SOC_HOST
+    )
     self.assertEqual(status, 0, _native.recent_error_message())
     workspace = np.zeros(max(workspace_size, 1), np.uint8)
     status = _native.threshold_backward(workspace.ctypes.data, workspace_size, executor)
@@ -103,7 +102,8 @@ class NativeExtensionTest(parameterized.TestCase):
     out = np.zeros_like(grad)
     thr = np.asarray(0.5, np.float32)
     status, _, executor = _native.threshold_backward_get_workspace_size(
-        _tensor(grad), _tensor(x), (thr.tobytes(), 0), _tensor(out), _SOC_HOST)
+      _tensor(grad), _tensor(x), (thr.tobytes(), 0), _tensor(out), _SOC_HOST
+    )
     self.assertNotEqual(status, 0)
     self.assertIsNone(executor)
     self.assertNotEmpty(_native.recent_error_message())
@@ -117,7 +117,8 @@ class NativeExtensionTest(parameterized.TestCase):
     grad, x = _inputs(dtype, shape=(64, 300))  # big enough for the thread-pool path
     threshold = np.asarray(1, dtype)
     call = jax.ffi.ffi_call(
-        "jax_threshold_threshold_backward_v1", jax.ShapeDtypeStruct(grad.shape, grad.dtype))
+      "jax_threshold_threshold_backward_v1", jax.ShapeDtypeStruct(grad.shape, grad.dtype)
+    )
     out = jax.jit(call)(jnp.asarray(grad), jnp.asarray(x), jnp.asarray(threshold))
     np.testing.assert_array_equal(np.asarray(out), _expected(grad, x, threshold))
 

@@ -3,10 +3,10 @@
 //   aclnnThresholdBackwardGetWorkspaceSize(grad_output, x, threshold, out, &ws_size, &executor);
 //   aclnnThresholdBackward(workspace, ws_size, executor, stream);
 //
-// Phase one validates (in the contract's order), picks the kernel (ReluGrad for a threshold of exactly 0,
-// else ThresholdGradV2D), plans contiguous/broadcast copies, computes the tiling and sizes the
-// workspace. Phase two only runs. Everything lives in the executor: no global state, so any
-// number of threads may use the API at once.
+// Phase one validates (in the contract's order), picks the kernel (ReluGrad for a threshold of
+// exactly 0, else ThresholdGradV2D), plans contiguous/broadcast copies, computes the tiling and
+// sizes the workspace. Phase two only runs. Everything lives in the executor: no global state, so
+// any number of threads may use the API at once.
 //
 // Names mirror CANN's aclnn API but live in namespace jax_threshold::aclnn so the NPU build can
 // include CANN's own headers beside this one.
@@ -24,8 +24,9 @@ inline constexpr aclnnStatus ACLNN_ERR_PARAM_NULLPTR = 161001;
 inline constexpr aclnnStatus ACLNN_ERR_PARAM_INVALID = 161002;
 inline constexpr aclnnStatus ACLNN_ERR_INNER_CREATE_EXECUTOR = 561101;
 inline constexpr aclnnStatus ACLNN_ERR_INNER_NULLPTR = 561103;
-// Added beside the contract's table (values from the same aclnn table): the tiling cannot be made for
-// the given PlatformInfo (ub_size too small, core_num 0), and a kernel block failed while running.
+// Added beside the contract's table (values from the same aclnn table): the tiling cannot be made
+// for the given PlatformInfo (ub_size too small, core_num 0), and a kernel block failed while
+// running.
 inline constexpr aclnnStatus ACLNN_ERR_INNER_TILING_ERROR = 561002;
 inline constexpr aclnnStatus ACLNN_ERR_RUNTIME_ERROR = 361001;
 
@@ -49,16 +50,16 @@ enum aclDataType : int32_t {
   ACL_BF16 = 27,
 };
 
-// Which dtype list phase one checks against (docs/behaviour.md §2). kHost is the CPU emulation used by the
-// XLA FFI handler: the Ascend910B list plus int64 and float64 at every threshold, so the custom
-// call covers every dtype the JAX primitive supports. kAscend910 is refused (PARAM_INVALID): its
-// AscendC API cannot run the kernels (no DataCopyPad; README, "The kernels"). The kernels run
+// Which dtype list phase one checks against (docs/behaviour.md §2). kHost is the CPU emulation used
+// by the XLA FFI handler: the Ascend910B list plus int64 and float64 at every threshold, so the
+// custom call covers every dtype the JAX primitive supports. kAscend910 is refused (PARAM_INVALID):
+// its AscendC API cannot run the kernels (no DataCopyPad; README, "The kernels"). The kernels run
 // under the SoC's AscendC rules (ascend_kernels/cpu_ascendc/soc_rules.h); ub_size may not exceed
 // the SoC's unified buffer.
 enum class SocVersion : int32_t { kAscend910 = 0, kAscend910B = 1, kAscend950 = 2, kHost = 3 };
 
-// Platform facts the tiling depends on (docs/behaviour.md §3). Defaults are the 910B's. Phase one refuses
-// (ACLNN_ERR_PARAM_INVALID) a ub_size that is not a multiple of 32 in [16 KiB, 1 MiB] and a
+// Platform facts the tiling depends on (docs/behaviour.md §3). Defaults are the 910B's. Phase one
+// refuses (ACLNN_ERR_PARAM_INVALID) a ub_size that is not a multiple of 32 in [16 KiB, 1 MiB] and a
 // core_num outside [1, 4096].
 struct PlatformInfo {
   SocVersion soc = SocVersion::kAscend910B;
