@@ -77,10 +77,6 @@ class DocstringTest(parameterized.TestCase):
     self.assertGreater(runner.tries, 0)
 
 
-# C++ tests whose names and comments are rewritten with their move to GoogleTest.
-_HISTORY_NOT_SCANNED = ("cpp/tests/", "ascend_kernels/tests/")
-
-
 class RepositoryTest(absltest.TestCase):
   def _tracked_text_files(self):
     try:
@@ -135,8 +131,6 @@ class RepositoryTest(absltest.TestCase):
     )
     offenders = []
     for path, text in self._tracked_text_files():
-      if path.startswith(_HISTORY_NOT_SCANNED):
-        continue
       for number, line in enumerate(text.splitlines(), 1):
         if history.search(line):
           offenders.append(f"{path}:{number}: {line.strip()[:80]}")

@@ -17,11 +17,11 @@
 namespace jax_threshold::aclnn {
 
 // The UB size host launches tile for (docs/behaviour.md §3's formula with this ub_size): 64 KiB
-// gives tiles of 9 KiB (float32: 2304 elements), so what a block writes of its UB (mask, output
-// buffers, the widening scratch; inputs are read from GM, cpu_ascendc/deferred_copy.h) stays in the
-// host core's L1. The 910B's 192 KiB (27 KiB tiles, ~167 KiB of UB) spills to L2 and measured ~40%
-// slower per core. 32 KiB cost bfloat16 ~40% (its widening ran in chunks of 256 elements) and int8
-// ~8%; float32 is the same at 32 and 64 KiB (benchmarks/README.md).
+// gives tiles of 9 KiB (float32: 2304 elements), so what a block touches of its UB (input and
+// output buffers, mask, the widening scratch) stays in the host core's L1 and L2. The 910B's 192
+// KiB (27 KiB tiles, ~167 KiB of UB) spills to L2 and measured ~40% slower per core. 32 KiB cost
+// bfloat16 ~40% (its widening ran in chunks of 256 elements) and int8 ~8%; float32 is the same at
+// 32 and 64 KiB (benchmarks/README.md).
 inline constexpr uint64_t kHostUbSize = 64 * 1024;
 
 // Blocks ("cores") the host platform tiles for per hardware thread: the synchronous runner's
