@@ -7,7 +7,7 @@ hand-written `jax.ffi.ffi_call` to one of `jt.ffi_targets()`, run four ways: jit
 device, jitted with its operands and result sharded over 4 devices, and both again from a
 `jax.export` module that was serialized and deserialized. Every way must raise an exception
 (never abort the process, never return a result), except the "valid-*" cases, which must give
-the oracle's bits, and LENIENT_ON_ONE_DEVICE's, which may give them on one device. Prints "ok CASE/WAY" or "FAIL CASE/WAY: why" per way; exits 1 on a failure.
+the oracle's bits. Prints "ok CASE/WAY" or "FAIL CASE/WAY: why" per way; exits 1 on a failure.
 The "layout-*" cases edit the exported module's layouts instead (an ffi_call with those
 layouts is already refused when it is lowered).
 """
@@ -132,9 +132,6 @@ CASES = {
   ),
 }
 
-# Calls the handler computes exactly on one device though the lowering never emits them (a
-# threshold of another dtype, or of a lower rank than the result): refused once partitioned.
-LENIENT_ON_ONE_DEVICE = frozenset({"threshold-dtype", "threshold-rank-below-result"})
 
 _failures = []
 
@@ -215,8 +212,7 @@ def run(name, way):
     if name.startswith("valid-"):
       raise AssertionError(f"a valid call failed: {e}") from e
     return f"refused: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
-  lenient = name in LENIENT_ON_ONE_DEVICE and not sharded
-  if not name.startswith("valid-") and not lenient:
+  if not name.startswith("valid-"):
     raise AssertionError(f"computed a result: {[np.asarray(o).tolist() for o in out]}")
   got = np.asarray(out[0])
   want = _expected(name, args)

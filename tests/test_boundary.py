@@ -86,9 +86,7 @@ class BoundaryCallTest(parameterized.TestCase):
     for way in WAYS:
       line = got[(case, way)]
       self.assertTrue(line.startswith("ok "), f"{case}/{way} under {partitioner}: {line}")
-      if not case.startswith("valid-") and (
-        way.endswith("sharded") or case not in boundary_checks.LENIENT_ON_ONE_DEVICE
-      ):
+      if not case.startswith("valid-"):
         self.assertIn("refused", line)
 
 

@@ -66,30 +66,39 @@ class BatchOfOneThresholdTest(parameterized.TestCase):
 class PerElementThresholdBatchTest(parameterized.TestCase):
   """A threshold of out's shape: every element its own threshold, in any real dtype."""
 
-  @parameterized.parameters(np.float16, np.float32, np.int32, np.float64)
-  def test_bits_match_the_oracle(self, tdtype):
+  # Every (x, threshold) dtype pair the lowering emits, bar float64 (it needs x64).
+  @parameterized.parameters(
+    (np.float32, np.float32), (np.float16, np.float32), (np.int32, np.int32), (np.int32, np.float32)
+  )
+  def test_bits_match_the_oracle(self, xdtype, tdtype):
     rng = np.random.default_rng(3)
     n = 1000
-    g = rng.standard_normal(n).astype(np.float32)
-    x = rng.standard_normal(n).astype(np.float32)
-    t = (rng.standard_normal(n) * 2).astype(tdtype)
+    g = (rng.standard_normal(n) * 4).astype(xdtype)
+    x = (rng.standard_normal(n) * 4).astype(xdtype)
+    t = (rng.standard_normal(n) * 4).astype(tdtype)
     t[::7] = 0
-    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((n,), jnp.float32))
+    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((n,), xdtype))
     out = np.asarray(jax.jit(call)(g, x, t))
-    expected = np.where(x > t.astype(np.float32), g, np.float32(0))
+    expected = np.array([oracle.threshold_backward(g[i], x[i], t[i]) for i in range(n)], xdtype)
     np.testing.assert_array_equal(oracle.bits(out), oracle.bits(expected))
+
+  def test_threshold_of_a_dtype_the_lowering_never_emits_is_refused(self):
+    x = jnp.ones((8,), jnp.float32)
+    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((8,), jnp.float32))
+    with self.assertRaisesRegex(Exception, "threshold of dtype float16 is not one the lowering"):
+      jax.block_until_ready(jax.jit(call)(x, x, jnp.zeros((8,), jnp.float16)))
 
   @absltest.skipIf(
     "asan" in os.environ.get("LD_PRELOAD", ""),
     "AddressSanitizer's allocator keeps freed memory in quarantine",
   )
   def test_peak_memory_is_bounded_by_the_output(self):
-    # float16 thresholds, one per element of a float16 output of 2^20 elements (2 MiB).
+    # float32 thresholds, one per element of a float16 output of 2^20 elements (2 MiB).
     proc = _run_child("""
         import resource, jax, jax.numpy as jnp, numpy as np
         n = 1 << 20
         x = np.linspace(-2, 2, n).astype(np.float16)
-        t = np.linspace(2, -2, n).astype(np.float16)
+        t = np.linspace(2, -2, n).astype(np.float16).astype(np.float32)
         call = jax.jit(jax.ffi.ffi_call("jax_threshold_threshold_backward_v1",
                                         jax.ShapeDtypeStruct((n,), jnp.float16)))
         import jax_threshold

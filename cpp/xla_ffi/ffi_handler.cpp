@@ -83,6 +83,10 @@ aclnn::aclTensor* RowMajorTensor(const std::vector<int64_t>& dims, aclnn::aclDat
 ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
                     const ThresholdValues& threshold, const ffi::AnyBuffer& out,
                     const aclnn::PlatformInfo* platform) {
+  if (ffi::Error e = CheckThresholdDtype(ToAclDataType(x.element_type()), threshold.dtype);
+      e.failure()) {
+    return e;
+  }
   const bool empty = out.element_count() == 0;
   state.tensors[0] = RowMajorTensor(Dims(grad), ToAclDataType(grad.element_type()),
                                     grad.untyped_data(), empty || grad.element_count() == 0);
@@ -103,7 +107,8 @@ ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::Any
   if (status != aclnn::ACLNN_SUCCESS) {
     return AclnnError("aclnnThresholdBackwardGetWorkspaceSize", status);
   }
-  return ffi::Error::Success();
+  // After phase one, whose broadcast check names the shapes when they do not fit at all.
+  return CheckThresholdRank(threshold, Dims(out).size());
 }
 
 // The static targets' common part: encodes the attributes' threshold (its bytes live in this
@@ -231,7 +236,7 @@ ffi::Error NpuPlatform(aclnn::PlatformInfo* info) {
     return ffi::Error(ffi::ErrorCode::kUnimplemented,
                       "jax_threshold: device SoC " + soc +
                           " cannot run the kernels (built for Ascend910B1..B4, Ascend910_93xx, "
-                          "Ascend950 only; see README, NPU build)");
+                          "Ascend950 only; see docs/npu.md)");
   }
   if (static_cast<int>(info->soc) != JAX_THRESHOLD_NPU_SOC) {
     return ffi::Error(

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "aclnn/tensor.h"  // DataTypeName
 #include "xla_ffi/ffi_buffer.h"
 #include "xla_ffi/ffi_error.h"
 
@@ -55,6 +56,36 @@ ThresholdValues OperandThreshold(const ffi::AnyBuffer& threshold) {
   t.data = threshold.untyped_data();
   t.dims = Dims(threshold);
   return t;
+}
+
+ffi::Error CheckThresholdDtype(aclDataType x_dtype, aclDataType t) {
+  bool allowed;
+  switch (x_dtype) {
+    case aclnn::ACL_FLOAT:
+    case aclnn::ACL_FLOAT16:
+    case aclnn::ACL_BF16:
+      allowed = t == aclnn::ACL_FLOAT;
+      break;
+    case aclnn::ACL_DOUBLE:
+      allowed = t == aclnn::ACL_DOUBLE;
+      break;
+    default:  // integer x (phase one refuses every other x dtype)
+      allowed = t == x_dtype || t == aclnn::ACL_FLOAT || t == aclnn::ACL_DOUBLE;
+  }
+  if (allowed) return ffi::Error::Success();
+  return InvalidArgument(std::string("jax_threshold: a threshold of dtype ") +
+                         aclnn::DataTypeName(t) + " is not one the lowering emits for x of dtype " +
+                         aclnn::DataTypeName(x_dtype));
+}
+
+ffi::Error CheckThresholdRank(const ThresholdValues& threshold, size_t result_rank) {
+  if (threshold.dims.empty() || threshold.dims.size() == result_rank) {
+    return ffi::Error::Success();
+  }
+  return InvalidArgument("jax_threshold: the threshold has rank " +
+                         std::to_string(threshold.dims.size()) +
+                         "; the lowering emits a 0-d threshold or one of the result's rank " +
+                         std::to_string(result_rank));
 }
 
 }  // namespace jax_threshold::ffi_handler

@@ -28,4 +28,13 @@ xla::ffi::Error EncodeStaticThreshold(std::string_view dtype_name, double value_
 // The operand target's threshold buffer, read in place.
 ThresholdValues OperandThreshold(const xla::ffi::AnyBuffer& threshold);
 
+// kInvalidArgument unless the threshold has a dtype the lowering emits (primitive.py): for
+// float16, bfloat16 and float32 x float32, for float64 x float64, for integer x x's dtype,
+// float32 or float64.
+xla::ffi::Error CheckThresholdDtype(aclnn::aclDataType x_dtype, aclnn::aclDataType threshold);
+
+// kInvalidArgument unless the threshold is 0-d or of the result's rank, as the lowering emits it
+// (phase one checks that it broadcasts).
+xla::ffi::Error CheckThresholdRank(const ThresholdValues& threshold, size_t result_rank);
+
 }  // namespace jax_threshold::ffi_handler
