@@ -198,13 +198,13 @@ inline void SelectBits(B* dst, const uint8_t* mask, const B* src, B fill, uint64
 // ---- Conversions, branch-free so that the loops vectorise. ----
 
 // A byte integer to binary16 bits, exactly (|v| <= 255 needs 8 of the 11 significant bits):
-// through float, whose exponent rebiases and whose low 13 mantissa bits are zero.
+// float(v) scaled by 2^-112 has the half's exponent bias (15 = 127 - 112) and its low 13
+// mantissa bits zero, so its bits shifted right by 13 are the half's (0 stays 0; no value is
+// subnormal, so flushing denormals changes nothing).
 template <typename I>
 inline uint16_t ByteIntToHalfBits(I v) {
-  const uint32_t u = FloatBits(static_cast<float>(v));
-  const uint32_t mag = u & 0x7fffffffu;
-  const uint32_t bits = mag == 0 ? 0u : (mag >> 13) - ((127u - 15u) << 10);
-  return static_cast<uint16_t>(bits | ((u >> 16) & 0x8000u));
+  const uint32_t u = FloatBits(static_cast<float>(v) * 0x1p-112f);
+  return static_cast<uint16_t>(((u >> 16) & 0x8000u) | ((u >> 13) & 0x7fffu));
 }
 
 // binary16 -> int8/uint8, round to nearest even, saturating, NaN -> 0. The magnitude is capped
@@ -226,68 +226,61 @@ inline I HalfBitsToByteIntRint(uint16_t h) {
   return mag > 0x7c00u ? I{0} : static_cast<I>(v);
 }
 
-// CompareScalar of binary16 against a float t, in the integer domain: for a non-NaN half,
-// key = +-magnitude bits (both zeros 0) is strictly increasing in its value, so x <mode> t
-// becomes a key compare against the keys of the halves next to t (found once per call).
-struct HalfKeys {
-  int32_t le;  // the largest key whose half is <= t
-  int32_t ge;  // the smallest key whose half is >= t (0x7c01: none, t > inf is impossible)
-};
-inline uint16_t KeyHalfBits(int32_t key) {
-  return static_cast<uint16_t>(key < 0 ? 0x8000 | -key : key);
+// CompareScalar of binary16 against a binary16 scalar, in the integer domain. For a non-NaN half
+// h, key(h) = h as int16, its magnitude bits flipped when negative, is non-decreasing in the
+// value (-0 and +0 are the adjacent keys -1 and 0) and lies in [key(-inf), key(inf)] =
+// [-0x7c01, 0x7c00]; a NaN's key lies outside. So "x <mode> t" is "key(x) in [lo, hi]" (or, for
+// NE, not in it) for bounds found once per call from t's key: four integer ops an element.
+inline int16_t HalfKey(uint16_t h) {
+  const int16_t s = static_cast<int16_t>(h);
+  return static_cast<int16_t>(s ^ ((s >> 15) & 0x7fff));
 }
-inline HalfKeys HalfKeysOf(float t) {  // t not NaN
-  int32_t lo = -0x7c00, hi = 0x7c00;   // value(-inf) <= t always; find the last key <= t
-  while (lo < hi) {
-    const int32_t mid = lo + (hi - lo + 1) / 2;
-    if (HalfBitsToFloat(KeyHalfBits(mid)) <= t)
-      lo = mid;
-    else
-      hi = mid - 1;
-  }
-  return {lo, HalfBitsToFloat(KeyHalfBits(lo)) == t ? lo : lo + 1};
-}
-template <AscendC::CMPMODE kMode>
-inline void CompareHalfKeys(uint8_t* d, const uint16_t* src, uint64_t n, HalfKeys keys, Isa isa) {
+constexpr int32_t kHalfKeyMin = -0x7c01;  // key(-inf)
+constexpr int32_t kHalfKeyMax = 0x7c00;   // key(+inf)
+inline void CompareHalf(uint8_t* d, const uint16_t* src, uint64_t n, AscendC::CMPMODE mode,
+                        uint16_t t, Isa isa = BestIsa()) {
   using AscendC::CMPMODE;
-  const int16_t le = static_cast<int16_t>(keys.le), ge = static_cast<int16_t>(keys.ge);
-  Mask(
-      d, n,
-      [=](uint64_t i) {
-        const int16_t mag = static_cast<int16_t>(src[i] & 0x7fff);
-        const int16_t key = (src[i] & 0x8000) ? static_cast<int16_t>(-mag) : mag;
-        const bool nan = mag > 0x7c00;
-        if constexpr (kMode == CMPMODE::GT) return !nan && key > le;
-        if constexpr (kMode == CMPMODE::LE) return !nan && key <= le;
-        if constexpr (kMode == CMPMODE::LT) return !nan && key < ge;
-        if constexpr (kMode == CMPMODE::GE) return !nan && key >= ge;
-        if constexpr (kMode == CMPMODE::EQ) return !nan && key >= ge && key <= le;
-        return nan || key < ge || key > le;  // NE
-      },
-      isa);
-}
-inline void CompareHalf(uint8_t* d, const uint16_t* src, uint64_t n, AscendC::CMPMODE mode, float t,
-                        Isa isa = BestIsa()) {
-  using AscendC::CMPMODE;
-  if (t != t) {  // nothing is ordered with NaN
+  if ((t & 0x7fff) > 0x7c00) {  // nothing is ordered with NaN
     std::memset(d, mode == CMPMODE::NE ? 0xff : 0x00, n / 8);
     return;
   }
-  const HalfKeys k = HalfKeysOf(t);
+  // The keys of the halves equal to t: [key(-0), key(+0)] for a zero, else key(t) alone.
+  const bool zero = (t & 0x7fff) == 0;
+  const int32_t eq_lo = zero ? -1 : HalfKey(t), eq_hi = zero ? 0 : HalfKey(t);
+  int32_t lo = kHalfKeyMin, hi = kHalfKeyMax;
+  bool outside = false;  // NE: the complement of EQ's range (NaNs included)
   switch (mode) {
     case CMPMODE::LT:
-      return CompareHalfKeys<CMPMODE::LT>(d, src, n, k, isa);
+      hi = eq_lo - 1;
+      break;
     case CMPMODE::GT:
-      return CompareHalfKeys<CMPMODE::GT>(d, src, n, k, isa);
+      lo = eq_hi + 1;
+      break;
     case CMPMODE::EQ:
-      return CompareHalfKeys<CMPMODE::EQ>(d, src, n, k, isa);
+      lo = eq_lo, hi = eq_hi;
+      break;
     case CMPMODE::LE:
-      return CompareHalfKeys<CMPMODE::LE>(d, src, n, k, isa);
+      hi = eq_hi;
+      break;
     case CMPMODE::GE:
-      return CompareHalfKeys<CMPMODE::GE>(d, src, n, k, isa);
+      lo = eq_lo;
+      break;
     case CMPMODE::NE:
-      return CompareHalfKeys<CMPMODE::NE>(d, src, n, k, isa);
+      lo = eq_lo, hi = eq_hi, outside = true;
+      break;
   }
+  if (lo > hi) {  // an empty range: x < -inf or x > inf
+    std::memset(d, 0x00, n / 8);
+    return;
+  }
+  // lo <= key <= hi as one unsigned compare of key - lo against hi - lo.
+  const uint16_t base = static_cast<uint16_t>(lo), span = static_cast<uint16_t>(hi - lo);
+  Mask(
+      d, n,
+      [=](uint64_t i) {
+        return (static_cast<uint16_t>(HalfKey(src[i]) - base) <= span) != outside;
+      },
+      isa);
 }
 
 }  // namespace loops

@@ -130,7 +130,7 @@ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, 
   internal::CheckOverlap(d, count / 8, s, static_cast<uint64_t>(count) * sizeof(T), kApi);
   if constexpr (std::is_same_v<T, half>) {
     cpu_ascendc::loops::CompareHalf(d, reinterpret_cast<const uint16_t*>(s), count, mode,
-                                    static_cast<float>(scalar));
+                                    scalar.bits);
   } else {
     cpu_ascendc::loops::CompareMask(d, count, mode, scalar, [s](uint64_t i) { return s[i]; });
   }

@@ -120,28 +120,33 @@ TEST(VectorLoops, DoubleCompareMatchesReferenceInEveryVariant) {
   ExpectFloatCompareMatches<double>();
 }
 
-// Every half bit pattern, against thresholds at, between and beyond halves.
+// Every half bit pattern against half thresholds: both zeros, both infinities, NaNs, the extreme
+// normals and subnormals, and a spread of patterns of either sign.
 TEST(VectorLoops, HalfCompareMatchesReferenceOnEveryBitPatternInEveryVariant) {
   const uint64_t n = 65536;
   Aligned<uint16_t> src(n);
   for (uint64_t i = 0; i < n; ++i) src.data()[i] = static_cast<uint16_t>(i);
-  std::vector<float> thresholds = FloatSpecials<float>();
-  for (float t : {65504.0f, 65520.0f, 1.0f + 1.0f / 4096, 6.1e-5f, 5.96e-8f, -3.0e-8f, 1e-40f}) {
-    thresholds.push_back(t);
-    thresholds.push_back(-t);
+  std::vector<uint16_t> thresholds;
+  for (uint16_t mag : {0x0000, 0x0001, 0x0002, 0x03ff, 0x0400, 0x3800, 0x3c00, 0x3c01, 0x4100,
+                       0x4200, 0x57f0, 0x5800, 0x7bff, 0x7c00, 0x7c01, 0x7e00, 0x7fff}) {
+    thresholds.push_back(mag);
+    thresholds.push_back(static_cast<uint16_t>(mag | 0x8000));
   }
+  for (uint32_t h = 0x0123; h < 0x10000; h += 0x0f3b)
+    thresholds.push_back(static_cast<uint16_t>(h));
   // CompareScalar's half loop compares integer keys (loops::CompareHalf); the reference widens.
   Aligned<uint8_t> got(n / 8);
   for (loops::Isa isa : HostIsas()) {
-    for (float t : thresholds) {
+    for (uint16_t t : thresholds) {
+      const float tf = cpu_ascendc::HalfBitsToFloat(t);
       for (CMPMODE mode : kModes) {
         loops::CompareHalf(got.data(), src.data(), n, mode, t, isa);
         uint64_t bad = 0;
         for (uint64_t i = 0; i < n; ++i) {
           const bool bit = (got.data()[i / 8] >> (i % 8)) & 1;
-          bad += bit != Holds(cpu_ascendc::HalfBitsToFloat(src.data()[i]), mode, t);
+          bad += bit != Holds(cpu_ascendc::HalfBitsToFloat(src.data()[i]), mode, tf);
         }
-        EXPECT_EQ(bad, 0u) << IsaName(isa) << " mode " << static_cast<int>(mode) << " t " << t;
+        EXPECT_EQ(bad, 0u) << IsaName(isa) << " mode " << static_cast<int>(mode) << " t bits " << t;
       }
     }
   }
