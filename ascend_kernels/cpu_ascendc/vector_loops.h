@@ -6,13 +6,14 @@
 // every variant computes the same bits (integer ops and IEEE compares only), and the tests run
 // each loop in every variant the host can execute. Nothing else depends on the host.
 //
-// Four loops have an AVX-512 form written with intrinsics, where the plain loop measured more
-// than 2x slower on the operands of an int8 kernel launch (one 2048-element chunk in L1, Xeon
-// with AVX-512; ns per call, plain / intrinsics): the 16-bit Select 210-240 / 58-68 and the half
-// compare 310-330 / 87 (the compiler cannot keep bit masks in mask registers), and the
-// half <-> int8/uint8 Casts, which the compiler cannot vectorise through the hardware's
-// half <-> float conversions (numbers at ByteIntToHalf). Each returns how many elements it did;
-// the plain loop does the rest, and the tests check both against the same scalar reference.
+// Four loops have an AVX-512 form written with intrinsics, where the plain loop measured about
+// 2x slower or more on the operands of an int8 kernel launch (one 2048-element chunk in L1, Xeon
+// with AVX-512, ns per call, plain / intrinsics): the 16-bit Select 210-240 / 58-68 and the half
+// compare 310-330 / 87 (the compiler cannot keep bit masks in mask registers); int8 -> half
+// 250-340 / 98-153 and half -> int8 340-415 / 197-242 (1.5-1.9x per call; 2.5x in `perf` samples
+// of a whole int8 launch), which the compiler cannot vectorise through the hardware's
+// half <-> float conversions. Each returns how many elements it did; the plain loop does the
+// rest, and the tests check both against the same scalar reference.
 #pragma once
 
 #include <cstdint>
