@@ -49,15 +49,23 @@ inline uint64_t CheckCount(int64_t count, const char* api) {
 template <typename T>
 using LoopType = std::conditional_t<kOneOf<T, half, bfloat16_t>, uint16_t, T>;
 
+// loop(d, s, n) on the checked operands, as LoopType pointers.
+template <typename D, typename S, typename Loop>
+inline void RunUnary(const LocalTensor<D>& dst, const LocalTensor<S>& src, uint64_t n,
+                     const char* api, Loop loop) {
+  D* d = dst.Write(n, api);
+  const S* s = src.Read(n, api);
+  CheckOverlap(d, n * sizeof(D), s, n * sizeof(S), api);
+  loop(reinterpret_cast<LoopType<D>*>(d), reinterpret_cast<const LoopType<S>*>(s), n);
+}
+
 // dst[i] = f(src[i]) for i < n, f on LoopType elements.
 template <typename D, typename S, typename F>
 inline void Map(const LocalTensor<D>& dst, const LocalTensor<S>& src, uint64_t n, const char* api,
                 F f) {
-  D* d = dst.Write(n, api);
-  const S* s = src.Read(n, api);
-  CheckOverlap(d, n * sizeof(D), s, n * sizeof(S), api);
-  cpu_ascendc::loops::Map(reinterpret_cast<LoopType<D>*>(d),
-                          reinterpret_cast<const LoopType<S>*>(s), n, f);
+  RunUnary(dst, src, n, api, [f](LoopType<D>* d, const LoopType<S>* s, uint64_t m) {
+    cpu_ascendc::loops::Map(d, s, m, f);
+  });
 }
 
 // dst[i] = f(a[i], b[i]) for i < n.
@@ -130,7 +138,7 @@ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, 
   internal::CheckOverlap(d, count / 8, s, static_cast<uint64_t>(count) * sizeof(T), kApi);
   if constexpr (std::is_same_v<T, half>) {
     cpu_ascendc::loops::CompareHalf(d, reinterpret_cast<const uint16_t*>(s), count, mode,
-                                    static_cast<float>(scalar));
+                                    scalar.bits);
   } else {
     cpu_ascendc::loops::CompareMask(d, count, mode, scalar, [s](uint64_t i) { return s[i]; });
   }
@@ -174,8 +182,6 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
   const void* s = src.Read(count, kApi);
   CPU_ASCENDC_CHECK(d != s || sizeof(T) == sizeof(U), kApi,
                     "in-place Cast between types of different width");
-  using cpu_ascendc::loops::ByteIntToHalfBits;
-  using cpu_ascendc::loops::HalfBitsToByteIntRint;
   if constexpr (std::is_same_v<T, float> && std::is_same_v<U, half>) {
     internal::Map(dst, src, count, kApi,
                   [](uint16_t h) { return cpu_ascendc::HalfBitsToFloat(h); });
@@ -191,10 +197,14 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
                       "float->bfloat16_t: only CAST_RINT is emulated");
     internal::Map(dst, src, count, kApi, [](float f) { return cpu_ascendc::FloatToBf16Bits(f); });
   } else if constexpr (std::is_same_v<T, half> && internal::kOneOf<U, int8_t, uint8_t>) {
-    internal::Map(dst, src, count, kApi, [](U v) { return ByteIntToHalfBits(v); });  // exact
+    internal::RunUnary(dst, src, count, kApi, [](uint16_t* d, const U* s, uint64_t n) {
+      cpu_ascendc::loops::ByteIntToHalf(d, s, n);  // exact
+    });
   } else if constexpr (internal::kOneOf<T, int8_t, uint8_t> && std::is_same_v<U, half>) {
     if (rm == RoundMode::CAST_NONE || rm == RoundMode::CAST_RINT) {
-      internal::Map(dst, src, count, kApi, [](uint16_t h) { return HalfBitsToByteIntRint<T>(h); });
+      internal::RunUnary(dst, src, count, kApi, [](T* d, const uint16_t* s, uint64_t n) {
+        cpu_ascendc::loops::HalfToByteIntRint(d, s, n);
+      });
     } else {
       internal::Map(dst, src, count, kApi, [rm](uint16_t h) {
         return internal::SaturateToInt<T>(

@@ -120,28 +120,46 @@ TEST(VectorLoops, DoubleCompareMatchesReferenceInEveryVariant) {
   ExpectFloatCompareMatches<double>();
 }
 
-// Every half bit pattern, against thresholds at, between and beyond halves.
+// Every half bit pattern against half thresholds: both zeros, both infinities, NaNs, the extreme
+// normals and subnormals, and a spread of patterns of either sign.
 TEST(VectorLoops, HalfCompareMatchesReferenceOnEveryBitPatternInEveryVariant) {
   const uint64_t n = 65536;
   Aligned<uint16_t> src(n);
   for (uint64_t i = 0; i < n; ++i) src.data()[i] = static_cast<uint16_t>(i);
-  std::vector<float> thresholds = FloatSpecials<float>();
-  for (float t : {65504.0f, 65520.0f, 1.0f + 1.0f / 4096, 6.1e-5f, 5.96e-8f, -3.0e-8f, 1e-40f}) {
-    thresholds.push_back(t);
-    thresholds.push_back(-t);
+  std::vector<uint16_t> thresholds;
+  for (uint16_t mag : {0x0000, 0x0001, 0x0002, 0x03ff, 0x0400, 0x3800, 0x3c00, 0x3c01, 0x4100,
+                       0x4200, 0x57f0, 0x5800, 0x7bff, 0x7c00, 0x7c01, 0x7e00, 0x7fff}) {
+    thresholds.push_back(mag);
+    thresholds.push_back(static_cast<uint16_t>(mag | 0x8000));
   }
+  for (uint32_t h = 0x0123; h < 0x10000; h += 0x0f3b)
+    thresholds.push_back(static_cast<uint16_t>(h));
   // CompareScalar's half loop compares integer keys (loops::CompareHalf); the reference widens.
   Aligned<uint8_t> got(n / 8);
   for (loops::Isa isa : HostIsas()) {
-    for (float t : thresholds) {
+    for (uint16_t t : thresholds) {
+      const float tf = cpu_ascendc::HalfBitsToFloat(t);
       for (CMPMODE mode : kModes) {
         loops::CompareHalf(got.data(), src.data(), n, mode, t, isa);
         uint64_t bad = 0;
         for (uint64_t i = 0; i < n; ++i) {
           const bool bit = (got.data()[i / 8] >> (i % 8)) & 1;
-          bad += bit != Holds(cpu_ascendc::HalfBitsToFloat(src.data()[i]), mode, t);
+          bad += bit != Holds(cpu_ascendc::HalfBitsToFloat(src.data()[i]), mode, tf);
         }
-        EXPECT_EQ(bad, 0u) << IsaName(isa) << " mode " << static_cast<int>(mode) << " t " << t;
+        EXPECT_EQ(bad, 0u) << IsaName(isa) << " mode " << static_cast<int>(mode) << " t bits " << t;
+        // A run that starts one mask byte in and is no multiple of the AVX-512 form's 32.
+        const uint64_t len = n - 8 - 48;
+        std::memset(got.data(), 0x5a, n / 8);
+        loops::CompareHalf(got.data() + 1, src.data() + 8, len, mode, t, isa);
+        bad = 0;
+        for (uint64_t i = 0; i < n; ++i) {
+          const bool bit = (got.data()[i / 8] >> (i % 8)) & 1;
+          const bool inside = i >= 8 && i < 8 + len;
+          bad += bit != (inside ? Holds(cpu_ascendc::HalfBitsToFloat(src.data()[i]), mode, tf)
+                                : ((0x5a >> (i % 8)) & 1) != 0);
+        }
+        EXPECT_EQ(bad, 0u) << IsaName(isa) << " offset run, mode " << static_cast<int>(mode)
+                           << " t bits " << t;
       }
     }
   }
@@ -193,6 +211,31 @@ void ExpectMapMatches(const std::vector<S>& values, F f, const char* what) {
   }
 }
 
+// A Cast loop (loop(dst, src, n, isa)) in every variant against the scalar conversion `f`, on
+// every value, over the whole array and over a run with an odd start and an odd length (the
+// AVX-512 forms' steps and the plain loop's rest).
+template <typename D, typename S, typename Loop, typename F>
+void ExpectCastLoopMatches(const std::vector<S>& values, Loop loop, F f, const char* what) {
+  const uint64_t n = values.size();
+  Aligned<S> src(n);
+  Aligned<D> got(n);
+  std::memcpy(src.data(), values.data(), n * sizeof(S));
+  for (loops::Isa isa : HostIsas()) {
+    for (uint64_t start : {uint64_t{0}, uint64_t{3}}) {
+      const uint64_t len = start == 0 ? n : n - start - 10;
+      std::memset(got.data(), 0x5a, n * sizeof(D));
+      loop(got.data() + start, src.data() + start, len, isa);
+      uint64_t bad = 0;
+      for (uint64_t i = 0; i < n; ++i) {
+        const bool inside = i >= start && i < start + len;
+        const D expect = inside ? f(values[i]) : static_cast<D>(0x5a5a);
+        bad += std::memcmp(&got.data()[i], &expect, sizeof(D)) != 0;
+      }
+      EXPECT_EQ(bad, 0u) << what << " " << IsaName(isa) << " start " << start;
+    }
+  }
+}
+
 std::vector<uint16_t> AllU16() {
   std::vector<uint16_t> v(65536);
   for (uint32_t i = 0; i < 65536; ++i) v[i] = static_cast<uint16_t>(i);
@@ -227,6 +270,18 @@ TEST(VectorLoops, WideningConversionsMatchReferenceOnEveryBitPatternInEveryVaria
       s8, [](int8_t v) { return loops::ByteIntToHalfBits(v); }, "int8->half");
   ExpectMapMatches<uint16_t>(
       u8, [](uint8_t v) { return loops::ByteIntToHalfBits(v); }, "uint8->half");
+  ExpectCastLoopMatches<uint16_t>(
+      s8,
+      [](uint16_t* d, const int8_t* s, uint64_t n, loops::Isa isa) {
+        loops::ByteIntToHalf(d, s, n, isa);
+      },
+      [](int8_t v) { return loops::ByteIntToHalfBits(v); }, "int8->half Cast");
+  ExpectCastLoopMatches<uint16_t>(
+      u8,
+      [](uint16_t* d, const uint8_t* s, uint64_t n, loops::Isa isa) {
+        loops::ByteIntToHalf(d, s, n, isa);
+      },
+      [](uint8_t v) { return loops::ByteIntToHalfBits(v); }, "uint8->half Cast");
   for (int i = 0; i < 256; ++i) {
     EXPECT_EQ(cpu_ascendc::HalfBitsToFloat(loops::ByteIntToHalfBits(s8[i])),
               static_cast<float>(s8[i]));
@@ -246,6 +301,18 @@ TEST(VectorLoops, NarrowingConversionsMatchReferenceInEveryVariant) {
       all, [](uint16_t h) { return loops::HalfBitsToByteIntRint<int8_t>(h); }, "half->int8");
   ExpectMapMatches<uint8_t>(
       all, [](uint16_t h) { return loops::HalfBitsToByteIntRint<uint8_t>(h); }, "half->uint8");
+  ExpectCastLoopMatches<int8_t>(
+      all,
+      [](int8_t* d, const uint16_t* s, uint64_t n, loops::Isa isa) {
+        loops::HalfToByteIntRint(d, s, n, isa);
+      },
+      [](uint16_t h) { return loops::HalfBitsToByteIntRint<int8_t>(h); }, "half->int8 Cast");
+  ExpectCastLoopMatches<uint8_t>(
+      all,
+      [](uint8_t* d, const uint16_t* s, uint64_t n, loops::Isa isa) {
+        loops::HalfToByteIntRint(d, s, n, isa);
+      },
+      [](uint16_t h) { return loops::HalfBitsToByteIntRint<uint8_t>(h); }, "half->uint8 Cast");
   // Against the general rounding path (widen, round to nearest even, saturate), every pattern.
   for (uint16_t h : all) {
     const float f = cpu_ascendc::HalfBitsToFloat(h);
