@@ -259,9 +259,10 @@ def _name_undefined_dtypes(tensors) -> None:
   named = message
   for name, array in tensors.items():
     if array is not None and acl_dtype(array.dtype) == ACL_DT_UNDEFINED:
+      dtype_name: str = array.dtype.name
       named = re.sub(
         rf"\b{name} (has )?dtype undefined\b",
-        lambda m, d=array.dtype.name: m.group(0).replace("undefined", d),
+        lambda m: m.group(0).replace("undefined", dtype_name),  # noqa: B023 (used at once)
         named,
       )
   if named != message:

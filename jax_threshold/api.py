@@ -28,7 +28,7 @@ from jax_threshold.threshold_operand import canonicalize_threshold
 threshold_mask = jax.jit(_reference.threshold_mask)
 
 
-def _common_dtype(grad_output, x):
+def _common_dtype(grad_output: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
   """A weakly typed operand (a Python scalar, a weak_type array) takes the other's dtype where
   JAX's promotion (as in jnp.where) gives that dtype; two weak ones take their promoted dtype.
   Anything else is left for the dtype check to report."""

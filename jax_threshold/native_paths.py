@@ -68,14 +68,12 @@ def source_tree_shadowing() -> str | None:
     dist = importlib.metadata.distribution(DISTRIBUTION)
   except importlib.metadata.PackageNotFoundError:
     return None
-  installed = [
-    dist.locate_file(f)
+  located = [
+    str(dist.locate_file(f))
     for f in dist.files or ()
     if f.parts[:1] == ("jax_threshold",) and f.name.startswith("_native.")
   ]
-  installed = [
-    os.path.dirname(os.path.abspath(str(f))) for f in installed if os.path.exists(str(f))
-  ]
+  installed = [os.path.dirname(os.path.abspath(f)) for f in located if os.path.exists(f)]
   if not installed or any(os.path.samefile(d, _PACKAGE_DIR) for d in installed):
     return None
   tree = os.path.dirname(_PACKAGE_DIR)
