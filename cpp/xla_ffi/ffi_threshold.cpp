@@ -73,8 +73,8 @@ ffi::Error CheckThresholdDtype(aclDataType x_dtype, aclDataType t) {
       allowed = t == x_dtype || t == aclnn::ACL_FLOAT || t == aclnn::ACL_DOUBLE;
   }
   if (allowed) return ffi::Error::Success();
-  return InvalidArgument(std::string("jax_threshold: a threshold of dtype ") +
-                         aclnn::DataTypeName(t) + " is not one the lowering emits for x of dtype " +
+  return InvalidArgument(std::string("a threshold of dtype ") + aclnn::DataTypeName(t) +
+                         " is not one the lowering emits for x of dtype " +
                          aclnn::DataTypeName(x_dtype));
 }
 
@@ -82,8 +82,7 @@ ffi::Error CheckThresholdRank(const ThresholdValues& threshold, size_t result_ra
   if (threshold.dims.empty() || threshold.dims.size() == result_rank) {
     return ffi::Error::Success();
   }
-  return InvalidArgument("jax_threshold: the threshold has rank " +
-                         std::to_string(threshold.dims.size()) +
+  return InvalidArgument("the threshold has rank " + std::to_string(threshold.dims.size()) +
                          "; the lowering emits a 0-d threshold or one of the result's rank " +
                          std::to_string(result_rank));
 }

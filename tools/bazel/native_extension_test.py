@@ -115,7 +115,8 @@ class NativeExtensionTest(parameterized.TestCase):
     self.assertTrue(_native.HAS_FFI_HANDLER)
     _register_ffi_targets()
     grad, x = _inputs(dtype, shape=(64, 300))  # big enough for the thread-pool path
-    threshold = np.asarray(1, dtype)
+    # The lowering's threshold operand: float32 for float16 x, x's own dtype for the others here.
+    threshold = np.asarray(1, np.float32 if dtype == np.float16 else dtype)
     call = jax.ffi.ffi_call(
       "jax_threshold_threshold_backward_v1", jax.ShapeDtypeStruct(grad.shape, grad.dtype)
     )
