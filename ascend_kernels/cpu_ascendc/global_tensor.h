@@ -54,6 +54,15 @@ class GlobalTensor {
   }
 
   __gm__ T* GetPhyAddr() const { return ptr_; }
+
+  // A scalar read of element `offset` (the scalar unit's GM load).
+  T GetValue(uint64_t offset) const {
+    CPU_ASCENDC_CHECK(ptr_ != nullptr, "GlobalTensor::GetValue", "GlobalTensor has no buffer");
+    CPU_ASCENDC_CHECK(offset < static_cast<uint64_t>(end_ - ptr_), "GlobalTensor::GetValue",
+                      "offset %llu past the end of the buffer (%lld elements left)",
+                      static_cast<unsigned long long>(offset), static_cast<long long>(end_ - ptr_));
+    return ptr_[offset];
+  }
   uint64_t GetSize() const { return static_cast<uint64_t>(end_ - ptr_); }
 
   // Aborts unless [ptr, ptr + count) lies inside the buffer given to SetGlobalBuffer.

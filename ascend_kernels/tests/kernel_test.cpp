@@ -219,8 +219,8 @@ TEST(KernelLaunch, UnknownDtypeGivesAnEmptyLaunch) {
   ascend_kernels::ThresholdGradV2DTilingData td{};
   td.tiling = SpecTiling(16, 4, 7, kUb910B, kCores910B);
   float buf[16] = {};
-  const auto launch = ascend_kernels::MakeThresholdGradV2DLaunch(static_cast<KernelDType>(12), buf,
-                                                                 buf, buf, nullptr, &td, kUb910B);
+  const auto launch = ascend_kernels::MakeThresholdGradV2DLaunch(
+      static_cast<KernelDType>(12), buf, buf, /*threshold=*/nullptr, buf, nullptr, &td, kUb910B);
   EXPECT_TRUE(launch.block_dim == 0 && !launch.run_block);
 }
 
