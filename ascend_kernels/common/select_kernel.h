@@ -59,11 +59,14 @@ struct KernelDTypeOf<double> {
 };
 #endif
 
-// One element of U at a GM address, read by the scalar unit.
+// One element of U at a GM address, read by the scalar unit. The value was written outside this
+// kernel (by the threshold's producer, possibly from another core), so its line in this core's
+// data cache is cleaned and invalidated first: the read then comes from GM.
 template <typename U>
 __aicore__ inline uint64_t LoadGmScalar(GM_ADDR address) {
   GlobalTensor<U> value;
   value.SetGlobalBuffer(reinterpret_cast<__gm__ U*>(address), 1);
+  DataCacheCleanAndInvalid<U, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(value);
   return static_cast<uint64_t>(value.GetValue(0));
 }
 

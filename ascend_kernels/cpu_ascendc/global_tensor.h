@@ -82,4 +82,22 @@ class GlobalTensor {
   T* ptr_ = nullptr;
 };
 
+// The scalar unit's data cache (CacheLine / DcciDst as in AscendC): on the NPU, scalar GM reads
+// go through a per-core data cache that DMA writes (another kernel's output) do not update, so a
+// kernel reading a value written outside it cleans and invalidates that line first. The host's
+// caches are coherent: nothing to do but check that the tensor has a buffer.
+enum class CacheLine : uint64_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE = 1 };
+enum class DcciDst : uint64_t {
+  CACHELINE_ALL = 0,
+  CACHELINE_UB = 1,
+  CACHELINE_OUT = 2,
+  CACHELINE_ATOMIC = 3
+};
+
+template <typename T, CacheLine kLine, DcciDst kDst>
+void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst) {
+  CPU_ASCENDC_CHECK(kLine == CacheLine::ENTIRE_DATA_CACHE || dst.GetPhyAddr() != nullptr,
+                    "DataCacheCleanAndInvalid", "GlobalTensor has no buffer");
+}
+
 }  // namespace AscendC

@@ -227,6 +227,17 @@ TEST(CpuAscendcGlobalTensor, GetValueReadsTheElementAtTheOffset) {
   EXPECT_EQ(g.GetValue(0), -5);
   EXPECT_EQ(g.GetValue(3), INT64_MAX);
   EXPECT_EQ(g[1].GetValue(1), INT64_MIN);
+  DataCacheCleanAndInvalid<int64_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(g[3]);
+  EXPECT_EQ(g.GetValue(3), INT64_MAX);
+}
+
+TEST(CpuAscendcPreconditionDeathTest, ScalarGmAccessWithoutABufferAborts) {
+  GlobalTensor<int32_t> none;
+  EXPECT_DEATH(
+      (DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(
+          none)),
+      "DataCacheCleanAndInvalid: GlobalTensor has no buffer");
+  EXPECT_DEATH((void)none.GetValue(0), "GetValue: GlobalTensor has no buffer");
 }
 
 // A select's result is in dst when it returns: later writes to its mask or its source leave it.
