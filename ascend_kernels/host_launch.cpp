@@ -95,6 +95,7 @@ HostLaunch MakeLaunch(const EntryInfo<Entry>& info, const void* grad, const void
   launch.kernel_name = info.name;
   launch.block_dim = static_cast<uint32_t>(tiling->tiling.block_dim);
   const uint64_t bytes = tiling->tiling.total_num * info.elem_bytes;
+  regions.reserve(regions.size() + 3);
   regions.push_back({static_cast<const uint8_t*>(grad), bytes});
   regions.push_back({static_cast<const uint8_t*>(feature), bytes});
   regions.push_back({static_cast<const uint8_t*>(out), bytes});
