@@ -2,6 +2,7 @@
 // run_block(i) runs block i on the calling thread, as AI core i with its own UB.
 #include "ascend_kernels/host_launch.h"
 
+#include <utility>
 #include <vector>
 
 #include "cpu_ascendc/core_state.h"
@@ -22,15 +23,19 @@ static_assert(static_cast<int>(KernelSoc::kAscend910) ==
                   static_cast<int>(KernelSoc::kHost) == static_cast<int>(cpu_ascendc::Soc::kHost),
               "KernelSoc and cpu_ascendc::Soc agree");
 
-using KernelEntry = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+using ReluGradEntryPoint = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+// ThresholdGradV2D's: (grad, feature, threshold, out, workspace, tiling).
+using ThresholdGradEntryPoint = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*,
+                                         uint8_t*);
 
+template <typename Entry>
 struct EntryInfo {
-  KernelEntry entry;
+  Entry entry;
   uint32_t elem_bytes;
   const char* name;
 };
 
-EntryInfo ThresholdGradV2DEntry(KernelDType dtype) {
+EntryInfo<ThresholdGradEntryPoint> ThresholdGradV2DEntry(KernelDType dtype) {
   switch (dtype) {
     case KernelDType::kFloat32:
       return {threshold_grad_v2_d_float32, 4, "threshold_grad_v2_d_float32"};
@@ -52,7 +57,7 @@ EntryInfo ThresholdGradV2DEntry(KernelDType dtype) {
   return {nullptr, 0, ""};
 }
 
-EntryInfo ReluGradEntry(KernelDType dtype) {
+EntryInfo<ReluGradEntryPoint> ReluGradEntry(KernelDType dtype) {
   switch (dtype) {
     case KernelDType::kFloat32:
       return {relu_grad_float32, 4, "relu_grad_float32"};
@@ -74,10 +79,15 @@ EntryInfo ReluGradEntry(KernelDType dtype) {
   return {nullptr, 0, ""};
 }
 
+uint8_t* Gm(const void* p) { return const_cast<uint8_t*>(static_cast<const uint8_t*>(p)); }
+
 // An unknown dtype gives an empty launch (block_dim 0, no run_block): the caller validates.
-template <typename TilingData>
-HostLaunch MakeLaunch(const EntryInfo& info, const void* grad, const void* feature, void* out,
-                      void* workspace, const TilingData* tiling, uint64_t ub_size, KernelSoc soc) {
+// `call(entry)` runs the entry point with the launch's arguments; `regions` are the GM tensors
+// of the launch besides grad, feature and out (GlobalTensor views must stay inside them).
+template <typename Entry, typename TilingData, typename Call>
+HostLaunch MakeLaunch(const EntryInfo<Entry>& info, const void* grad, const void* feature,
+                      void* out, const TilingData* tiling, uint64_t ub_size, KernelSoc soc,
+                      std::vector<cpu_ascendc::GmRegion> regions, Call call) {
   HostLaunch launch;
   if (info.entry == nullptr || tiling == nullptr) {
     return launch;
@@ -85,39 +95,60 @@ HostLaunch MakeLaunch(const EntryInfo& info, const void* grad, const void* featu
   launch.kernel_name = info.name;
   launch.block_dim = static_cast<uint32_t>(tiling->tiling.block_dim);
   const uint64_t bytes = tiling->tiling.total_num * info.elem_bytes;
-  // The GM tensors of this launch: GlobalTensor views must stay inside them.
-  std::vector<cpu_ascendc::GmRegion> regions = {
-      {static_cast<const uint8_t*>(grad), bytes},
-      {static_cast<const uint8_t*>(feature), bytes},
-      {static_cast<const uint8_t*>(out), bytes},
-  };
+  regions.reserve(regions.size() + 3);
+  regions.push_back({static_cast<const uint8_t*>(grad), bytes});
+  regions.push_back({static_cast<const uint8_t*>(feature), bytes});
+  regions.push_back({static_cast<const uint8_t*>(out), bytes});
   const uint32_t block_dim = launch.block_dim;
-  KernelEntry entry = info.entry;
+  const Entry entry = info.entry;
   const auto rules_soc = static_cast<cpu_ascendc::Soc>(soc);  // same values
   launch.run_block = [=](uint32_t block_idx) {
     cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions, rules_soc);
-    entry(const_cast<uint8_t*>(static_cast<const uint8_t*>(grad)),
-          const_cast<uint8_t*>(static_cast<const uint8_t*>(feature)), static_cast<uint8_t*>(out),
-          static_cast<uint8_t*>(workspace),
-          const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(tiling)));
+    call(entry);
   };
   return launch;
+}
+
+// Bytes of the GM threshold element a ThresholdGradV2D tiling asks for (0: none).
+uint64_t GmThresholdBytes(const ThresholdGradV2DTilingData& tiling) {
+  if (tiling.threshold.source != static_cast<int32_t>(ThresholdSource::kGm)) return 0;
+  switch (static_cast<KernelDType>(tiling.threshold.gm_dtype)) {
+    case KernelDType::kInt8:
+    case KernelDType::kUInt8:
+      return 1;
+    case KernelDType::kInt32:
+    case KernelDType::kFloat32:
+      return 4;
+    default:
+      return 8;
+  }
 }
 
 }  // namespace
 
 HostLaunch MakeThresholdGradV2DLaunch(KernelDType dtype, const void* grad, const void* feature,
-                                      void* out, void* workspace,
+                                      const void* threshold, void* out, void* workspace,
                                       const ThresholdGradV2DTilingData* tiling, uint64_t ub_size,
                                       KernelSoc soc) {
-  return MakeLaunch(ThresholdGradV2DEntry(dtype), grad, feature, out, workspace, tiling, ub_size,
-                    soc);
+  std::vector<cpu_ascendc::GmRegion> regions;
+  if (tiling != nullptr && GmThresholdBytes(*tiling) > 0) {
+    regions.push_back({static_cast<const uint8_t*>(threshold), GmThresholdBytes(*tiling)});
+  }
+  return MakeLaunch(ThresholdGradV2DEntry(dtype), grad, feature, out, tiling, ub_size, soc,
+                    std::move(regions), [=](ThresholdGradEntryPoint entry) {
+                      entry(Gm(grad), Gm(feature), Gm(threshold), static_cast<uint8_t*>(out),
+                            static_cast<uint8_t*>(workspace), Gm(tiling));
+                    });
 }
 
 HostLaunch MakeReluGradLaunch(KernelDType dtype, const void* grad, const void* feature, void* out,
                               void* workspace, const ReluGradTilingData* tiling, uint64_t ub_size,
                               KernelSoc soc) {
-  return MakeLaunch(ReluGradEntry(dtype), grad, feature, out, workspace, tiling, ub_size, soc);
+  return MakeLaunch(ReluGradEntry(dtype), grad, feature, out, tiling, ub_size, soc, {},
+                    [=](ReluGradEntryPoint entry) {
+                      entry(Gm(grad), Gm(feature), static_cast<uint8_t*>(out),
+                            static_cast<uint8_t*>(workspace), Gm(tiling));
+                    });
 }
 
 }  // namespace ascend_kernels

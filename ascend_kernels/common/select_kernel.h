@@ -12,6 +12,7 @@
 #include "kernel_operator.h"
 
 #include "ascend_kernels/kernel_args.h"
+#include "ascend_kernels/threshold_from_bits.h"
 #include "elementwise_core_range.h"
 #include "soc_features.h"
 #include "threshold_select.h"
@@ -21,18 +22,90 @@ namespace kernel_common {
 
 using namespace AscendC;
 
-// ThresholdGradV2D carries its threshold, precomputed by the host, in the tiling data.
-__aicore__ inline ThresholdParams ThresholdOf(const ThresholdGradV2DTilingData& data) {
-  return data.threshold;
+template <typename T>
+struct KernelDTypeOf;
+template <>
+struct KernelDTypeOf<float> {
+  static constexpr KernelDType kValue = KernelDType::kFloat32;
+};
+template <>
+struct KernelDTypeOf<half> {
+  static constexpr KernelDType kValue = KernelDType::kFloat16;
+};
+template <>
+struct KernelDTypeOf<bfloat16_t> {
+  static constexpr KernelDType kValue = KernelDType::kBFloat16;
+};
+template <>
+struct KernelDTypeOf<int32_t> {
+  static constexpr KernelDType kValue = KernelDType::kInt32;
+};
+template <>
+struct KernelDTypeOf<int8_t> {
+  static constexpr KernelDType kValue = KernelDType::kInt8;
+};
+template <>
+struct KernelDTypeOf<uint8_t> {
+  static constexpr KernelDType kValue = KernelDType::kUInt8;
+};
+template <>
+struct KernelDTypeOf<int64_t> {
+  static constexpr KernelDType kValue = KernelDType::kInt64;
+};
+#if defined(ASCEND_KERNELS_CPU_ASCENDC)
+template <>
+struct KernelDTypeOf<double> {
+  static constexpr KernelDType kValue = KernelDType::kFloat64;
+};
+#endif
+
+// One element of U at a GM address, read by the scalar unit. The value was written outside this
+// kernel (by the threshold's producer, possibly from another core), so its line in this core's
+// data cache is cleaned and invalidated first: the read then comes from GM.
+template <typename U>
+__aicore__ inline uint64_t LoadGmScalar(GM_ADDR address) {
+  GlobalTensor<U> value;
+  value.SetGlobalBuffer(reinterpret_cast<__gm__ U*>(address), 1);
+  DataCacheCleanAndInvalid<U, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(value);
+  return static_cast<uint64_t>(value.GetValue(0));
 }
 
-// ReluGrad is x > 0 exactly, for every dtype (integers compare exactly too).
-__aicore__ inline ThresholdParams ThresholdOf(const ReluGradTilingData&) {
+// The bytes (zero-extended) of the threshold element of `dtype` at `threshold`.
+__aicore__ inline uint64_t LoadThresholdBits(GM_ADDR threshold, int32_t dtype) {
+  switch (static_cast<KernelDType>(dtype)) {
+    case KernelDType::kInt8:
+    case KernelDType::kUInt8:
+      return LoadGmScalar<uint8_t>(threshold);
+    case KernelDType::kInt32:
+    case KernelDType::kFloat32:
+      return LoadGmScalar<uint32_t>(threshold);
+    default:  // int64, float64: read as bits (no float64 on the device)
+      return LoadGmScalar<uint64_t>(threshold);
+  }
+}
+
+// ThresholdGradV2D's threshold: precomputed by the host in the tiling data, or read from GM
+// (`threshold`, one element) and converted here, exactly as the host would have.
+template <typename T>
+__aicore__ inline ThresholdParams ThresholdOf(const ThresholdGradV2DTilingData& data,
+                                              GM_ADDR threshold) {
+  if (data.threshold.source != static_cast<int32_t>(ThresholdSource::kGm)) {
+    return data.threshold;
+  }
+  return ThresholdParamsFromBits(static_cast<int32_t>(KernelDTypeOf<T>::kValue),
+                                 data.threshold.gm_dtype,
+                                 LoadThresholdBits(threshold, data.threshold.gm_dtype));
+}
+
+// ReluGrad is x > 0 exactly, for every dtype (integers compare exactly too); it has no
+// threshold argument.
+template <typename T>
+__aicore__ inline ThresholdParams ThresholdOf(const ReluGradTilingData&, GM_ADDR) {
   ThresholdParams p;
   p.mode = static_cast<int32_t>(ThresholdMode::kCompare);
-  p.reserved = 0;
+  p.source = static_cast<int32_t>(ThresholdSource::kTiling);
   p.threshold_f32 = 0.0f;
-  p.reserved_f32 = 0.0f;
+  p.gm_dtype = 0;
   p.threshold_f64_bits = 0;
   p.threshold_int = 0;
   return p;
@@ -43,7 +116,8 @@ class SelectKernel {
  public:
   __aicore__ inline SelectKernel() {}
 
-  __aicore__ inline void Init(GM_ADDR grad, GM_ADDR feature, GM_ADDR out, GM_ADDR tiling) {
+  __aicore__ inline void Init(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold, GM_ADDR out,
+                              GM_ADDR tiling) {
     TilingData data;
     kernel_common::LoadTiling(tiling, &data);
     range_ = kernel_common::SplitForCore(data.tiling, GetBlockIdx());
@@ -59,7 +133,7 @@ class SelectKernel {
     pipe_.InitBuffer(gradQue_, BUFFER_NUM, capacity * sizeof(T));
     pipe_.InitBuffer(featureQue_, BUFFER_NUM, capacity * sizeof(T));
     pipe_.InitBuffer(outQue_, BUFFER_NUM, capacity * sizeof(T));
-    select_.Init(pipe_, capacity, ThresholdOf(data));
+    select_.Init(pipe_, capacity, ThresholdOf<T>(data, threshold));
   }
 
   __aicore__ inline void Process() {
@@ -126,19 +200,23 @@ class SelectKernel {
   uint32_t tileDataNum_ = 0;
 };
 
-// Runs one block of the kernel whose tiling data is `TilingData`.
+// Runs one block of the kernel whose tiling data is `TilingData` (`threshold`: ThresholdGradV2D's
+// GM threshold, null for ReluGrad).
 template <typename T, typename TilingData>
-__aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR out, GM_ADDR tiling) {
+__aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold,
+                                       GM_ADDR out, GM_ADDR tiling) {
   SelectKernel<T, TilingData> op;
-  op.Init(grad, feature, out, tiling);
+  op.Init(grad, feature, threshold, out, tiling);
   op.Process();
 }
 
 }  // namespace kernel_common
 }  // namespace ascend_kernels
 
-// Defines the kernel entry point NAME, as the host launcher and the NPU build call it: one block
-// of SelectKernel<TYPE, TILING_DATA> (the workspace is unused).
+// Kernel entry points, as the host launcher and the NPU build call them: one block of
+// SelectKernel<TYPE, ...> (the workspace is unused). ReluGrad's is
+// (grad, feature, out, workspace, tiling); ThresholdGradV2D's has the threshold's GM address
+// after feature (read when the tiling says ThresholdSource::kGm, else unused and may be null).
 //
 // Synchronisation: the kernel has no explicit PipeBarrier/SetFlag. Between stages it relies on
 // its TQue EnQue/DeQue (which carry the MTE2 -> V -> MTE3 events); inside Compute, on the
@@ -147,16 +225,27 @@ __aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR ou
 // on the same buffers (Cast -> CompareScalar -> Select, Maxs -> Mins -> Adds -> Not -> And).
 // The count-form (level 2) APIs it calls set and reset the vector mask themselves
 // (SetMaskCount ... ResetMask in dav_c220/kernel_operator_vec_cmpsel_impl.h), so no mask state
-// crosses calls and the CPU implementation models none.
-#define ASCEND_KERNELS_SELECT_KERNEL_ENTRY(NAME, TYPE, TILING_DATA)                                \
-  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out,           \
-                                             GM_ADDR workspace, GM_ADDR tiling) {                  \
-    (void)workspace;                                                                               \
-    ascend_kernels::kernel_common::RunSelectKernel<TYPE, TILING_DATA>(grad, feature, out, tiling); \
+// crosses calls and the CPU implementation models none. The GM threshold is a scalar read at
+// Init, before any vector or copy instruction.
+#define ASCEND_KERNELS_RELU_GRAD_ENTRY(NAME, TYPE)                                            \
+  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out,      \
+                                             GM_ADDR workspace, GM_ADDR tiling) {             \
+    (void)workspace;                                                                          \
+    ascend_kernels::kernel_common::RunSelectKernel<TYPE, ascend_kernels::ReluGradTilingData>( \
+        grad, feature, nullptr, out, tiling);                                                 \
+  }
+
+#define ASCEND_KERNELS_THRESHOLD_GRAD_ENTRY(NAME, TYPE)                                         \
+  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold,  \
+                                             GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) {  \
+    (void)workspace;                                                                            \
+    ascend_kernels::kernel_common::RunSelectKernel<TYPE,                                        \
+                                                   ascend_kernels::ThresholdGradV2DTilingData>( \
+        grad, feature, threshold, out, tiling);                                                 \
   }
 
 // An entry the target SoC cannot run (soc_features.h): same signature, empty body.
-#define ASCEND_KERNELS_ABSENT_KERNEL_ENTRY(NAME)                                         \
+#define ASCEND_KERNELS_ABSENT_RELU_GRAD_ENTRY(NAME)                                      \
   extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out, \
                                              GM_ADDR workspace, GM_ADDR tiling) {        \
     (void)grad;                                                                          \
@@ -164,4 +253,15 @@ __aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR ou
     (void)out;                                                                           \
     (void)workspace;                                                                     \
     (void)tiling;                                                                        \
+  }
+
+#define ASCEND_KERNELS_ABSENT_THRESHOLD_GRAD_ENTRY(NAME)                                       \
+  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold, \
+                                             GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) { \
+    (void)grad;                                                                                \
+    (void)feature;                                                                             \
+    (void)threshold;                                                                           \
+    (void)out;                                                                                 \
+    (void)workspace;                                                                           \
+    (void)tiling;                                                                              \
   }

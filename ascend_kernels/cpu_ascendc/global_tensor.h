@@ -54,6 +54,15 @@ class GlobalTensor {
   }
 
   __gm__ T* GetPhyAddr() const { return ptr_; }
+
+  // A scalar read of element `offset` (the scalar unit's GM load).
+  T GetValue(uint64_t offset) const {
+    CPU_ASCENDC_CHECK(ptr_ != nullptr, "GlobalTensor::GetValue", "GlobalTensor has no buffer");
+    CPU_ASCENDC_CHECK(offset < static_cast<uint64_t>(end_ - ptr_), "GlobalTensor::GetValue",
+                      "offset %llu past the end of the buffer (%lld elements left)",
+                      static_cast<unsigned long long>(offset), static_cast<long long>(end_ - ptr_));
+    return ptr_[offset];
+  }
   uint64_t GetSize() const { return static_cast<uint64_t>(end_ - ptr_); }
 
   // Aborts unless [ptr, ptr + count) lies inside the buffer given to SetGlobalBuffer.
@@ -72,5 +81,23 @@ class GlobalTensor {
   T* end_ = nullptr;
   T* ptr_ = nullptr;
 };
+
+// The scalar unit's data cache (CacheLine / DcciDst as in AscendC): on the NPU, scalar GM reads
+// go through a per-core data cache that DMA writes (another kernel's output) do not update, so a
+// kernel reading a value written outside it cleans and invalidates that line first. The host's
+// caches are coherent: nothing to do but check that the tensor has a buffer.
+enum class CacheLine : uint64_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE = 1 };
+enum class DcciDst : uint64_t {
+  CACHELINE_ALL = 0,
+  CACHELINE_UB = 1,
+  CACHELINE_OUT = 2,
+  CACHELINE_ATOMIC = 3
+};
+
+template <typename T, CacheLine kLine, DcciDst kDst>
+void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst) {
+  CPU_ASCENDC_CHECK(kLine == CacheLine::ENTIRE_DATA_CACHE || dst.GetPhyAddr() != nullptr,
+                    "DataCacheCleanAndInvalid", "GlobalTensor has no buffer");
+}
 
 }  // namespace AscendC

@@ -22,23 +22,26 @@ namespace ascend_kernels {
 #define JT_LAUNCH(ENTRY)        \
   return static_cast<aclError>( \
       ACLRT_LAUNCH_KERNEL(ENTRY)(block_dim, stream, grad, feature, out, workspace, tiling_device))
+#define JT_LAUNCH_WITH_THRESHOLD(ENTRY)                    \
+  return static_cast<aclError>(ACLRT_LAUNCH_KERNEL(ENTRY)( \
+      block_dim, stream, grad, feature, threshold, out, workspace, tiling_device))
 
 aclError LaunchThresholdGradV2DOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream,
-                                     void* grad, void* feature, void* out, void* workspace,
-                                     void* tiling_device) {
+                                     void* grad, void* feature, void* threshold, void* out,
+                                     void* workspace, void* tiling_device) {
   switch (dtype) {
     case KernelDType::kFloat32:
-      JT_LAUNCH(threshold_grad_v2_d_float32);
+      JT_LAUNCH_WITH_THRESHOLD(threshold_grad_v2_d_float32);
     case KernelDType::kFloat16:
-      JT_LAUNCH(threshold_grad_v2_d_float16);
+      JT_LAUNCH_WITH_THRESHOLD(threshold_grad_v2_d_float16);
     case KernelDType::kBFloat16:
-      JT_LAUNCH(threshold_grad_v2_d_bfloat16);
+      JT_LAUNCH_WITH_THRESHOLD(threshold_grad_v2_d_bfloat16);
     case KernelDType::kInt32:
-      JT_LAUNCH(threshold_grad_v2_d_int32);
+      JT_LAUNCH_WITH_THRESHOLD(threshold_grad_v2_d_int32);
     case KernelDType::kInt8:
-      JT_LAUNCH(threshold_grad_v2_d_int8);
+      JT_LAUNCH_WITH_THRESHOLD(threshold_grad_v2_d_int8);
     case KernelDType::kUInt8:
-      JT_LAUNCH(threshold_grad_v2_d_uint8);
+      JT_LAUNCH_WITH_THRESHOLD(threshold_grad_v2_d_uint8);
     default:
       return ACL_ERROR_INVALID_PARAM;
   }
@@ -69,5 +72,6 @@ aclError LaunchReluGradOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream 
 }
 
 #undef JT_LAUNCH
+#undef JT_LAUNCH_WITH_THRESHOLD
 
 }  // namespace ascend_kernels

@@ -1,10 +1,11 @@
 // Launches ThresholdGradV2D / ReluGrad on an Ascend NPU stream (NPU build only).
 //
 // Pointers are device memory; `tiling_device` holds the kernel's tiling struct (kernel_args.h),
-// copied to the device by the caller. int64 ReluGrad exists in Ascend950 builds only and
-// float64 has no NPU kernel: otherwise both return ACL_ERROR_INVALID_PARAM here. The bfloat16
-// entries of a build without a bfloat16 Cast are empty (common/soc_features.h); phase one never
-// plans bfloat16 for such a SoC.
+// copied to the device by the caller. ThresholdGradV2D's `threshold` is the threshold element the
+// kernel reads at Init when its tiling says ThresholdSource::kGm (else unused, may be null). int64
+// ReluGrad exists in Ascend950 builds only and float64 has no NPU kernel: otherwise both return
+// ACL_ERROR_INVALID_PARAM here. The bfloat16 entries of a build without a bfloat16 Cast are empty
+// (common/soc_features.h); phase one never plans bfloat16 for such a SoC.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +16,8 @@
 namespace ascend_kernels {
 
 aclError LaunchThresholdGradV2DOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream,
-                                     void* grad, void* feature, void* out, void* workspace,
-                                     void* tiling_device);
+                                     void* grad, void* feature, void* threshold, void* out,
+                                     void* workspace, void* tiling_device);
 
 aclError LaunchReluGradOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream, void* grad,
                              void* feature, void* out, void* workspace, void* tiling_device);

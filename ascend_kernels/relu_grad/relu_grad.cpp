@@ -8,15 +8,14 @@
 #include "../common/select_kernel.h"
 #include "ascend_kernels/kernel_args.h"
 
-#define RELU_GRAD_ENTRY(SUFFIX, TYPE) \
-  ASCEND_KERNELS_SELECT_KERNEL_ENTRY(relu_grad_##SUFFIX, TYPE, ascend_kernels::ReluGradTilingData)
+#define RELU_GRAD_ENTRY(SUFFIX, TYPE) ASCEND_KERNELS_RELU_GRAD_ENTRY(relu_grad_##SUFFIX, TYPE)
 
 RELU_GRAD_ENTRY(float32, float)
 RELU_GRAD_ENTRY(float16, half)
 #if ASCEND_KERNELS_HAS_BF16
 RELU_GRAD_ENTRY(bfloat16, bfloat16_t)
 #else
-ASCEND_KERNELS_ABSENT_KERNEL_ENTRY(relu_grad_bfloat16)  // no bfloat16 Cast on this arch
+ASCEND_KERNELS_ABSENT_RELU_GRAD_ENTRY(relu_grad_bfloat16)  // no bfloat16 Cast on this arch
 #endif
 RELU_GRAD_ENTRY(int32, int32_t)
 RELU_GRAD_ENTRY(int8, int8_t)

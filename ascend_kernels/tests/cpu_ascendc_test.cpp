@@ -80,7 +80,8 @@ enum class Misuse {
   kCompareCount,
   kOutsideGmTensor,
   kFreeQueued,
-  kNoCore
+  kNoCore,
+  kGetValuePastEnd
 };
 
 void MiniKernel(Misuse misuse) {
@@ -99,6 +100,7 @@ void MiniKernel(Misuse misuse) {
   pipe.InitBuffer(mask, misuse == Misuse::kUbOverflow ? kUb : 64);
   GlobalTensor<float> g;
   g.SetGlobalBuffer(gm, misuse == Misuse::kOutsideGmTensor ? 257 : 256);
+  (void)g.GetValue(misuse == Misuse::kGetValuePastEnd ? 256 : 255);
   LocalTensor<float> a = que.AllocTensor<float>();
   if (misuse == Misuse::kAllocBeyondNum) {
     (void)que.AllocTensor<float>();
@@ -129,6 +131,7 @@ TEST(CpuAscendcPreconditionDeathTest, EachMisuseAbortsNamingTheBrokenRule) {
   EXPECT_DEATH(MiniKernel(Misuse::kOutsideGmTensor), "not inside any GM tensor");
   EXPECT_DEATH(MiniKernel(Misuse::kFreeQueued), "still queued");
   EXPECT_DEATH(MiniKernel(Misuse::kNoCore), "not running a kernel block");
+  EXPECT_DEATH(MiniKernel(Misuse::kGetValuePastEnd), "GetValue: offset 256 past the end");
 }
 
 // Through the real kernels: a UB too small for the tiling's tile, and a tiling whose tile counts
@@ -213,6 +216,28 @@ TEST(CpuAscendcDataCopy, GmSourceAlignedOnlyToItsElementIsCopied) {
   CompareScalar(m.Get<uint8_t>(), a, 0.0, CMPMODE::GT, 64);
   Select(c, m.Get<uint8_t>(), a, -1.0, SELMODE::VSEL_TENSOR_SCALAR_MODE, 64);
   for (int i = 0; i < 64; ++i) EXPECT_EQ(c.GetValue(i), src[i] > 0.0 ? src[i] : -1.0) << i;
+}
+
+// A scalar GM read returns the element at the tensor's position.
+TEST(CpuAscendcGlobalTensor, GetValueReadsTheElementAtTheOffset) {
+  alignas(64) int64_t gm[4] = {-5, 7, INT64_MIN, INT64_MAX};
+  cpu_ascendc::CoreScope core(0, 1, kUb, {{reinterpret_cast<const uint8_t*>(gm), sizeof gm}});
+  GlobalTensor<int64_t> g;
+  g.SetGlobalBuffer(gm, 4);
+  EXPECT_EQ(g.GetValue(0), -5);
+  EXPECT_EQ(g.GetValue(3), INT64_MAX);
+  EXPECT_EQ(g[1].GetValue(1), INT64_MIN);
+  DataCacheCleanAndInvalid<int64_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(g[3]);
+  EXPECT_EQ(g.GetValue(3), INT64_MAX);
+}
+
+TEST(CpuAscendcPreconditionDeathTest, ScalarGmAccessWithoutABufferAborts) {
+  GlobalTensor<int32_t> none;
+  EXPECT_DEATH(
+      (DataCacheCleanAndInvalid<int32_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(
+          none)),
+      "DataCacheCleanAndInvalid: GlobalTensor has no buffer");
+  EXPECT_DEATH((void)none.GetValue(0), "GetValue: GlobalTensor has no buffer");
 }
 
 // A select's result is in dst when it returns: later writes to its mask or its source leave it.

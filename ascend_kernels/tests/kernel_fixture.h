@@ -251,8 +251,9 @@ inline LaunchResult<T> Run(bool relu, const std::vector<T>& grad, const std::vec
   ascend_kernels::HostLaunch launch =
       relu ? ascend_kernels::MakeReluGradLaunch(Traits<T>::kD, g.get(), f.get(), out, nullptr, &rd,
                                                 ub_size, soc)
-           : ascend_kernels::MakeThresholdGradV2DLaunch(Traits<T>::kD, g.get(), f.get(), out,
-                                                        nullptr, &td, ub_size, soc);
+           : ascend_kernels::MakeThresholdGradV2DLaunch(Traits<T>::kD, g.get(), f.get(),
+                                                        /*threshold=*/nullptr, out, nullptr, &td,
+                                                        ub_size, soc);
   if (threads <= 1) {
     for (uint32_t i = 0; i < launch.block_dim; ++i) launch.run_block(i);
   } else {

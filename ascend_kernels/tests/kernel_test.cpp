@@ -6,6 +6,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include "aligned_buffer.h"
 #include "kernel_fixture.h"
 
 namespace {
@@ -215,12 +216,45 @@ TEST(KernelTiling, SeveralTilesPerCoreWithARaggedEndMatchReference) {
   CheckCase<float>(false, g, x, FloatParams(-0.5f, -0.5), t, kUb910B, 2, true, "many tiles");
 }
 
+// ThresholdGradV2D with its threshold in GM (ThresholdSource::kGm): each block reads the element
+// at Init, under the 910B's rules.
+void RunWithGmThreshold(const float* threshold) {
+  constexpr uint64_t kN = 1 << 16;
+  test::Aligned<float> g(kN), x(kN), out(kN);
+  for (uint64_t i = 0; i < kN; ++i) {
+    g.data()[i] = 1.0f + static_cast<float>(i);
+    x.data()[i] = static_cast<float>(i % 64) - 31.5f;
+  }
+  ascend_kernels::ThresholdGradV2DTilingData td{};
+  td.tiling = SpecTiling(kN, 4, 7, kUb910B, 8);
+  td.threshold.source = static_cast<int32_t>(ascend_kernels::ThresholdSource::kGm);
+  td.threshold.gm_dtype = static_cast<int32_t>(KernelDType::kFloat32);
+  const auto launch = ascend_kernels::MakeThresholdGradV2DLaunch(
+      KernelDType::kFloat32, g.data(), x.data(), threshold, out.data(), nullptr, &td, kUb910B,
+      ascend_kernels::KernelSoc::kAscend910B);
+  ASSERT_GT(launch.block_dim, 1u);
+  for (uint32_t b = 0; b < launch.block_dim; ++b) launch.run_block(b);
+  for (uint64_t i = 0; i < kN; ++i) {
+    ASSERT_EQ(out.data()[i], x.data()[i] > *threshold ? g.data()[i] : 0.0f) << "element " << i;
+  }
+}
+
+TEST(KernelLaunch, GmThresholdIsReadByEveryBlockAtInit) {
+  for (float t : {-100.0f, -3.0f, 0.0f, 2.5f, 1e30f}) RunWithGmThreshold(&t);
+}
+
+TEST(KernelLaunchDeathTest, MisalignedGmThresholdAborts) {
+  alignas(8) unsigned char bytes[8] = {};
+  EXPECT_DEATH(RunWithGmThreshold(reinterpret_cast<const float*>(bytes + 1)),
+               "not aligned to its 4-byte element");
+}
+
 TEST(KernelLaunch, UnknownDtypeGivesAnEmptyLaunch) {
   ascend_kernels::ThresholdGradV2DTilingData td{};
   td.tiling = SpecTiling(16, 4, 7, kUb910B, kCores910B);
   float buf[16] = {};
-  const auto launch = ascend_kernels::MakeThresholdGradV2DLaunch(static_cast<KernelDType>(12), buf,
-                                                                 buf, buf, nullptr, &td, kUb910B);
+  const auto launch = ascend_kernels::MakeThresholdGradV2DLaunch(
+      static_cast<KernelDType>(12), buf, buf, /*threshold=*/nullptr, buf, nullptr, &td, kUb910B);
   EXPECT_TRUE(launch.block_dim == 0 && !launch.run_block);
 }
 

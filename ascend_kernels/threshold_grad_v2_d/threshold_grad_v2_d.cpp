@@ -7,16 +7,16 @@
 #include "../common/select_kernel.h"
 #include "ascend_kernels/kernel_args.h"
 
-#define THRESHOLD_GRAD_V2_D_ENTRY(SUFFIX, TYPE)                          \
-  ASCEND_KERNELS_SELECT_KERNEL_ENTRY(threshold_grad_v2_d_##SUFFIX, TYPE, \
-                                     ascend_kernels::ThresholdGradV2DTilingData)
+#define THRESHOLD_GRAD_V2_D_ENTRY(SUFFIX, TYPE) \
+  ASCEND_KERNELS_THRESHOLD_GRAD_ENTRY(threshold_grad_v2_d_##SUFFIX, TYPE)
 
 THRESHOLD_GRAD_V2_D_ENTRY(float32, float)
 THRESHOLD_GRAD_V2_D_ENTRY(float16, half)
 #if ASCEND_KERNELS_HAS_BF16
 THRESHOLD_GRAD_V2_D_ENTRY(bfloat16, bfloat16_t)
 #else
-ASCEND_KERNELS_ABSENT_KERNEL_ENTRY(threshold_grad_v2_d_bfloat16)  // no bfloat16 Cast on this arch
+ASCEND_KERNELS_ABSENT_THRESHOLD_GRAD_ENTRY(
+    threshold_grad_v2_d_bfloat16)  // no bfloat16 Cast on this arch
 #endif
 THRESHOLD_GRAD_V2_D_ENTRY(int32, int32_t)
 THRESHOLD_GRAD_V2_D_ENTRY(int8, int8_t)

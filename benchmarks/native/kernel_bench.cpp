@@ -87,7 +87,8 @@ void Bench(uint64_t n, unsigned threads) {
   td.tiling = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, g_ub_size, g_core_num);
   td.threshold = p;
   const ascend_kernels::HostLaunch launch = ascend_kernels::MakeThresholdGradV2DLaunch(
-      Traits<T>::kD, g.data(), x.data(), out.data(), nullptr, &td, g_ub_size);
+      Traits<T>::kD, g.data(), x.data(), /*threshold=*/nullptr, out.data(), nullptr, &td,
+      g_ub_size);
   const uint32_t blocks = launch.block_dim;
   auto run_launch = [&] {
     if (threads <= 1) {

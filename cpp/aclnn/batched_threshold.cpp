@@ -57,11 +57,35 @@ bool IsZeroAt(const char* data, aclDataType dtype, int64_t offset, uint64_t byte
   return s.IsExactlyZero();
 }
 
-}  // namespace
+// The threshold dtypes the kernel converts at Init for x's dtype (ascend_kernels/
+// threshold_from_bits.h): the ones the custom call's lowering emits. Other x dtypes are left to
+// phase one's dtype checks.
+bool KernelReadsThresholdDtype(aclDataType x, aclDataType t) {
+  switch (x) {
+    case ACL_FLOAT:
+    case ACL_FLOAT16:
+    case ACL_BF16:
+      return t == ACL_FLOAT;
+    case ACL_DOUBLE:
+      return t == ACL_DOUBLE;
+    case ACL_INT8:
+    case ACL_UINT8:
+    case ACL_INT32:
+    case ACL_INT64:
+      return t == x || t == ACL_FLOAT || t == ACL_DOUBLE;
+    default:
+      return true;
+  }
+}
 
-aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
-    const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
-    uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
+// Which side reads the threshold's data: the executor on the host (ReluGrad where it is 0), or
+// ThresholdGradV2D on the device at Init (never read here).
+enum class ThresholdReader { kHost, kKernel };
+
+aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x,
+                                const aclTensor* threshold, aclTensor* out,
+                                uint64_t* workspace_size, aclOpExecutor** executor,
+                                const PlatformInfo* platform, ThresholdReader reader) {
   ScopedDenormalsAsNumbers guard;
   if (threshold == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "threshold is null");
   if (out == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "out is null");
@@ -78,6 +102,14 @@ aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
     return Fail(ACLNN_ERR_PARAM_INVALID, std::string("threshold has dtype ") +
                                              DataTypeName(threshold->dtype) +
                                              ", expected an integer or floating-point array");
+  }
+  if (reader == ThresholdReader::kKernel &&
+      !KernelReadsThresholdDtype(x->dtype, threshold->dtype)) {
+    return Fail(ACLNN_ERR_PARAM_INVALID,
+                std::string("threshold has dtype ") + DataTypeName(threshold->dtype) +
+                    ", which the kernel does not read for x of dtype " + DataTypeName(x->dtype) +
+                    " (float16/bfloat16/float32 x: float32; float64 x: float64; integer x: "
+                    "x's dtype, float32 or float64)");
   }
 
   // grad_output and x first, with the scalar phase one's words; then the threshold and out.
@@ -187,11 +219,13 @@ aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
   }
 
   // Which kernels the slices need, and a representative threshold for the checks: the first
-  // nonzero one (whose dtype list is the strictest), else 0.
+  // nonzero one (whose dtype list is the strictest), else 0. The kernel-read threshold is
+  // always ThresholdGradV2D's, checked as a nonzero one.
   const char* tdata = threshold->First();
-  bool any_zero = false, any_nonzero = false;
+  const bool on_device = reader == ThresholdReader::kKernel;
+  bool any_zero = false, any_nonzero = on_device;
   int64_t representative = 0;
-  for (int64_t k = 0; k < batch.count && !(any_zero && any_nonzero); ++k) {
+  for (int64_t k = 0; k < batch.count && !on_device && !(any_zero && any_nonzero); ++k) {
     const int64_t t_off = batch.Offsets(k)[ThresholdBatch::kThreshold];
     if (IsZeroAt(tdata, threshold->dtype, t_off, threshold_bytes)) {
       any_zero = true;
@@ -201,7 +235,14 @@ aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
     }
   }
   aclScalar t0;
-  LoadScalar(tdata + representative * static_cast<int64_t>(threshold_bytes), threshold->dtype, &t0);
+  if (on_device) {
+    LoadScalar(zero_bytes, threshold->dtype, &t0);
+    t0.kind = aclScalar::Kind::kFloat;
+    t0.f = 1;
+  } else {
+    LoadScalar(tdata + representative * static_cast<int64_t>(threshold_bytes), threshold->dtype,
+               &t0);
+  }
 
   PlatformInfo info = platform != nullptr ? *platform : PlatformInfo{};
   uint64_t slice_bytes = DataTypeSize(out->dtype);
@@ -212,6 +253,15 @@ aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
   uint64_t slice_ws = 0;
   aclnnStatus status = aclnnThresholdBackwardGetWorkspaceSize(&views[0], &views[1], &t0, &views[2],
                                                               &slice_ws, executor, &info);
+  if (status == ACLNN_SUCCESS && on_device) {
+    // The tiling says where the threshold is, not what it is: every slice shares it.
+    ExecutorPlan* p = (*executor)->plan.get();
+    ascend_kernels::ThresholdParams params{};
+    params.source = static_cast<int32_t>(ascend_kernels::ThresholdSource::kGm);
+    params.gm_dtype = static_cast<int32_t>(threshold->dtype);  // KernelDType values
+    p->threshold_grad_tiling.threshold = params;
+    p->threshold_gm = tdata;
+  }
   if (status != ACLNN_SUCCESS || batch.count == 1) {
     *workspace_size = slice_ws;
     return status;
@@ -267,6 +317,22 @@ aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
   plan->batch = std::move(batch);
   *workspace_size = plan->workspace.size;
   return ACLNN_SUCCESS;
+}
+
+}  // namespace
+
+aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
+    const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
+    uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
+  return PlanThresholdTensor(grad_output, x, threshold, out, workspace_size, executor, platform,
+                             ThresholdReader::kHost);
+}
+
+aclnnStatus aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize(
+    const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
+    uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
+  return PlanThresholdTensor(grad_output, x, threshold, out, workspace_size, executor, platform,
+                             ThresholdReader::kKernel);
 }
 
 }  // namespace jax_threshold::aclnn

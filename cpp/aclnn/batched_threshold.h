@@ -28,4 +28,19 @@ aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
     const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
     uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform = nullptr);
 
+// Phase one with a threshold tensor in device memory, whose data phase one and phase two never
+// read: the same checks and plan as aclnnThresholdBackwardBatchedGetWorkspaceSize (the threshold's
+// data pointer must be non-null), except that every launch is ThresholdGradV2D (at threshold 0
+// it gives ReluGrad's bits: docs/behaviour.md §1), checked with a nonzero threshold's dtype list,
+// and its kernel reads the launch's threshold element at Init (ThresholdSource::kGm in the
+// tiling, the element's address as the kernel's `threshold` argument). So the tiling does not
+// depend on the threshold's value: one tiling serves every slice. Besides those checks, the
+// threshold's dtype must be one the kernel converts for x's dtype (float16 / bfloat16 / float32
+// x: float32; float64 x: float64; integer x: x's dtype, float32 or float64), else PARAM_INVALID.
+// Phase two runs it on host streams like any plan (the kernels see host memory there) and on the
+// NPU with aclnnThresholdBackwardOnNpu.
+aclnnStatus aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize(
+    const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
+    uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform = nullptr);
+
 }  // namespace jax_threshold::aclnn

@@ -85,14 +85,17 @@ struct SliceArgs {
   char* out;
   KernelKind kernel;
   const ascend_kernels::ThresholdGradV2DTilingData* threshold_grad_tiling;
+  const char* threshold_gm;  // ThresholdGradV2D's GM threshold element (device-threshold plans)
 };
 
 SliceArgs WholeTensors(const ExecutorPlan& p) {
-  return {p.grad, p.x, p.out, p.kernel, &p.threshold_grad_tiling};
+  return {p.grad, p.x, p.out, p.kernel, &p.threshold_grad_tiling, p.threshold_gm};
 }
 
 // Slice k of p's batch, with its threshold's kernel; ThresholdGradV2D's tiling (the plan's with
-// the slice's threshold) goes to *tiling, which must live as long as the slice runs.
+// the slice's threshold) goes to *tiling, which must live as long as the slice runs. In a
+// device-threshold plan the slice is ThresholdGradV2D with the plan's tiling and the address of
+// its threshold element, which is not read here.
 SliceArgs BatchSlice(const ExecutorPlan& p, int64_t k,
                      ascend_kernels::ThresholdGradV2DTilingData* tiling) {
   ScopedDenormalsAsNumbers guard;  // a subnormal threshold is read and narrowed here
@@ -101,12 +104,22 @@ SliceArgs BatchSlice(const ExecutorPlan& p, int64_t k,
   const auto bytes = [&b](int64_t elements) {
     return elements * static_cast<int64_t>(b.element_bytes);
   };
+  const char* element =
+      b.threshold + off[ThresholdBatch::kThreshold] * static_cast<int64_t>(b.threshold_bytes);
+  SliceArgs s{p.grad + bytes(off[ThresholdBatch::kGrad]),
+              p.x + bytes(off[ThresholdBatch::kX]),
+              p.out + bytes(off[ThresholdBatch::kOut]),
+              KernelKind::kReluGrad,
+              tiling,
+              nullptr};
+  if (p.ReadsThresholdOnDevice()) {
+    s.kernel = KernelKind::kThresholdGradV2D;
+    s.threshold_grad_tiling = &p.threshold_grad_tiling;
+    s.threshold_gm = element;
+    return s;
+  }
   aclScalar threshold;
-  LoadScalar(
-      b.threshold + off[ThresholdBatch::kThreshold] * static_cast<int64_t>(b.threshold_bytes),
-      b.threshold_dtype, &threshold);
-  SliceArgs s{p.grad + bytes(off[ThresholdBatch::kGrad]), p.x + bytes(off[ThresholdBatch::kX]),
-              p.out + bytes(off[ThresholdBatch::kOut]), KernelKind::kReluGrad, tiling};
+  LoadScalar(element, b.threshold_dtype, &threshold);
   if (!threshold.IsExactlyZero()) {
     s.kernel = KernelKind::kThresholdGradV2D;
     *tiling = p.threshold_grad_tiling;
@@ -141,9 +154,9 @@ std::vector<Step> BuildSteps(const ExecutorPlan* p, char* workspace, const Slice
           ? ascend_kernels::MakeReluGradLaunch(p->dtype, grad, x, kernel_out, library_ws,
                                                &p->relu_grad_tiling, p->ub_size,
                                                KernelSocOf(p->soc))
-          : ascend_kernels::MakeThresholdGradV2DLaunch(p->dtype, grad, x, kernel_out, library_ws,
-                                                       s.threshold_grad_tiling, p->ub_size,
-                                                       KernelSocOf(p->soc));
+          : ascend_kernels::MakeThresholdGradV2DLaunch(
+                p->dtype, grad, x, s.threshold_gm, kernel_out, library_ws, s.threshold_grad_tiling,
+                p->ub_size, KernelSocOf(p->soc));
   steps.push_back({KernelKindName(s.kernel), launch.block_dim, std::move(launch.run_block)});
   if (p->out_copy) {
     steps.push_back(
@@ -182,8 +195,9 @@ void RunSliceRange(const ExecutorPlan* p, char* workspace, uint32_t r) {
             ? ascend_kernels::MakeReluGradLaunch(p->dtype, s.grad, s.x, s.out, library_ws,
                                                  &p->relu_grad_tiling, p->ub_size,
                                                  KernelSocOf(p->soc))
-            : ascend_kernels::MakeThresholdGradV2DLaunch(p->dtype, s.grad, s.x, s.out, library_ws,
-                                                         &tiling, p->ub_size, KernelSocOf(p->soc));
+            : ascend_kernels::MakeThresholdGradV2DLaunch(p->dtype, s.grad, s.x, s.threshold_gm,
+                                                         s.out, library_ws, s.threshold_grad_tiling,
+                                                         p->ub_size, KernelSocOf(p->soc));
     for (uint32_t b = 0; b < launch.block_dim; ++b) launch.run_block(b);
   }
 }

@@ -31,7 +31,8 @@ struct ThresholdBatch {
   int64_t count = 1;                            // slices: the product of sizes
   uint64_t element_bytes = 0;                   // of grad_output / x / out
   aclDataType threshold_dtype = ACL_DT_UNDEFINED;
-  const char* threshold = nullptr;  // the threshold's first element (host memory)
+  const char* threshold = nullptr;  // the threshold's first element (host memory, or device
+                                    // memory in a device-threshold plan)
   uint64_t threshold_bytes = 0;
   // > 0: slices are small and run whole, `ranges` blocks of consecutive slices, each range with
   // its own `range_workspace` bytes of workspace; 0: each step runs for every slice in one launch,
@@ -65,8 +66,18 @@ struct ExecutorPlan {
 
   std::optional<ThresholdBatch> batch;  // a threshold tensor of more than one slice
 
+  // A device-threshold plan (aclnn/device_threshold.h): ThresholdGradV2D reads each launch's
+  // threshold element from GM (threshold_grad_tiling.threshold.source is kGm); this is the
+  // threshold's first element, batch->threshold too when there is a batch.
+  const char* threshold_gm = nullptr;
+
   std::atomic<bool> started{false};
   std::atomic<int32_t> run_status{ACLNN_SUCCESS};
+
+  bool ReadsThresholdOnDevice() const {
+    return threshold_grad_tiling.threshold.source ==
+           static_cast<int32_t>(ascend_kernels::ThresholdSource::kGm);
+  }
 
   const ascend_kernels::ElementwiseTiling& tiling() const {
     return kernel == KernelKind::kReluGrad ? relu_grad_tiling.tiling : threshold_grad_tiling.tiling;

@@ -23,6 +23,7 @@ struct NpuLaunch {
   KernelKind kernel;
   void* grad;
   void* x;
+  void* threshold;  // ThresholdGradV2D's GM threshold element (device-threshold plans), or null
   void* out;
   std::string tiling;  // kTilingSlot bytes
 };
@@ -65,17 +66,25 @@ std::string TilingBytes(const T& tiling) {
   return bytes;
 }
 
-NpuLaunch LaunchOf(const ExecutorPlan& p, const char* grad, const char* x, char* out,
-                   KernelKind kernel, const ascend_kernels::ThresholdGradV2DTilingData& tgv2d) {
-  return {kernel, const_cast<char*>(grad), const_cast<char*>(x), out,
+NpuLaunch LaunchOf(const ExecutorPlan& p, const char* grad, const char* x, const char* threshold,
+                   char* out, KernelKind kernel,
+                   const ascend_kernels::ThresholdGradV2DTilingData& tgv2d) {
+  return {kernel,
+          const_cast<char*>(grad),
+          const_cast<char*>(x),
+          const_cast<char*>(threshold),
+          out,
           kernel == KernelKind::kReluGrad ? TilingBytes(p.relu_grad_tiling) : TilingBytes(tgv2d)};
 }
 
-// Every launch of the plan: the whole tensors, or one per slice of a batch.
+// Every launch of the plan: the whole tensors, or one per slice of a batch. A device-threshold
+// plan's launches are ThresholdGradV2D with the plan's tiling (one cached buffer for all) and
+// their threshold element's device address; otherwise the threshold is read here, on the host.
 std::vector<NpuLaunch> PlanLaunches(const ExecutorPlan& p) {
   std::vector<NpuLaunch> launches;
   if (!p.batch) {
-    launches.push_back(LaunchOf(p, p.grad, p.x, p.out, p.kernel, p.threshold_grad_tiling));
+    launches.push_back(
+        LaunchOf(p, p.grad, p.x, p.threshold_gm, p.out, p.kernel, p.threshold_grad_tiling));
     return launches;
   }
   const ThresholdBatch& b = *p.batch;
@@ -85,16 +94,21 @@ std::vector<NpuLaunch> PlanLaunches(const ExecutorPlan& p) {
     const auto at = [&b](int64_t elements) {
       return elements * static_cast<int64_t>(b.element_bytes);
     };
-    aclScalar t;
-    LoadScalar(
-        b.threshold + off[ThresholdBatch::kThreshold] * static_cast<int64_t>(b.threshold_bytes),
-        b.threshold_dtype, &t);
+    const char* element =
+        b.threshold + off[ThresholdBatch::kThreshold] * static_cast<int64_t>(b.threshold_bytes);
     ascend_kernels::ThresholdGradV2DTilingData tiling = p.threshold_grad_tiling;
-    const KernelKind kernel =
-        t.IsExactlyZero() ? KernelKind::kReluGrad : KernelKind::kThresholdGradV2D;
-    if (kernel == KernelKind::kThresholdGradV2D) tiling.threshold = MakeThresholdParams(t, p.dtype);
+    KernelKind kernel = KernelKind::kThresholdGradV2D;
+    if (!p.ReadsThresholdOnDevice()) {
+      aclScalar t;
+      LoadScalar(element, b.threshold_dtype, &t);
+      if (t.IsExactlyZero()) kernel = KernelKind::kReluGrad;
+      if (kernel == KernelKind::kThresholdGradV2D) {
+        tiling.threshold = MakeThresholdParams(t, p.dtype);
+      }
+      element = nullptr;
+    }
     launches.push_back(LaunchOf(p, p.grad + at(off[ThresholdBatch::kGrad]),
-                                p.x + at(off[ThresholdBatch::kX]),
+                                p.x + at(off[ThresholdBatch::kX]), element,
                                 p.out + at(off[ThresholdBatch::kOut]), kernel, tiling));
   }
   return launches;
@@ -114,7 +128,8 @@ aclError Submit(const ExecutorPlan& p, const NpuLaunch& l, aclrtStream stream, v
              ? ascend_kernels::LaunchReluGradOnNpu(p.dtype, block_dim, stream, l.grad, l.x, l.out,
                                                    /*workspace=*/nullptr, tiling)
              : ascend_kernels::LaunchThresholdGradV2DOnNpu(p.dtype, block_dim, stream, l.grad, l.x,
-                                                           l.out, /*workspace=*/nullptr, tiling);
+                                                           l.threshold, l.out,
+                                                           /*workspace=*/nullptr, tiling);
 }
 
 }  // namespace

@@ -79,10 +79,15 @@ aclnn::aclTensor* RowMajorTensor(const std::vector<int64_t>& dims, aclnn::aclDat
                                 data != nullptr ? data : empty_storage);
 }
 
+// Where the threshold's data is: host memory (phase one reads it), or device memory (the kernel
+// reads it at Init; aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize).
+enum class ThresholdMemory { kHost, kDevice };
+
 // Phase one of the call: its tensors, the executor and its workspace size.
 ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
                     const ThresholdValues& threshold, const ffi::AnyBuffer& out,
-                    const aclnn::PlatformInfo* platform) {
+                    const aclnn::PlatformInfo* platform,
+                    ThresholdMemory memory = ThresholdMemory::kHost) {
   if (ffi::Error e = CheckThresholdDtype(ToAclDataType(x.element_type()), threshold.dtype);
       e.failure()) {
     return e;
@@ -101,9 +106,12 @@ ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::Any
   for (aclnn::aclTensor* t : state.tensors) {
     if (t == nullptr) return InvalidArgument("a buffer's row-major strides overflow int64");
   }
-  const aclnnStatus status = aclnn::aclnnThresholdBackwardBatchedGetWorkspaceSize(
-      state.tensors[0], state.tensors[1], state.tensors[2], state.tensors[3], &state.workspace_size,
-      &state.executor, platform);
+  const auto phase_one = memory == ThresholdMemory::kDevice
+                             ? aclnn::aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize
+                             : aclnn::aclnnThresholdBackwardBatchedGetWorkspaceSize;
+  const aclnnStatus status =
+      phase_one(state.tensors[0], state.tensors[1], state.tensors[2], state.tensors[3],
+                &state.workspace_size, &state.executor, platform);
   if (status != aclnn::ACLNN_SUCCESS) {
     return AclnnError("aclnnThresholdBackwardGetWorkspaceSize", status);
   }
@@ -211,12 +219,6 @@ ffi::Future ThresholdBackwardStaticCpu(ffi::ThreadPool pool, ffi::AnyBuffer grad
 //===-- NPU (JAX Ascend PJRT plugin) -------------------------------------------------------===//
 #ifdef JAX_THRESHOLD_ASCEND
 
-ffi::Error AclError(const char* function, aclError code) {
-  return ffi::Error(
-      ffi::ErrorCode::kInternal,
-      std::string("jax_threshold: ") + function + " failed with ACL error " + std::to_string(code));
-}
-
 // The platform phase one plans for: the device's SoC, which must be the one the kernels were
 // compiled for (JAX_THRESHOLD_NPU_SOC, from SOC_VERSION in ascend_kernels/npu/CMakeLists.txt),
 // its UB, and its vector core count.
@@ -258,34 +260,24 @@ ffi::Error NpuPlatform(aclnn::PlatformInfo* info) {
 // Phase one on the host, phase two submitted on the stream (aclnn/npu_phase_two.h); returns
 // without waiting for the kernels.
 ffi::Error RunOnNpu(aclrtStream stream, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
-                    const ThresholdValues& threshold, const ffi::AnyBuffer& out) {
+                    const ThresholdValues& threshold, const ffi::AnyBuffer& out,
+                    ThresholdMemory memory) {
   aclnn::PlatformInfo platform;
   if (ffi::Error e = NpuPlatform(&platform); e.failure()) return e;
   CallState state;
-  if (ffi::Error e = PlanCall(state, grad, x, threshold, out, &platform); e.failure()) return e;
+  if (ffi::Error e = PlanCall(state, grad, x, threshold, out, &platform, memory); e.failure()) {
+    return e;
+  }
   const aclnnStatus status = aclnn::aclnnThresholdBackwardOnNpu(nullptr, 0, state.executor, stream);
   return status == aclnn::ACLNN_SUCCESS ? ffi::Error::Success()
                                         : AclnnError("aclnnThresholdBackward", status);
 }
 
+// A traced threshold lives on the device: ThresholdGradV2D reads each launch's element at Init,
+// in stream order after its producer, so nothing here waits or copies.
 ffi::Error ThresholdBackwardNpu(aclrtStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
                                 ffi::AnyBuffer threshold, ffi::Result<ffi::AnyBuffer> out) {
-  // A traced threshold lives on the device and phase one reads it on the host: copy it once its
-  // producer has run. (Constant thresholds take the static target, which never waits.)
-  ThresholdValues t = OperandThreshold(threshold);
-  std::vector<char> host(threshold.size_bytes());
-  if (!host.empty()) {
-    if (aclError rc = aclrtSynchronizeStream(stream); rc != ACL_SUCCESS) {
-      return AclError("aclrtSynchronizeStream", rc);
-    }
-    if (aclError rc = aclrtMemcpy(host.data(), host.size(), threshold.untyped_data(), host.size(),
-                                  ACL_MEMCPY_DEVICE_TO_HOST);
-        rc != ACL_SUCCESS) {
-      return AclError("aclrtMemcpy", rc);
-    }
-  }
-  t.data = host.data();
-  return RunOnNpu(stream, grad, x, t, *out);
+  return RunOnNpu(stream, grad, x, OperandThreshold(threshold), *out, ThresholdMemory::kDevice);
 }
 
 ffi::Error ThresholdBackwardStaticNpu(aclrtStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
@@ -294,7 +286,9 @@ ffi::Error ThresholdBackwardStaticNpu(aclrtStream stream, ffi::AnyBuffer grad, f
                                       int64_t threshold_int) {
   return WithStaticThreshold(
       threshold_dtype, threshold_float, threshold_int,
-      [&](const ThresholdValues& threshold) { return RunOnNpu(stream, grad, x, threshold, *out); },
+      [&](const ThresholdValues& threshold) {
+        return RunOnNpu(stream, grad, x, threshold, *out, ThresholdMemory::kHost);
+      },
       [](ffi::Error e) { return e; });
 }
 

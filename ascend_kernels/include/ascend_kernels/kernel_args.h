@@ -40,21 +40,27 @@ struct ElementwiseTiling {
   uint64_t tail_block_num;
 };
 
-// How an element of x is classified against the threshold, precomputed on the host so the kernel
-// does exactly one kind of comparison per dtype (docs/behaviour.md §1):
+// How an element of x is classified against the threshold, so the kernel does exactly one kind
+// of comparison per dtype (docs/behaviour.md §1):
 //  - float16 / bfloat16 / float32: x (widened to float32) > threshold_f32.
 //  - float64 (host SoC only): x > the double whose IEEE bits are threshold_f64_bits. Carried as
 //    bits because the device compiler has no float64 (the NPU kernels never read the field;
 //    float64_bits.h converts on the host).
 //  - integers: mode kCompare: x > threshold_int (threshold_int lies in the dtype's range);
 //              kAllPass / kNonePass when the real threshold lies below / at or above the range.
+// These are the fields the kernel reads for x's dtype. Where they come from is `source`:
+//  - kTiling: precomputed by the host (aclnn/threshold_params.h) and carried in the tiling.
+//  - kGm: the kernel reads one threshold element of dtype `gm_dtype` (a KernelDType) from its
+//    `threshold` GM argument at Init and computes them there (threshold_from_bits.h), so the
+//    tiling bytes do not depend on the threshold's value; the other fields are then 0.
 enum class ThresholdMode : int32_t { kCompare = 0, kAllPass = 1, kNonePass = 2 };
+enum class ThresholdSource : int32_t { kTiling = 0, kGm = 1 };
 
 struct ThresholdParams {
-  int32_t mode;  // ThresholdMode
-  int32_t reserved;
+  int32_t mode;    // ThresholdMode
+  int32_t source;  // ThresholdSource
   float threshold_f32;
-  float reserved_f32;
+  int32_t gm_dtype;  // KernelDType of the GM threshold (source kGm)
   uint64_t threshold_f64_bits;
   int64_t threshold_int;
 };

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Type-checks the NPU-only host sources with `g++ -fsyntax-only` against CANN's runtime headers,
+# without a toolkit or a device compiler: the NPU launcher (with and without int64 ReluGrad), the
+# executor's NPU phase two and the "ASCEND" FFI handlers for both SoCs (JAX_THRESHOLD_NPU_SOC 1:
+# Ascend910B, 2: Ascend950), against the XLA FFI headers of each Python's jaxlib.
+#
+# usage: tools/npu_syntax_check.sh CANN_INCLUDE_DIR [PYTHON...]
+#   CANN_INCLUDE_DIR  holds acl/acl.h, acl/acl_rt.h, acl/acl_base.h... (a toolkit's include/, or
+#                     hicann/runtime's include/external)
+#   PYTHON            interpreters whose jaxlib/include provides xla/ffi/api/ffi.h (default:
+#                     python3)
+#
+# The aclrtlaunch_<entry>.h headers that ascendc_library() generates are written to a temporary
+# directory in the generator's shape: `uint32_t aclrtlaunch_<entry>(uint32_t numBlocks,
+# aclrtStream stream, void* ...)`, one void* per kernel argument, as the entry macros of
+# ascend_kernels/common/select_kernel.h declare them. Not part of CI (it has no CANN headers).
+set -euo pipefail
+
+if [[ $# -lt 1 || ! -f "$1/acl/acl.h" ]]; then
+  echo "usage: $0 CANN_INCLUDE_DIR [PYTHON...]   (CANN_INCLUDE_DIR/acl/acl.h must exist)" >&2
+  exit 2
+fi
+CANN_INC=$(cd "$1" && pwd)
+shift
+PYTHONS=("$@")
+[[ ${#PYTHONS[@]} -gt 0 ]] || PYTHONS=(python3)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CXX=${CXX:-g++}
+STUBS=$(mktemp -d)
+trap 'rm -rf "$STUBS"' EXIT
+
+stand_in() {  # stand_in ENTRY ARG...: aclrtlaunch_ENTRY.h taking one void* per kernel argument
+  local entry=$1
+  shift
+  local params=""
+  for arg in "$@"; do params+=", void* $arg"; done
+  cat >"$STUBS/aclrtlaunch_$entry.h" <<EOF
+#ifndef HEADER_ACLRTLAUNCH_${entry^^}_H
+#define HEADER_ACLRTLAUNCH_${entry^^}_H
+#include "acl/acl_base.h"
+#ifndef ACLRT_LAUNCH_KERNEL
+#define ACLRT_LAUNCH_KERNEL(kernel_func) aclrtlaunch_##kernel_func
+#endif
+extern "C" uint32_t aclrtlaunch_$entry(uint32_t numBlocks, aclrtStream stream$params);
+#endif
+EOF
+}
+for dtype in float32 float16 bfloat16 int32 int8 uint8 int64; do
+  stand_in "relu_grad_$dtype" grad feature out workspace tiling
+  stand_in "threshold_grad_v2_d_$dtype" grad feature threshold out workspace tiling
+done
+
+FLAGS=(-std=c++17 -fsyntax-only -Wall -Wextra -Werror -I"$STUBS" -isystem "$CANN_INC"
+       -I"$ROOT/ascend_kernels/include" -I"$ROOT/ascend_kernels/npu" -I"$ROOT/cpp"
+       -I"$ROOT/cpp/include")
+failures=0
+check() {  # check LABEL FLAGS... FILE
+  local label=$1
+  shift
+  if "$CXX" "${FLAGS[@]}" "$@"; then
+    echo "ok    $label"
+  else
+    echo "FAIL  $label"
+    failures=$((failures + 1))
+  fi
+}
+
+check "npu_launch.cpp" "$ROOT/ascend_kernels/npu/npu_launch.cpp"
+check "npu_launch.cpp (int64 ReluGrad)" -DASCEND_KERNELS_NPU_INT64=1 \
+  "$ROOT/ascend_kernels/npu/npu_launch.cpp"
+check "npu_phase_two.cpp" "$ROOT/cpp/aclnn/npu_phase_two.cpp"
+for python in "${PYTHONS[@]}"; do
+  read -r jaxlib_version ffi_inc < <("$python" -c \
+    "import jaxlib, jaxlib.version, os; print(jaxlib.version.__version__, os.path.join(os.path.dirname(jaxlib.__file__), 'include'))")
+  for soc in 1 2; do
+    check "ffi_handler.cpp (jaxlib $jaxlib_version, JAX_THRESHOLD_NPU_SOC=$soc)" \
+      -isystem "$ffi_inc" -DJAX_THRESHOLD_ASCEND=1 -DJAX_THRESHOLD_NPU_SOC=$soc \
+      -DJAX_THRESHOLD_HAS_FFI_HANDLER=1 -DJAX_THRESHOLD_XLA_FFI_JAXLIB_VERSION="\"$jaxlib_version\"" \
+      "$ROOT/cpp/xla_ffi/ffi_handler.cpp"
+  done
+done
+if [[ $failures -gt 0 ]]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all checks passed"
