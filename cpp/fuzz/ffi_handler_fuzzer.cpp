@@ -453,9 +453,9 @@ void DecodeStaticAttrs(Input& in, Call& call, XLA_FFI_DataType x_dtype) {
   std::memcpy(a_int.value, &value_int, 8);
   call.attrs = {a_dtype, a_float, a_int};  // sorted by name, as XLA hands them over
 
+  const std::vector<Attr> lowered = call.attrs;
   const uint8_t edit = in.Byte();
-  const bool right = edit < 192;
-  if (!right) {
+  if (edit >= 192) {
     Attr& victim = call.attrs[in.Byte() % 3];
     switch (edit % 8) {
       case 0:  // missing
@@ -483,15 +483,27 @@ void DecodeStaticAttrs(Input& in, Call& call, XLA_FFI_DataType x_dtype) {
         victim.text = dtype_name;
         break;
       }
-      case 6:  // a scalar of another dtype
-        victim.scalar_dtype = DecodeDtype(in.Byte());
+      case 6: {  // a scalar of another dtype
+        const XLA_FFI_DataType d = DecodeDtype(in.Byte());
+        if (d == victim.scalar_dtype) break;  // the value stays what the oracle expects
+        victim.scalar_dtype = d;
         for (unsigned char& c : victim.value) c = in.Byte();
         break;
+      }
       default:  // none at all
         call.attrs.clear();
     }
   }
-  call.static_ok = right;
+  // An edit may leave them as they were (a type or dtype replaced by the same one).
+  auto same = [](const Attr& a, const Attr& b) {
+    return a.name == b.name && a.type == b.type &&
+           (a.type == XLA_FFI_AttrType_STRING ? a.text == b.text
+                                              : a.scalar_dtype == b.scalar_dtype);
+  };
+  call.static_ok = call.attrs.size() == lowered.size();
+  for (size_t i = 0; call.static_ok && i < lowered.size(); ++i) {
+    call.static_ok = same(call.attrs[i], lowered[i]);
+  }
   call.static_dtype = dtype_name == "float32"   ? XLA_FFI_DataType_F32
                       : dtype_name == "float64" ? XLA_FFI_DataType_F64
                       : dtype_name == "int8"    ? XLA_FFI_DataType_S8
