@@ -25,7 +25,9 @@
 //
 // Seeds: JAX_THRESHOLD_FFI_FUZZ_WRITE_SEEDS=DIR ./jax_threshold_ffi_handler_fuzzer writes the
 // seed corpus (a valid call per target and dtype family) to DIR and exits.
-// JAX_THRESHOLD_FFI_FUZZ_VERBOSE=1 prints each call and its outcome.
+// JAX_THRESHOLD_FFI_FUZZ_VERBOSE=1 prints each call and its outcome. Dtype values the headers do
+// not know and dims whose product overflows int64 are generated on request only (UnknownDtypes,
+// LimitProduct: the handler sizes its buffers before it checks them).
 #include <sys/mman.h>
 #include <xmmintrin.h>
 
