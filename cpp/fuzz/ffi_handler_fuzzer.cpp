@@ -15,8 +15,8 @@
 // Every input must end in an error or a future that completes within 10 s (then every task the
 // handler scheduled finishes), never a crash or a sanitizer report, and:
 // - nothing outside the result buffer changed (the arena's guard bytes and the inputs);
-// - a buffer whose bytes the arena cannot hold (huge or negative dims) is never touched: its
-//   data points at a page that faults on access;
+// - a buffer with a negative dim is never touched: its data points at a page that faults on
+//   access (a call with a buffer that is just too large for the arena is not made);
 // - on success with float32, float64, bfloat16, float16, int8, uint8, int32 or int64 operands
 //   that do not overlap the result, the result holds the select's bits (docs/behaviour.md §1,
 //   NumPy broadcasting, a batched threshold per element), computed here by a scalar oracle;
@@ -737,12 +737,12 @@ void Run(Input& in) {
     b->c = {XLA_FFI_Buffer_STRUCT_SIZE,           nullptr,       b->dtype, data,
             static_cast<int64_t>(b->dims.size()), b->dims.data()};
   }
-  // A result that is not empty and too large for the arena is a call XLA could make: it would
-  // run, so it is not made.
-  for (const Buffer& r : call.rets) {
+  // A buffer that is not empty and too large for the arena is one XLA could hand over: the
+  // handler may read or write it, so the call is not made.
+  for (const Buffer* b : all) {
     bool negative = false;
-    for (int64_t d : r.dims) negative = negative || d < 0;
-    if (!r.backed && !r.empty && !negative) return;
+    for (int64_t d : b->dims) negative = negative || d < 0;
+    if (!b->backed && !b->empty && !negative) return;
   }
 
   std::vector<XLA_FFI_ArgType> arg_types(call.args.size(), XLA_FFI_ArgType_BUFFER);
@@ -784,6 +784,15 @@ void Run(Input& in) {
       XLA_FFI_Attrs_STRUCT_SIZE, nullptr,           static_cast<int64_t>(call.attrs.size()),
       attr_types.data(),         attr_names.data(), attr_ptrs.data()};
 
+  if (Verbose()) {
+    for (size_t i = 0; i < all.size(); ++i) {
+      const Buffer* b = all[i];
+      std::string dims;
+      for (int64_t d : b->dims) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+      std::fprintf(stderr, "  %s dtype %d dims [%s]%s\n", i < call.args.size() ? "arg" : "ret",
+                   static_cast<int>(b->dtype), dims.c_str(), b->backed ? "" : " (no access)");
+    }
+  }
   const std::vector<unsigned char> before(base, base + arena_size);
   const unsigned int csr = _mm_getcsr();
   if (call.caller_flushes) _mm_setcsr(csr | 0x8040);  // FTZ | DAZ, as XLA's CPU threads run
