@@ -15,8 +15,9 @@
 // Every input must end in an error or a future that completes within 10 s (then every task the
 // handler scheduled finishes), never a crash or a sanitizer report, and:
 // - nothing outside the result buffer changed (the arena's guard bytes and the inputs);
-// - a buffer with a negative dim is never touched: its data points at a page that faults on
-//   access (a call with a buffer that is just too large for the arena is not made);
+// - a buffer with a negative dim or more elements than int64 holds is never touched: its data
+//   points at a page that faults on access (a call with a buffer that is just too large for the
+//   arena is not made);
 // - on success with float32, float64, bfloat16, float16, int8, uint8, int32 or int64 operands
 //   that do not overlap the result, the result holds the select's bits (docs/behaviour.md §1,
 //   NumPy broadcasting, a batched threshold per element), computed here by a scalar oracle;
@@ -205,10 +206,11 @@ Shape OperandShape(Input& in, const Shape& result) {
 struct Buffer {
   XLA_FFI_DataType dtype = XLA_FFI_DataType_F32;
   Shape dims;
-  bool backed = false;  // the arena holds it (dims non-negative, bytes within kBufferBudget)
-  bool empty = false;   // no elements (some dim is 0)
-  size_t bytes = 0;     // when backed
-  size_t offset = 0;    // in the arena, when backed
+  bool backed = false;     // the arena holds it (dims non-negative, bytes within kBufferBudget)
+  bool empty = false;      // no elements (some dim is 0)
+  bool overflows = false;  // more elements than int64 holds: no buffer XLA could have
+  size_t bytes = 0;        // when backed
+  size_t offset = 0;       // in the arena, when backed
   XLA_FFI_Buffer c{};
 };
 
@@ -222,11 +224,15 @@ void Measure(Buffer& b) {
   for (int64_t d : b.dims) {
     if (b.empty || negative) break;
     n *= d;
-    if (n > static_cast<__int128>(kBufferBudget)) break;
+    if (n > std::numeric_limits<int64_t>::max()) {
+      b.overflows = true;
+      break;
+    }
   }
   if (b.empty) n = 0;
+  if (b.overflows) n = std::numeric_limits<int64_t>::max();
   const __int128 bytes = n * static_cast<__int128>(ElementBytes(b.dtype));
-  b.backed = !negative && bytes <= static_cast<__int128>(kBufferBudget);
+  b.backed = !negative && !b.overflows && bytes <= static_cast<__int128>(kBufferBudget);
   b.bytes = b.backed ? static_cast<size_t>(bytes) : 0;
 }
 
@@ -737,12 +743,12 @@ void Run(Input& in) {
     b->c = {XLA_FFI_Buffer_STRUCT_SIZE,           nullptr,       b->dtype, data,
             static_cast<int64_t>(b->dims.size()), b->dims.data()};
   }
-  // A buffer that is not empty and too large for the arena is one XLA could hand over: the
+  // A buffer that is not empty and too large for the arena, but one XLA could hand over: the
   // handler may read or write it, so the call is not made.
   for (const Buffer* b : all) {
     bool negative = false;
     for (int64_t d : b->dims) negative = negative || d < 0;
-    if (!b->backed && !b->empty && !negative) return;
+    if (!b->backed && !b->empty && !negative && !b->overflows) return;
   }
 
   std::vector<XLA_FFI_ArgType> arg_types(call.args.size(), XLA_FFI_ArgType_BUFFER);
