@@ -1,6 +1,11 @@
 // An XLA FFI buffer as the aclnn executor sees it (see ffi_buffer.h).
 #include "xla_ffi/ffi_buffer.h"
 
+#include <limits>
+#include <string>
+
+#include "xla_ffi/ffi_error.h"
+
 namespace jax_threshold::ffi_handler {
 
 namespace ffi = ::xla::ffi;
@@ -46,6 +51,64 @@ aclDataType ToAclDataType(ffi::DataType dtype) {
 std::vector<int64_t> Dims(const ffi::AnyBuffer& buffer) {
   auto dims = buffer.dimensions();
   return std::vector<int64_t>(dims.begin(), dims.end());
+}
+
+namespace {
+
+// Bytes per element of the types ToAclDataType names; 0 for the rest.
+uint64_t ElementBytes(aclDataType dtype) {
+  switch (dtype) {
+    case aclnn::ACL_INT8:
+    case aclnn::ACL_UINT8:
+    case aclnn::ACL_BOOL:
+      return 1;
+    case aclnn::ACL_FLOAT16:
+    case aclnn::ACL_BF16:
+    case aclnn::ACL_INT16:
+    case aclnn::ACL_UINT16:
+      return 2;
+    case aclnn::ACL_FLOAT:
+    case aclnn::ACL_INT32:
+    case aclnn::ACL_UINT32:
+      return 4;
+    case aclnn::ACL_DOUBLE:
+    case aclnn::ACL_INT64:
+    case aclnn::ACL_UINT64:
+    case aclnn::ACL_COMPLEX64:
+      return 8;
+    case aclnn::ACL_COMPLEX128:
+      return 16;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+ffi::Error CheckedExtent(const ffi::AnyBuffer& buffer, const char* what, BufferExtent* extent) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const uint64_t width = ElementBytes(ToAclDataType(buffer.element_type()));
+  int64_t elements = 1;
+  bool zero = false, overflow = false;
+  for (int64_t d : buffer.dimensions()) {
+    if (d < 0) {
+      return InvalidArgument(std::string(what) + " has a negative dimension (" + std::to_string(d) +
+                             ")");
+    }
+    if (d == 0) zero = true;
+    if (!zero && !overflow && d > 0 && elements > kMax / d) overflow = true;
+    if (!zero && !overflow) elements *= d;
+  }
+  if (zero) elements = 0;
+  if (overflow && !zero) {
+    return InvalidArgument(std::string(what) + "'s element count overflows int64");
+  }
+  if (width > 0 && static_cast<uint64_t>(elements) > static_cast<uint64_t>(kMax) / width) {
+    return InvalidArgument(std::string(what) + "'s byte size overflows int64");
+  }
+  extent->elements = elements;
+  extent->bytes = static_cast<uint64_t>(elements) * width;
+  return ffi::Error::Success();
 }
 
 }  // namespace jax_threshold::ffi_handler

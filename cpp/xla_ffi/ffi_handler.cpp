@@ -92,11 +92,15 @@ ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::Any
       e.failure()) {
     return e;
   }
-  const bool empty = out.element_count() == 0;
+  BufferExtent grad_extent, x_extent, out_extent;
+  if (ffi::Error e = CheckedExtent(grad, "grad_output", &grad_extent); e.failure()) return e;
+  if (ffi::Error e = CheckedExtent(x, "x", &x_extent); e.failure()) return e;
+  if (ffi::Error e = CheckedExtent(out, "the result", &out_extent); e.failure()) return e;
+  const bool empty = out_extent.elements == 0;
   state.tensors[0] = RowMajorTensor(Dims(grad), ToAclDataType(grad.element_type()),
-                                    grad.untyped_data(), empty || grad.element_count() == 0);
+                                    grad.untyped_data(), empty || grad_extent.elements == 0);
   state.tensors[1] = RowMajorTensor(Dims(x), ToAclDataType(x.element_type()), x.untyped_data(),
-                                    empty || x.element_count() == 0);
+                                    empty || x_extent.elements == 0);
   int64_t threshold_count = 1;
   for (int64_t d : threshold.dims) threshold_count = d == 0 ? 0 : threshold_count;
   state.tensors[2] = RowMajorTensor(threshold.dims, threshold.dtype, threshold.data,
@@ -140,22 +144,27 @@ auto WithStaticThreshold(std::string_view dtype_name, double value_float, int64_
 // Asks for transparent huge pages on a large output before its first touch: a fresh buffer of
 // 64 MiB otherwise takes 16384 page faults of 4 KiB. Only the 2 MiB-aligned interior is advised;
 // failure (no THP, memory already touched) changes nothing but speed.
-void AdviseHugePages(const ffi::AnyBuffer& out) {
+void AdviseHugePages(const ffi::AnyBuffer& out, uint64_t out_bytes) {
 #ifdef __linux__
-  if (out.size_bytes() < kHugePageMinBytes) return;
+  if (out_bytes < kHugePageMinBytes) return;
   constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
   const uintptr_t first = reinterpret_cast<uintptr_t>(out.untyped_data());
   const uintptr_t begin = (first + kHugePage - 1) & ~(kHugePage - 1);
-  const uintptr_t end = (first + out.size_bytes()) & ~(kHugePage - 1);
+  const uintptr_t end = (first + out_bytes) & ~(kHugePage - 1);
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 #else
   (void)out;
+  (void)out_bytes;
 #endif
 }
 
 ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
                       const ThresholdValues& threshold, const ffi::AnyBuffer& out) {
-  const HostSplit split = SplitHostCall(pool.num_threads(), out.size_bytes());
+  BufferExtent out_extent;  // sized here: XLA's size_bytes() is undefined on malformed dims
+  if (ffi::Error e = CheckedExtent(out, "the result", &out_extent); e.failure()) {
+    return ReadyFuture(std::move(e));
+  }
+  const HostSplit split = SplitHostCall(pool.num_threads(), out_extent.bytes);
   aclnn::PlatformInfo platform;
   platform.soc = aclnn::SocVersion::kHost;
   platform.ub_size = kHostUbSize;
@@ -183,7 +192,7 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
     }
     return ReadyFuture(state->RunOutcome());
   }
-  AdviseHugePages(out);
+  AdviseHugePages(out, out_extent.bytes);
   state->stream =
       std::make_unique<XlaThreadPoolStream>(&pool, static_cast<uint32_t>(split.workers));
   state->stream->SetOwner(state);

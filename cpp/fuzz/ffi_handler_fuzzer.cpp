@@ -1,0 +1,919 @@
+// libFuzzer target over the CPU XLA FFI handlers of threshold_backward (the operand and the
+// static target): each input becomes one XLA_FFI_CallFrame, handed to the handler's
+// XLA_FFI_Handler entry as XLA's CPU runtime hands it over, against a fake XLA FFI API
+// (fake_xla_ffi_api.h) with a real pool of 1-3 threads.
+//
+// Fuzzed: the target; the execution stage, the metadata query and the frame's struct size; the
+// argument and result counts and kinds (buffer, token); every buffer's dtype (each
+// XLA_FFI_DataType, valid or not), rank (0..10) and dims (0, small, large, huge, negative,
+// products that overflow); the data pointers (null when empty, in one arena with guard bytes,
+// out equal to or overlapping an input); the attributes (count, names right, unknown, missing,
+// duplicated or unsorted, their types and values); the operand threshold's dtype and shape (0-d,
+// the result's rank, batched, other ranks); the values; the pool (threads, FTZ/DAZ on its
+// threads and on the caller, Schedule and NumThreads failing).
+//
+// Every input must end in an error or a future that completes within 10 s (then every task the
+// handler scheduled finishes), never a crash or a sanitizer report, and:
+// - nothing outside the result buffer changed (the arena's guard bytes and the inputs);
+// - a buffer with a negative dim or more elements than int64 holds is never touched: its data
+//   points at a page that faults on access (a call with a buffer that is just too large for the
+//   arena is not made);
+// - on success with float32, float64, bfloat16, float16, int8, uint8, int32 or int64 operands
+//   that do not overlap the result, the result holds the select's bits (docs/behaviour.md §1,
+//   NumPy broadcasting, a batched threshold per element), computed here by a scalar oracle;
+// - a metadata query reports this build's XLA FFI API version and no future; a wrong stage or
+//   struct size is an error.
+//
+// Seeds: JAX_THRESHOLD_FFI_FUZZ_WRITE_SEEDS=DIR ./jax_threshold_ffi_handler_fuzzer writes the
+// seed corpus (a valid call per target and dtype family) to DIR and exits.
+// JAX_THRESHOLD_FFI_FUZZ_VERBOSE=1 prints each call and its outcome.
+#include <sys/mman.h>
+#include <xmmintrin.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "fuzz/fake_xla_ffi_api.h"
+#include "xla/ffi/api/c_api.h"
+#include "xla_ffi/ffi_handler.h"
+
+namespace {
+
+using jax_threshold::fuzz::CallOutcome;
+using jax_threshold::fuzz::FakeXlaFfiApi;
+using jax_threshold::fuzz::PoolOptions;
+
+constexpr auto kTimeout = std::chrono::seconds(10);
+constexpr size_t kBufferBudget = size_t{256} << 10;  // bytes the arena gives one buffer at most
+constexpr size_t kGuard = 64;                        // guard bytes before and after each buffer
+
+bool Verbose() {
+  static const bool verbose = std::getenv("JAX_THRESHOLD_FFI_FUZZ_VERBOSE") != nullptr;
+  return verbose;
+}
+
+[[noreturn]] void Finding(const char* what) {
+  std::fprintf(stderr, "ffi_handler_fuzzer: %s\n", what);
+  std::abort();
+}
+
+// Reads the fuzz input as a stream of small integers; zeros once it is used up.
+class Input {
+ public:
+  Input(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  uint8_t Byte() { return pos_ < size_ ? data_[pos_++] : 0; }
+  uint64_t U64() {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v = v << 8 | Byte();
+    return v;
+  }
+  size_t remaining() const { return size_ - pos_; }
+  const uint8_t* rest() const { return data_ + pos_; }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+};
+
+// The dtypes the lowering emits first, then every XLA_FFI_DataType value and some that are none.
+constexpr XLA_FFI_DataType kSupported[] = {
+    XLA_FFI_DataType_F32, XLA_FFI_DataType_F16, XLA_FFI_DataType_BF16, XLA_FFI_DataType_F64,
+    XLA_FFI_DataType_S8,  XLA_FFI_DataType_U8,  XLA_FFI_DataType_S32,  XLA_FFI_DataType_S64};
+
+// An XLA_FFI_DataType value of these headers' enum (0..33 without 13 and 14).
+XLA_FFI_DataType HeaderDtype(uint8_t b) {
+  const int v = b % 34;
+  return static_cast<XLA_FFI_DataType>(v == 13 || v == 14 ? 0 : v);
+}
+
+XLA_FFI_DataType DecodeDtype(uint8_t b) {
+  if (b < 200) return kSupported[b % 8];
+  // 0..55: every value of the enum, and values a newer XLA may add (the handler must refuse
+  // them before anything reads their byte width).
+  return static_cast<XLA_FFI_DataType>(b - 200);
+}
+
+// Bytes per element as XLA lays the buffer out; 1 for the sub-byte, token and unknown types, so
+// that a buffer of any dtype gets room the guard check can watch.
+size_t ElementBytes(XLA_FFI_DataType d) {
+  switch (d) {
+    case XLA_FFI_DataType_S16:
+    case XLA_FFI_DataType_U16:
+    case XLA_FFI_DataType_F16:
+    case XLA_FFI_DataType_BF16:
+      return 2;
+    case XLA_FFI_DataType_S32:
+    case XLA_FFI_DataType_U32:
+    case XLA_FFI_DataType_F32:
+      return 4;
+    case XLA_FFI_DataType_S64:
+    case XLA_FFI_DataType_U64:
+    case XLA_FFI_DataType_F64:
+    case XLA_FFI_DataType_C64:
+      return 8;
+    case XLA_FFI_DataType_C128:
+      return 16;
+    default:
+      return 1;
+  }
+}
+
+// Dims from a byte: mostly small, some large enough for the thread-pool path, some that no
+// buffer can have.
+int64_t DecodeDim(uint8_t b) {
+  constexpr int64_t kSpecial[] = {4097,
+                                  60000,
+                                  int64_t{1} << 31,
+                                  int64_t{1} << 40,
+                                  int64_t{1} << 62,
+                                  std::numeric_limits<int64_t>::max(),
+                                  -1,
+                                  -2,
+                                  std::numeric_limits<int64_t>::min()};
+  if (b < 230) return b % 6;
+  if (b < 240) return 7 + (b - 230) * 5;
+  return kSpecial[(b - 240) % 9];
+}
+
+using Shape = std::vector<int64_t>;
+
+// NumPy's broadcast shape of a and b, or false.
+bool Broadcast(const Shape& a, const Shape& b, Shape* out) {
+  const size_t rank = std::max(a.size(), b.size());
+  out->assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) return false;
+    (*out)[i] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+// An operand's shape: the result's, the result's with dims set to 1 and leading dims dropped
+// (it broadcasts), or any shape.
+Shape OperandShape(Input& in, const Shape& result) {
+  const uint8_t mode = in.Byte();
+  Shape s = result;
+  if (mode % 4 == 1) {
+    const uint8_t ones = in.Byte();
+    for (size_t d = 0; d < s.size(); ++d) {
+      if (ones >> (d % 8) & 1) s[d] = 1;
+    }
+    const size_t drop = s.empty() ? 0 : in.Byte() % (s.size() + 1);
+    s.erase(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(drop));
+  } else if (mode % 4 == 2) {
+    s.clear();
+    const int rank = in.Byte() % 11;
+    for (int d = 0; d < rank; ++d) s.push_back(DecodeDim(in.Byte()));
+  }
+  return s;
+}
+
+struct Buffer {
+  XLA_FFI_DataType dtype = XLA_FFI_DataType_F32;
+  Shape dims;
+  bool backed = false;     // the arena holds it (dims non-negative, bytes within kBufferBudget)
+  bool empty = false;      // no elements (some dim is 0)
+  bool overflows = false;  // more elements than int64 holds: no buffer XLA could have
+  size_t bytes = 0;        // when backed
+  size_t offset = 0;       // in the arena, when backed
+  XLA_FFI_Buffer c{};
+};
+
+void Measure(Buffer& b) {
+  __int128 n = 1;
+  bool negative = false;
+  for (int64_t d : b.dims) {
+    if (d < 0) negative = true;
+    if (d == 0) b.empty = true;
+  }
+  for (int64_t d : b.dims) {
+    if (b.empty || negative) break;
+    n *= d;
+    if (n > std::numeric_limits<int64_t>::max()) {
+      b.overflows = true;
+      break;
+    }
+  }
+  if (b.empty) n = 0;
+  if (b.overflows) n = std::numeric_limits<int64_t>::max();
+  const __int128 bytes = n * static_cast<__int128>(ElementBytes(b.dtype));
+  b.backed = !negative && !b.overflows && bytes <= static_cast<__int128>(kBufferBudget);
+  b.bytes = b.backed ? static_cast<size_t>(bytes) : 0;
+}
+
+// A page every access to faults: the data of buffers the arena cannot hold.
+void* NoAccessPage() {
+  static void* page = [] {
+    void* p = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) Finding("mmap of the no-access page failed");
+    return p;
+  }();
+  return page;
+}
+
+// The static target's attribute values, as the lowering or a hostile caller writes them.
+const char* const kDtypeNames[] = {"float32", "float64", "int8",     "uint8",  "int32",
+                                   "int64",   "float16", "bfloat16", "",       "float32 ",
+                                   "int",     "uint64",  "bool",     "FLOAT32"};
+
+double DecodeFloatAttr(Input& in) {
+  const uint8_t b = in.Byte();
+  switch (b % 12) {
+    case 0:
+      return std::nan("");
+    case 1:
+      return std::numeric_limits<double>::infinity();
+    case 2:
+      return -std::numeric_limits<double>::infinity();
+    case 3:
+      return 1e-40f;  // a float32 subnormal, exactly
+    case 4:
+      return 0.1;  // no float32 value
+    case 5:
+      return 1e300;
+    case 6: {
+      const uint64_t bits = in.U64();
+      double d;
+      std::memcpy(&d, &bits, 8);
+      return d;
+    }
+    default:
+      return static_cast<double>(static_cast<int>(in.Byte() % 25) - 12) * 0.25;
+  }
+}
+
+int64_t DecodeIntAttr(Input& in) {
+  const uint8_t b = in.Byte();
+  switch (b % 10) {
+    case 0:
+      return 300;
+    case 1:
+      return -129;
+    case 2:
+      return int64_t{1} << 40;
+    case 3:
+      return std::numeric_limits<int64_t>::min();
+    case 4:
+      return std::numeric_limits<int64_t>::max();
+    case 5:
+      return static_cast<int64_t>(in.U64());
+    default:
+      return static_cast<int64_t>(in.Byte() % 9) - 4;
+  }
+}
+
+// One attribute of the call frame, with the storage its pointers refer to.
+struct Attr {
+  std::string name;
+  XLA_FFI_AttrType type = XLA_FFI_AttrType_SCALAR;
+  std::string text;  // STRING
+  XLA_FFI_DataType scalar_dtype = XLA_FFI_DataType_F64;
+  alignas(16) unsigned char value[16] = {};  // SCALAR's value, or ARRAY's elements
+  XLA_FFI_ByteSpan name_span{}, text_span{};
+  XLA_FFI_Scalar scalar{};
+  XLA_FFI_Array array{};
+  XLA_FFI_Attrs dict{};
+};
+
+//===-- The oracle: docs/behaviour.md §1 -------------------------------------------------===//
+
+float HalfToFloat(uint16_t h) {
+  const int sign = h >> 15, exp = h >> 10 & 0x1f, mant = h & 0x3ff;
+  float f;
+  if (exp == 0) {
+    f = std::ldexp(static_cast<float>(mant), -24);
+  } else if (exp == 31) {
+    f = mant != 0 ? std::numeric_limits<float>::quiet_NaN()
+                  : std::numeric_limits<float>::infinity();
+  } else {
+    f = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
+  }
+  return sign ? -f : f;
+}
+
+// A threshold element: a double (exact for float32 and float64) or an int64.
+struct Scalar {
+  bool is_int = false;
+  double f = 0;
+  int64_t i = 0;
+};
+
+Scalar ReadScalar(XLA_FFI_DataType d, const unsigned char* p) {
+  Scalar s;
+  auto load = [p](auto v) {
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+  };
+  switch (d) {
+    case XLA_FFI_DataType_F32:
+      s.f = load(float{});
+      break;
+    case XLA_FFI_DataType_F64:
+      s.f = load(double{});
+      break;
+    case XLA_FFI_DataType_F16:
+      s.f = HalfToFloat(load(uint16_t{}));
+      break;
+    case XLA_FFI_DataType_BF16: {
+      const uint32_t bits = uint32_t{load(uint16_t{})} << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      s.f = f;
+      break;
+    }
+    case XLA_FFI_DataType_S8:
+      s = {true, 0, load(int8_t{})};
+      break;
+    case XLA_FFI_DataType_U8:
+      s = {true, 0, load(uint8_t{})};
+      break;
+    case XLA_FFI_DataType_S32:
+      s = {true, 0, load(int32_t{})};
+      break;
+    case XLA_FFI_DataType_S64:
+      s = {true, 0, load(int64_t{})};
+      break;
+    default:
+      Finding("oracle: a dtype it does not know");
+  }
+  return s;
+}
+
+// x > t as real numbers (the comparison precision table: float x against a float32 or float64
+// threshold, integer x exactly).
+bool Greater(const Scalar& x, const Scalar& t) {
+  if (!x.is_int && !t.is_int) return x.f > t.f;
+  if (x.is_int && t.is_int) return x.i > t.i;
+  if (x.is_int) {  // x > t <=> x > floor(t)
+    if (std::isnan(t.f)) return false;
+    if (t.f >= 0x1p63) return false;
+    if (t.f < -0x1p63) return true;
+    return x.i > static_cast<int64_t>(std::floor(t.f));
+  }
+  Finding("oracle: a float x against an integer threshold");
+}
+
+bool OracleDtype(XLA_FFI_DataType d) {
+  for (XLA_FFI_DataType s : kSupported) {
+    if (s == d) return true;
+  }
+  return false;
+}
+
+// The element offset in `shape` (aligned at the last dim of `result`) of result index `idx`.
+int64_t BroadcastOffset(const Shape& shape, const Shape& result, const std::vector<int64_t>& idx) {
+  int64_t offset = 0, stride = 1;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    const size_t d = shape.size() - 1 - k;
+    const size_t r = result.size() - 1 - k;
+    if (shape[d] != 1) offset += idx[r] * stride;
+    stride *= shape[d];
+  }
+  return offset;
+}
+
+//===-- The call ---------------------------------------------------------------------------===//
+
+struct Call {
+  int target = 0;  // 0: the operand target, 1: the static target
+  uint8_t frame_mode = 0;
+  PoolOptions pool;
+  bool caller_flushes = false;
+  std::vector<Buffer> args, rets;
+  std::vector<Attr> attrs;
+  // What the oracle needs of the static target's attributes when they are the right ones.
+  bool static_ok = false;
+  Scalar static_threshold;
+  XLA_FFI_DataType static_dtype = XLA_FFI_DataType_INVALID;
+};
+
+void DecodeStaticAttrs(Input& in, Call& call, XLA_FFI_DataType x_dtype) {
+  // The lowering's threshold_dtype for x, then another name.
+  const uint8_t name_choice = in.Byte();
+  std::string dtype_name;
+  switch (x_dtype) {
+    case XLA_FFI_DataType_F64:
+      dtype_name = "float64";
+      break;
+    case XLA_FFI_DataType_S8:
+      dtype_name = "int8";
+      break;
+    case XLA_FFI_DataType_U8:
+      dtype_name = "uint8";
+      break;
+    case XLA_FFI_DataType_S32:
+      dtype_name = "int32";
+      break;
+    case XLA_FFI_DataType_S64:
+      dtype_name = "int64";
+      break;
+    default:
+      dtype_name = "float32";
+  }
+  if (name_choice % 4 == 3) dtype_name = kDtypeNames[in.Byte() % 14];
+  const double value_float = DecodeFloatAttr(in);
+  const int64_t value_int = DecodeIntAttr(in);
+
+  Attr a_dtype, a_float, a_int;
+  a_dtype.name = "threshold_dtype";
+  a_dtype.type = XLA_FFI_AttrType_STRING;
+  a_dtype.text = dtype_name;
+  a_float.name = "threshold_float";
+  a_float.scalar_dtype = XLA_FFI_DataType_F64;
+  std::memcpy(a_float.value, &value_float, 8);
+  a_int.name = "threshold_int";
+  a_int.scalar_dtype = XLA_FFI_DataType_S64;
+  std::memcpy(a_int.value, &value_int, 8);
+  call.attrs = {a_dtype, a_float, a_int};  // sorted by name, as XLA hands them over
+
+  const std::vector<Attr> lowered = call.attrs;
+  const uint8_t edit = in.Byte();
+  if (edit >= 192) {
+    Attr& victim = call.attrs[in.Byte() % 3];
+    switch (edit % 8) {
+      case 0:  // missing
+        call.attrs.erase(call.attrs.begin() + (in.Byte() % 3));
+        break;
+      case 1: {  // an unknown one, somewhere
+        Attr extra;
+        extra.name = in.Byte() % 2 ? "threshold" : "zzz_unknown";
+        extra.scalar_dtype = XLA_FFI_DataType_S32;
+        call.attrs.insert(call.attrs.begin() + (in.Byte() % 4), extra);
+        break;
+      }
+      case 2:  // duplicated
+        call.attrs.insert(call.attrs.begin() + (in.Byte() % 4), victim);
+        break;
+      case 3:  // unsorted
+        std::swap(call.attrs[0], call.attrs[1 + in.Byte() % 2]);
+        break;
+      case 4:  // renamed
+        victim.name = in.Byte() % 2 ? "threshold_dtypes" : "";
+        break;
+      case 5: {  // another type
+        const uint8_t t = in.Byte();
+        victim.type = static_cast<XLA_FFI_AttrType>(1 + t % 4);
+        victim.text = dtype_name;
+        break;
+      }
+      case 6: {  // a scalar of another dtype
+        // One the headers know: their own decoding diagnostic (operator<< of XLA_FFI_DataType in
+        // xla/ffi/api/api.h) has no case for a value newer than them, before the handler runs.
+        const XLA_FFI_DataType d = HeaderDtype(in.Byte());
+        if (d == victim.scalar_dtype) break;  // the value stays what the oracle expects
+        victim.scalar_dtype = d;
+        for (unsigned char& c : victim.value) c = in.Byte();
+        break;
+      }
+      default:  // none at all
+        call.attrs.clear();
+    }
+  }
+  // An edit may leave them as they were (a type or dtype replaced by the same one).
+  auto same = [](const Attr& a, const Attr& b) {
+    return a.name == b.name && a.type == b.type &&
+           (a.type == XLA_FFI_AttrType_STRING ? a.text == b.text
+                                              : a.scalar_dtype == b.scalar_dtype);
+  };
+  call.static_ok = call.attrs.size() == lowered.size();
+  for (size_t i = 0; call.static_ok && i < lowered.size(); ++i) {
+    call.static_ok = same(call.attrs[i], lowered[i]);
+  }
+  call.static_dtype = dtype_name == "float32"   ? XLA_FFI_DataType_F32
+                      : dtype_name == "float64" ? XLA_FFI_DataType_F64
+                      : dtype_name == "int8"    ? XLA_FFI_DataType_S8
+                      : dtype_name == "uint8"   ? XLA_FFI_DataType_U8
+                      : dtype_name == "int32"   ? XLA_FFI_DataType_S32
+                      : dtype_name == "int64"   ? XLA_FFI_DataType_S64
+                                                : XLA_FFI_DataType_INVALID;
+  if (call.static_dtype == XLA_FFI_DataType_F32 || call.static_dtype == XLA_FFI_DataType_F64) {
+    call.static_threshold.f = call.static_dtype == XLA_FFI_DataType_F32
+                                  ? static_cast<double>(static_cast<float>(value_float))
+                                  : value_float;
+  } else {
+    call.static_threshold = {true, 0, value_int};
+  }
+}
+
+// Wires an attribute's C structs to its storage (after the vector holding it stopped moving).
+void Wire(Attr& a) {
+  a.name_span = {a.name.data(), a.name.size()};
+  a.text_span = {a.text.data(), a.text.size()};
+  a.scalar = {a.scalar_dtype, a.value};
+  a.array = {a.scalar_dtype, 1, a.value};
+  a.dict = {XLA_FFI_Attrs_STRUCT_SIZE, nullptr, 0, nullptr, nullptr, nullptr};
+}
+
+void* AttrPointer(Attr& a) {
+  switch (a.type) {
+    case XLA_FFI_AttrType_STRING:
+      return &a.text_span;
+    case XLA_FFI_AttrType_ARRAY:
+      return &a.array;
+    case XLA_FFI_AttrType_DICTIONARY:
+      return &a.dict;
+    default:
+      return &a.scalar;
+  }
+}
+
+// The lowering's threshold dtype for x.
+XLA_FFI_DataType LoweringThresholdDtype(XLA_FFI_DataType x, uint8_t b) {
+  switch (x) {
+    case XLA_FFI_DataType_F64:
+      return x;
+    case XLA_FFI_DataType_S8:
+    case XLA_FFI_DataType_U8:
+    case XLA_FFI_DataType_S32:
+    case XLA_FFI_DataType_S64: {
+      const XLA_FFI_DataType choices[] = {x, XLA_FFI_DataType_F32, XLA_FFI_DataType_F64};
+      return choices[b % 3];
+    }
+    default:
+      return XLA_FFI_DataType_F32;
+  }
+}
+
+void Fill(Input& in, unsigned char* p, const Buffer& b) {
+  const uint8_t mode = in.Byte();
+  const size_t width = ElementBytes(b.dtype);
+  const size_t n = width == 0 ? 0 : b.bytes / width;
+  if (mode % 3 == 0 && in.remaining() > 0) {  // the input's own bytes
+    const size_t avail = in.remaining();
+    for (size_t i = 0; i < b.bytes; ++i) p[i] = in.rest()[i % avail];
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const int k = static_cast<int>((i * 7 + mode) % 13) - 6;  // -6..6
+    unsigned char* e = p + i * width;
+    switch (b.dtype) {
+      case XLA_FFI_DataType_F32: {
+        float f = static_cast<float>(k) * 0.25f;
+        if (mode % 3 == 2 && k == 6) f = std::numeric_limits<float>::quiet_NaN();
+        if (mode % 3 == 2 && k == -6) f = 1e-40f;  // subnormal
+        if (mode % 3 == 2 && k == 5) f = -std::numeric_limits<float>::infinity();
+        std::memcpy(e, &f, 4);
+        break;
+      }
+      case XLA_FFI_DataType_F64: {
+        double f = static_cast<double>(k) * 0.25;
+        if (mode % 3 == 2 && k == 6) f = std::nan("");
+        if (mode % 3 == 2 && k == -6) f = 1e-310;  // subnormal
+        std::memcpy(e, &f, 8);
+        break;
+      }
+      case XLA_FFI_DataType_BF16:
+      case XLA_FFI_DataType_F16: {
+        float f = static_cast<float>(k) * 0.25f;
+        uint32_t bits;
+        std::memcpy(&bits, &f, 4);
+        uint16_t h = static_cast<uint16_t>(bits >> 16);  // bfloat16 of a quarter: exact
+        if (b.dtype == XLA_FFI_DataType_F16) {
+          // k/4 in binary16: sign, exponent and the top mantissa bits of the float32.
+          const int exp = static_cast<int>(bits >> 23 & 0xff) - 127 + 15;
+          h = f == 0 ? 0
+                     : static_cast<uint16_t>((bits >> 16 & 0x8000) | (exp << 10) |
+                                             (bits >> 13 & 0x3ff));
+        }
+        if (mode % 3 == 2 && k == 6) h = b.dtype == XLA_FFI_DataType_F16 ? 0x7e00 : 0x7fc0;
+        if (mode % 3 == 2 && k == -6) h = 0x0001;  // subnormal in both
+        std::memcpy(e, &h, 2);
+        break;
+      }
+      default:
+        for (size_t j = 0; j < width; ++j) {
+          e[j] = j == 0 ? static_cast<unsigned char>(k) : (k < 0 ? 0xff : 0);
+        }
+    }
+  }
+}
+
+bool Overlap(const Buffer& a, const Buffer& b) {
+  return a.backed && b.backed && a.bytes > 0 && b.bytes > 0 && a.offset < b.offset + b.bytes &&
+         b.offset < a.offset + a.bytes;
+}
+
+XLA_FFI_Handler* Handler(int target) {
+  static XLA_FFI_Handler* handlers[2] = {};
+  if (handlers[0] == nullptr) {
+    for (const auto& t : jax_threshold::ffi_handler::FfiTargets()) {
+      if (std::strcmp(t.platform, "cpu") != 0) continue;
+      const bool is_static =
+          std::strcmp(t.name, jax_threshold::ffi_handler::kThresholdBackwardStaticTarget) == 0;
+      handlers[is_static ? 1 : 0] = t.handler;
+    }
+    if (handlers[0] == nullptr || handlers[1] == nullptr) Finding("no CPU handler of a target");
+  }
+  return handlers[target];
+}
+
+void Run(Input& in) {
+  Call call;
+  call.target = in.Byte() % 2;
+  call.frame_mode = in.Byte();
+  const uint8_t pool = in.Byte();
+  call.pool.num_threads = 1 + pool % 3;
+  call.pool.flush_denormals = pool >> 2 & 1;
+  call.caller_flushes = pool >> 3 & 1;
+  call.pool.refuse_schedule = (pool >> 4 & 7) == 7;
+  call.pool.fail_num_threads = (pool >> 4 & 7) == 6;
+
+  // dtypes: one for the operands and the result, sometimes one each.
+  const XLA_FFI_DataType x_dtype = DecodeDtype(in.Byte());
+  const uint8_t mix = in.Byte();
+  const XLA_FFI_DataType g_dtype = mix % 16 == 1 ? DecodeDtype(in.Byte()) : x_dtype;
+  const XLA_FFI_DataType out_dtype = mix % 16 == 2 ? DecodeDtype(in.Byte()) : x_dtype;
+
+  // The result's shape, the operands' (most broadcast to it), then the result's as declared.
+  Shape result;
+  const int rank = in.Byte() % 6;
+  for (int d = 0; d < rank; ++d) result.push_back(DecodeDim(in.Byte()));
+  Buffer g, x, out, t;
+  g.dtype = g_dtype;
+  g.dims = OperandShape(in, result);
+  x.dtype = x_dtype;
+  x.dims = OperandShape(in, result);
+  out.dtype = out_dtype;
+  Shape bcast;
+  out.dims = Broadcast(g.dims, x.dims, &bcast) ? bcast : result;
+  if (in.Byte() % 8 == 7) out.dims = OperandShape(in, result);
+
+  // The operand target's threshold: the lowering's dtype and a 0-d or batched shape mostly.
+  const uint8_t t_mode = in.Byte();
+  t.dtype = t_mode % 8 == 7 ? DecodeDtype(in.Byte()) : LoweringThresholdDtype(x_dtype, t_mode >> 3);
+  const uint8_t t_shape = in.Byte();
+  switch (t_shape % 5) {
+    case 0:
+      break;  // 0-d
+    case 1:
+      t.dims.assign(out.dims.size(), 1);
+      break;
+    case 2: {  // batched: each dim 1 or the result's
+      const uint8_t mask = in.Byte();
+      t.dims = out.dims;
+      for (size_t d = 0; d < t.dims.size(); ++d) {
+        if (mask >> (d % 8) & 1) t.dims[d] = 1;
+      }
+      break;
+    }
+    default:
+      t.dims = OperandShape(in, out.dims);
+  }
+  if (call.target == 1) DecodeStaticAttrs(in, call, x_dtype);
+
+  // The frame's buffers: the target's own, sometimes fewer, more or tokens.
+  call.args = call.target == 0 ? std::vector<Buffer>{g, x, t} : std::vector<Buffer>{g, x};
+  call.rets = {out};
+  const uint8_t counts = in.Byte();
+  if (counts % 16 == 13) call.args.resize(in.Byte() % 6, x);
+  if (counts % 16 == 14) call.rets.resize(in.Byte() % 3, out);
+  if (counts % 16 == 15) {  // a token among them
+    Buffer token;
+    token.dtype = XLA_FFI_DataType_TOKEN;
+    auto& list = in.Byte() % 2 ? call.rets : call.args;
+    if (!list.empty()) list[in.Byte() % list.size()] = token;
+  }
+
+  // The arena: each backed buffer in its own 64-byte aligned slot between guard bytes; out may
+  // share an input's bytes instead.
+  size_t arena_size = kGuard;
+  std::vector<Buffer*> all;
+  for (Buffer& b : call.args) all.push_back(&b);
+  for (Buffer& b : call.rets) all.push_back(&b);
+  for (Buffer* b : all) {
+    Measure(*b);
+    if (!b->backed) continue;
+    b->offset = arena_size;
+    arena_size += (b->bytes + 63) / 64 * 64 + kGuard;
+  }
+  const uint8_t place = in.Byte();
+  if (!call.rets.empty() && call.args.size() >= 2 && place % 4 == 3) {
+    Buffer& r = call.rets[0];
+    const Buffer& src = call.args[place / 4 % 2];
+    if (r.backed && src.backed) {  // out == an input, or shifted by some 16-byte steps
+      const size_t shift = (place >> 3) % 2 ? 16 * static_cast<size_t>(in.Byte() % 8) : 0;
+      r.offset = src.offset + std::min(shift, src.bytes / 16 * 16);
+      if (r.offset + r.bytes + kGuard > arena_size) arena_size = r.offset + r.bytes + kGuard;
+    }
+  }
+  std::vector<unsigned char> arena(arena_size + 64);
+  unsigned char* base =
+      reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(arena.data()) + 63) / 64 * 64);
+  for (size_t i = 0; i < arena_size; ++i) base[i] = static_cast<unsigned char>(i * 131 + 7);
+  const bool null_empty = in.Byte() % 2 == 0;
+  for (Buffer* b : all) {
+    if (b->backed && b->bytes > 0) Fill(in, base + b->offset, *b);
+    void* data = b->backed ? static_cast<void*>(base + b->offset) : NoAccessPage();
+    if (b->empty && null_empty) data = nullptr;
+    if (b->dtype == XLA_FFI_DataType_TOKEN) data = nullptr;
+    b->c = {XLA_FFI_Buffer_STRUCT_SIZE,           nullptr,       b->dtype, data,
+            static_cast<int64_t>(b->dims.size()), b->dims.data()};
+  }
+  // A buffer that is not empty and too large for the arena, but one XLA could hand over: the
+  // handler may read or write it, so the call is not made.
+  for (const Buffer* b : all) {
+    bool negative = false;
+    for (int64_t d : b->dims) negative = negative || d < 0;
+    if (!b->backed && !b->empty && !negative && !b->overflows) return;
+  }
+
+  std::vector<XLA_FFI_ArgType> arg_types(call.args.size(), XLA_FFI_ArgType_BUFFER);
+  std::vector<void*> arg_ptrs;
+  for (Buffer& b : call.args) arg_ptrs.push_back(&b.c);
+  std::vector<XLA_FFI_RetType> ret_types(call.rets.size(), XLA_FFI_RetType_BUFFER);
+  std::vector<void*> ret_ptrs;
+  for (Buffer& b : call.rets) ret_ptrs.push_back(&b.c);
+  std::vector<XLA_FFI_AttrType> attr_types;
+  std::vector<XLA_FFI_ByteSpan*> attr_names;
+  std::vector<void*> attr_ptrs;
+  for (Attr& a : call.attrs) {
+    Wire(a);
+    attr_types.push_back(a.type);
+    attr_names.push_back(&a.name_span);
+    attr_ptrs.push_back(AttrPointer(a));
+  }
+
+  FakeXlaFfiApi fake(call.pool);
+  XLA_FFI_Metadata metadata{XLA_FFI_Metadata_STRUCT_SIZE, {}, 0, {}};
+  XLA_FFI_Metadata_Extension metadata_ext{
+      {XLA_FFI_Metadata_Extension_STRUCT_SIZE, XLA_FFI_Extension_Metadata, nullptr}, &metadata};
+  XLA_FFI_CallFrame frame{};
+  frame.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
+  frame.api = fake.api();
+  frame.ctx = fake.ctx();
+  frame.stage = XLA_FFI_ExecutionStage_EXECUTE;
+  const bool query_metadata = call.frame_mode == 250;
+  const bool wrong_size = call.frame_mode == 251;
+  if (query_metadata) frame.extension_start = &metadata_ext.extension_base;
+  if (wrong_size) frame.struct_size -= 8;
+  if (call.frame_mode >= 252)
+    frame.stage = static_cast<XLA_FFI_ExecutionStage>(call.frame_mode - 252);
+  frame.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, static_cast<int64_t>(call.args.size()),
+                arg_types.data(), arg_ptrs.data()};
+  frame.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, static_cast<int64_t>(call.rets.size()),
+                ret_types.data(), ret_ptrs.data()};
+  frame.attrs = {
+      XLA_FFI_Attrs_STRUCT_SIZE, nullptr,           static_cast<int64_t>(call.attrs.size()),
+      attr_types.data(),         attr_names.data(), attr_ptrs.data()};
+
+  if (Verbose()) {
+    for (size_t i = 0; i < all.size(); ++i) {
+      const Buffer* b = all[i];
+      std::string dims;
+      for (int64_t d : b->dims) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+      std::fprintf(stderr, "  %s dtype %d dims [%s]%s\n", i < call.args.size() ? "arg" : "ret",
+                   static_cast<int>(b->dtype), dims.c_str(), b->backed ? "" : " (no access)");
+    }
+  }
+  const std::vector<unsigned char> before(base, base + arena_size);
+  const unsigned int csr = _mm_getcsr();
+  if (call.caller_flushes) _mm_setcsr(csr | 0x8040);  // FTZ | DAZ, as XLA's CPU threads run
+  XLA_FFI_Error* error = Handler(call.target)(&frame);
+  _mm_setcsr(csr);
+  const CallOutcome outcome = fake.Finish(error, frame.future, kTimeout);
+  fake.Drain(kTimeout);
+  const bool ok = outcome.code == XLA_FFI_Error_Code_OK;
+  if (!ok && outcome.message.empty()) Finding("an error without a message");
+
+  if (query_metadata) {
+    if (!ok || outcome.has_future) Finding("a metadata query did not just succeed");
+    if (metadata.api_version.major_version != XLA_FFI_API_MAJOR ||
+        metadata.api_version.minor_version != XLA_FFI_API_MINOR) {
+      Finding("a metadata query reported another XLA FFI API version");
+    }
+  }
+  if ((wrong_size || frame.stage != XLA_FFI_ExecutionStage_EXECUTE) && ok) {
+    Finding("a call with a wrong struct size or stage succeeded");
+  }
+
+  // Nothing outside the result changed.
+  const Buffer* result_buf = call.rets.empty() ? nullptr : &call.rets[0];
+  for (size_t i = 0; i < arena_size; ++i) {
+    const bool in_result = result_buf != nullptr && result_buf->backed && i >= result_buf->offset &&
+                           i < result_buf->offset + result_buf->bytes;
+    if (!in_result && base[i] != before[i]) Finding("a byte outside the result changed");
+  }
+
+  // The oracle, for calls the lowering could emit whose operands do not overlap the result.
+  bool oracle = ok && !query_metadata && call.rets.size() == 1 && result_buf->backed &&
+                !result_buf->empty && OracleDtype(x_dtype) && g_dtype == x_dtype &&
+                out_dtype == x_dtype && call.args.size() == (call.target == 0 ? 3u : 2u);
+  for (const Buffer& b : call.args) {
+    oracle = oracle && b.backed && b.dtype != XLA_FFI_DataType_TOKEN && !Overlap(b, *result_buf);
+  }
+  if (oracle && call.target == 1 && !call.static_ok) Finding("wrong attributes were accepted");
+  for (const Buffer& b : call.args) {  // the operands broadcast to the result, as NumPy says
+    Shape to;
+    if (oracle && !(Broadcast(b.dims, result_buf->dims, &to) && to == result_buf->dims)) {
+      Finding("operands that do not broadcast to the result were accepted");
+    }
+  }
+  if (Verbose()) {
+    std::fprintf(stderr, "target %s stage %d args %zu rets %zu attrs %zu x dtype %d: %s%s%s\n",
+                 call.target == 0 ? "operand" : "static", static_cast<int>(frame.stage),
+                 call.args.size(), call.rets.size(), call.attrs.size(), static_cast<int>(x_dtype),
+                 ok ? (outcome.has_future ? "future ok" : "ok") : outcome.message.c_str(),
+                 oracle ? ", oracle checked" : "", fake.scheduled() > 0 ? ", pooled" : "");
+  }
+  if (!oracle) return;
+
+  const Buffer& rb = *result_buf;
+  const Buffer& gb = call.args[0];
+  const Buffer& xb = call.args[1];
+  const size_t width = ElementBytes(x_dtype);
+  const size_t n = rb.bytes / width;
+  std::vector<int64_t> idx(rb.dims.size(), 0);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t gi = BroadcastOffset(gb.dims, rb.dims, idx);
+    const int64_t xi = BroadcastOffset(xb.dims, rb.dims, idx);
+    const Scalar xv = ReadScalar(x_dtype, &before[xb.offset + xi * width]);
+    Scalar tv = call.static_threshold;
+    if (call.target == 0) {
+      const Buffer& tb = call.args[2];
+      const int64_t ti = BroadcastOffset(tb.dims, rb.dims, idx);
+      tv = ReadScalar(tb.dtype, &before[tb.offset + ti * ElementBytes(tb.dtype)]);
+    }
+    unsigned char want[8] = {};
+    if (Greater(xv, tv)) std::memcpy(want, &before[gb.offset + gi * width], width);
+    if (std::memcmp(want, base + rb.offset + i * width, width) != 0) {
+      Finding("the result differs from the select's bits");
+    }
+    for (size_t d = idx.size(); d-- > 0;) {  // the next row-major index
+      if (++idx[d] < rb.dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// The seed corpus: a valid call of each target and dtype family, in the byte order Run reads.
+void WriteSeeds(const char* dir) {
+  struct Seed {
+    const char* name;
+    std::vector<uint8_t> bytes;
+  };
+  // target, frame, pool, x dtype, mix, rank, dims..., g shape, x shape, out declared, threshold
+  // dtype, threshold shape [, mask] [, static attributes], counts, placement, null-if-empty, one
+  // fill byte per buffer.
+  const std::vector<uint8_t> attrs = {1, 7, 14, 6, 5, 0};  // lowering's name, 0.5, 1, right ones
+  auto call = [&](int target, uint8_t dtype, std::vector<uint8_t> shape, uint8_t t_shape,
+                  uint8_t pool) {
+    std::vector<uint8_t> b = {static_cast<uint8_t>(target),      0, pool, dtype, 0,
+                              static_cast<uint8_t>(shape.size())};
+    b.insert(b.end(), shape.begin(), shape.end());
+    b.insert(b.end(), {0, 0, 1, 0, t_shape});
+    if (t_shape == 2) b.push_back(1);  // batched over every dim but the first
+    if (target == 1) b.insert(b.end(), attrs.begin(), attrs.end());
+    b.insert(b.end(), {3, 1, 1, 1, 1, 7, 1});
+    return b;
+  };
+  const Seed seeds[] = {
+      {"operand-float32", call(0, 0, {3, 4}, 0, 0)},
+      {"operand-float32-batched", call(0, 0, {3, 4}, 2, 1)},
+      {"operand-float32-pooled", call(0, 0, {241}, 0, 2)},
+      {"operand-bfloat16", call(0, 2, {5}, 0, 0)},
+      {"operand-float16", call(0, 1, {2, 3}, 0, 0)},
+      {"operand-float64", call(0, 3, {4, 2}, 0, 0)},
+      {"operand-int8", call(0, 4, {7}, 0, 0)},
+      {"operand-int64", call(0, 7, {2, 2}, 2, 0)},
+      {"static-float32", call(1, 0, {3, 4}, 0, 0)},
+      {"static-bfloat16", call(1, 2, {5}, 0, 0)},
+      {"static-float64", call(1, 3, {4}, 0, 0)},
+      {"static-uint8", call(1, 5, {3, 3}, 0, 0)},
+      {"static-int32", call(1, 6, {2, 5}, 0, 1)},
+  };
+  for (const Seed& s : seeds) {
+    const std::string path = std::string(dir) + "/" + s.name;
+    FILE* f = std::fopen(path.c_str(), "wb");
+    if (f == nullptr || std::fwrite(s.bytes.data(), 1, s.bytes.size(), f) != s.bytes.size()) {
+      Finding("cannot write a seed");
+    }
+    std::fclose(f);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  if (const char* dir = std::getenv("JAX_THRESHOLD_FFI_FUZZ_WRITE_SEEDS")) {
+    WriteSeeds(dir);
+    std::exit(0);
+  }
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Input in(data, size);
+  Run(in);
+  return 0;
+}
