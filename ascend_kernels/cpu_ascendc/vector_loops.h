@@ -220,18 +220,24 @@ inline void SelectBits(B* dst, const uint8_t* mask, const B* src, B fill, uint64
 #endif
   RunFor(
       isa, CPU_ASCENDC_LOOP {
+        // Local copies: a byte store may alias anything the lambda reaches by reference.
+        B* const to = dst;
+        const B* const from = src;
+        const uint8_t* const bits = mask;
+        const B f = fill;
+        const uint64_t count = n;
         alignas(64) uint8_t bytes[kMaskChunk];
-        for (uint64_t c = 0; c < n; c += kMaskChunk) {
-          const uint64_t len = n - c < kMaskChunk ? n - c : kMaskChunk;
+        for (uint64_t c = 0; c < count; c += kMaskChunk) {
+          const uint64_t len = count - c < kMaskChunk ? count - c : kMaskChunk;
           for (uint64_t k = 0; k < (len + 7) / 8; ++k) {
-            const uint64_t w = (mask[c / 8 + k] * 0x0101010101010101ull) & 0x8040201008040201ull;
+            const uint64_t w = (bits[c / 8 + k] * 0x0101010101010101ull) & 0x8040201008040201ull;
             std::memcpy(bytes + 8 * k, &w, sizeof w);
           }
-          B* const d = dst + c;
-          const B* const s = src + c;
+          B* const d = to + c;
+          const B* const s = from + c;
           for (uint64_t i = 0; i < len; ++i) {
             const B keep = static_cast<B>(B{0} - static_cast<B>(bytes[i] != 0));
-            d[i] = static_cast<B>((s[i] & keep) | (fill & static_cast<B>(~keep)));
+            d[i] = static_cast<B>((s[i] & keep) | (f & static_cast<B>(~keep)));
           }
         }
       });
