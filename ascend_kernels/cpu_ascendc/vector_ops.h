@@ -142,6 +142,8 @@ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, 
   if constexpr (std::is_same_v<T, half>) {
     cpu_ascendc::loops::CompareHalf(d, reinterpret_cast<const uint16_t*>(s), count, mode,
                                     scalar.bits);
+  } else if constexpr (sizeof(T) == 1) {
+    cpu_ascendc::loops::CompareBytes(d, s, count, mode, scalar);
   } else {
     cpu_ascendc::loops::CompareMask(d, count, mode, scalar, [s](uint64_t i) { return s[i]; });
   }
