@@ -43,14 +43,18 @@
 // CompareScalar and tensor-scalar Select on int8/uint8 themselves: the Ascend950's dav_3510 API
 // has both (impl/basic_api/dav_3510/kernel_operator_vec_cmp_impl.h, kernel_operator_vec_sel_impl.h;
 // cpu_ascendc/soc_rules.cpp), so its byte kernels compare and select in two ops; dav_c220 has
-// neither, hence the half detour there. On the CPU the launch's SoC rules decide.
+// neither, hence the half detour there, and its build does not compile the two-op path. On the
+// CPU both paths are compiled and the launch's SoC rules decide.
+#if defined(ASCEND_KERNELS_CPU_ASCENDC) || (defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
+#define ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT 1
+#else
+#define ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT 0
+#endif
 template <typename T>
 __aicore__ inline bool HasByteCompareSelect() {
 #if defined(ASCEND_KERNELS_CPU_ASCENDC)
   return cpu_ascendc::HasCompareAndSelect(cpu_ascendc::CurrentRules(), cpu_ascendc::VTypeOf<T>());
-#elif defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
-  return true;
 #else
-  return false;
+  return ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT != 0;
 #endif
 }

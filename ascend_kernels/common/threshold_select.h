@@ -209,10 +209,12 @@ class ThresholdSelect {
       Select(out.template ReinterpretCast<half>(), mask, grad.template ReinterpretCast<half>(),
              static_cast<half>(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
     } else if constexpr (kPath == SelectPath::kByte) {
+#if ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT
       if (byteOps_) {
         ComputeByteOps(out, grad, feature, count);
         return;
       }
+#endif
       LocalTensor<uint8_t> mask = maskBuf_.template Get<uint8_t>();
       LocalTensor<half> xHalf = scratchBuf_.template Get<half>();
       LocalTensor<half> minusOne = xHalf[chunk_];
@@ -255,6 +257,7 @@ class ThresholdSelect {
   }
 
  private:
+#if ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT
   // int8/uint8 where the SoC compares and selects bytes (HasByteCompareSelect): per chunk, the
   // compare's bit mask, then Select(mask, grad, 0) straight into the output.
   __aicore__ inline void ComputeByteOps(const AscendC::LocalTensor<T>& out,
@@ -274,6 +277,7 @@ class ThresholdSelect {
       Select(out[c], mask, grad[c], T(0), SELMODE::VSEL_TENSOR_SCALAR_MODE, m);
     }
   }
+#endif
 
   __aicore__ static constexpr int64_t kMin() { return IntRange<T>::kMin; }
   __aicore__ static constexpr int64_t kMax() { return IntRange<T>::kMax; }
