@@ -140,6 +140,31 @@ TEST(SocRules, UInt8KernelsMatchOnEveryBytePairOnBothBytePaths) {
   ExpectEveryBytePairMatchesUnderEverySoc<uint8_t>();
 }
 
+// Tiles of 128 bytes are no whole 256-byte compare repeat: the host runs the half detour there.
+TEST(SocRules, ByteKernelsOnTilesOfHalfARepeatMatchOnTheHost) {
+  ElementwiseTiling t{};
+  t.total_num = 1001;
+  t.block_dim = 3;
+  t.tile_data_num = 128;
+  t.tail_block_num = 1;
+  t.big_core_data_num = 384;
+  t.final_big_tile_num = 3;
+  t.big_tail_data_num = 128;
+  t.small_core_data_num = 320;
+  t.final_small_tile_num = 3;
+  t.small_tail_data_num = 64;
+  std::mt19937_64 rng(23);
+  const auto g = RandomValues<int8_t>(1001, rng, {});
+  const auto x = RandomValues<int8_t>(1001, rng, {});
+  for (int64_t thr : {-5, 0, 3}) {
+    const ThresholdParams p = IntParams(ThresholdMode::kCompare, thr);
+    const auto r = kt::Run<int8_t>(false, g, x, p, t, 16384, 1, true, KernelSoc::kHost);
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < g.size(); ++i) bad += r.out[i] != (Passes(x[i], p) ? g[i] : 0);
+    EXPECT_TRUE(bad == 0 && r.guards_intact) << "threshold " << thr << ": " << bad << " wrong";
+  }
+}
+
 TEST(SocRules, ByteCompareAndSelectAreTheAscend950sAndTheHostsOnly) {
   using cpu_ascendc::Soc;
   using cpu_ascendc::VType;
