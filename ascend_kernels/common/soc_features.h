@@ -6,6 +6,8 @@
 // 2201 dav_c220 = Ascend910B, 3510 dav_3510 = Ascend950).
 #pragma once
 
+#include "kernel_operator.h"
+
 #if !defined(ASCEND_KERNELS_CPU_ASCENDC) && defined(__NPU_ARCH__) && \
     (__NPU_ARCH__ == 1001 || __NPU_ARCH__ == 2002)
 // dav_c100 / dav_m200: DataCopyPad and (dav_c100) CompareScalar are "not supported" stubs that
@@ -37,3 +39,22 @@
 #else
 #define ASCEND_KERNELS_HAS_INT64 0
 #endif
+
+// CompareScalar and tensor-scalar Select on int8/uint8 themselves: the Ascend950's dav_3510 API
+// has both (impl/basic_api/dav_3510/kernel_operator_vec_cmp_impl.h, kernel_operator_vec_sel_impl.h;
+// cpu_ascendc/soc_rules.cpp), so its byte kernels compare and select in two ops; dav_c220 has
+// neither, hence the half detour there, and its build does not compile the two-op path. On the
+// CPU both paths are compiled and the launch's SoC rules decide.
+#if defined(ASCEND_KERNELS_CPU_ASCENDC) || (defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
+#define ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT 1
+#else
+#define ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT 0
+#endif
+template <typename T>
+__aicore__ inline bool HasByteCompareSelect() {
+#if defined(ASCEND_KERNELS_CPU_ASCENDC)
+  return cpu_ascendc::HasCompareAndSelect(cpu_ascendc::CurrentRules(), cpu_ascendc::VTypeOf<T>());
+#else
+  return ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT != 0;
+#endif
+}

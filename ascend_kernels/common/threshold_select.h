@@ -11,7 +11,9 @@
 //      (-1 -> 0xFF, 0 -> 0x00) into the output buffer, then out = And(mask bytes, grad) on the
 //      int16 view. On Atlas A2, Select and CompareScalar take only half/float and And only
 //      int16/uint16 (no 8-bit Select/Compare), hence the detour; grad's bytes pass through And
-//      untouched, so results are the original values.
+//      untouched, so results are the original values. Where the SoC compares and selects bytes
+//      (Ascend950, and the host: HasByteCompareSelect), CompareScalar(GT) on x itself, then
+//      Select(mask, grad, 0), chunk by chunk, counts rounded up to whole 256-byte repeats.
 //  int32 (int64 host-only): exact, since the A2 vector unit compares int32 only for EQ and a
 //      float32 compare is wrong above 2^24:
 //        m = Adds(Mins(Maxs(x, t), t + 1), ~t)   is -1 where x <= t, 0 where x > t
@@ -24,8 +26,9 @@
 // min(2048, capacity) for bfloat16 (rounded down to 256); for int8/uint8 (chunked too) a mask for
 // one chunk and two half buffers of one chunk of min(2048, capacity) elements (widened x, then
 // the constant -1.0h that Select takes as its tensor operand, written once per core as far as
-// the tiles need it). Counts are rounded up to whole vector repeats (`kAlign` elements); the
-// lanes past the tile's real count compute on stale UB and are never copied out.
+// the tiles need it; not allocated on the two-op path). Counts are rounded up to whole vector
+// repeats (`kAlign` elements); the lanes past the tile's real count compute on stale UB and are
+// never copied out.
 #pragma once
 
 #include "ascend_kernels/kernel_args.h"
@@ -137,6 +140,9 @@ class ThresholdSelect {
   __aicore__ inline void Init(AscendC::TPipe& pipe, uint32_t capacity, const ThresholdParams& p) {
     capacity_ = capacity;
     if constexpr (kPath == SelectPath::kByte) {
+      // The two-op path needs CompareScalar's whole 256-byte repeats: the tiling's tiles are
+      // whole 256-byte blocks, so a tile's count rounds up to 256 inside the buffers.
+      byteOps_ = HasByteCompareSelect<T>() && capacity % kChunkAlign == 0;
       pipe.InitBuffer(maskBuf_,
                       (capacity < kWideChunk ? capacity : kWideChunk) / 8);  // one chunk's
     } else if constexpr (kPath != SelectPath::kExactInt) {
@@ -158,7 +164,7 @@ class ThresholdSelect {
       // aligned), or one chunk for a smaller capacity: the chunk's intermediates stay small (on
       // the CPU, in L1).
       chunk_ = capacity < kWideChunk ? capacity : kWideChunk;
-      pipe.InitBuffer(scratchBuf_, 2 * chunk_ * sizeof(half));
+      if (!byteOps_) pipe.InitBuffer(scratchBuf_, 2 * chunk_ * sizeof(half));
     }
     if constexpr (kPath == SelectPath::kFloat) {
       if constexpr (sizeof(T) == sizeof(double)) {
@@ -203,6 +209,12 @@ class ThresholdSelect {
       Select(out.template ReinterpretCast<half>(), mask, grad.template ReinterpretCast<half>(),
              static_cast<half>(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
     } else if constexpr (kPath == SelectPath::kByte) {
+#if ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT
+      if (byteOps_) {
+        ComputeByteOps(out, grad, feature, count);
+        return;
+      }
+#endif
       LocalTensor<uint8_t> mask = maskBuf_.template Get<uint8_t>();
       LocalTensor<half> xHalf = scratchBuf_.template Get<half>();
       LocalTensor<half> minusOne = xHalf[chunk_];
@@ -245,12 +257,35 @@ class ThresholdSelect {
   }
 
  private:
+#if ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT
+  // int8/uint8 where the SoC compares and selects bytes (HasByteCompareSelect): per chunk, the
+  // compare's bit mask, then Select(mask, grad, 0) straight into the output.
+  __aicore__ inline void ComputeByteOps(const AscendC::LocalTensor<T>& out,
+                                        const AscendC::LocalTensor<T>& grad,
+                                        const AscendC::LocalTensor<T>& feature, uint32_t count) {
+    using namespace AscendC;
+    const uint32_t n = (count + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
+    LocalTensor<uint8_t> mask = maskBuf_.template Get<uint8_t>();
+    for (uint32_t c = 0; c < n; c += chunk_) {
+      const uint32_t m = n - c < chunk_ ? n - c : chunk_;
+      if (mode_ == ThresholdMode::kCompare) {
+        CompareScalar(mask, feature[c], thrInt_, CMPMODE::GT, m);
+      } else {
+        const uint16_t bits = mode_ == ThresholdMode::kAllPass ? 0xFFFFu : 0u;
+        Duplicate(mask.template ReinterpretCast<uint16_t>(), bits, static_cast<int32_t>(m / 16));
+      }
+      Select(out[c], mask, grad[c], T(0), SELMODE::VSEL_TENSOR_SCALAR_MODE, m);
+    }
+  }
+#endif
+
   __aicore__ static constexpr int64_t kMin() { return IntRange<T>::kMin; }
   __aicore__ static constexpr int64_t kMax() { return IntRange<T>::kMax; }
 
   AscendC::TBuf<AscendC::TPosition::VECCALC> maskBuf_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> scratchBuf_;
   uint32_t capacity_ = 0;
+  bool byteOps_ = false;         // kByte: compare and select bytes (ComputeByteOps)
   uint32_t minusOneFilled_ = 0;  // leading elements of the -1.0h constant already written
   uint32_t chunk_ = kWideChunk;
   T thrFloat_{};

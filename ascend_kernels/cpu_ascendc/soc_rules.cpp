@@ -106,11 +106,15 @@ const SocRules kRules[] = {
          Bit(VType::kUInt64),
      k3510Casts, Count(k3510Casts)},
     // host: the CPU. The Ascend910B's API rules, plus float64 compare/select (the host-only
-    // float64 kernels; no SoC has them). Its UB is whatever the launch asks for (ub_usable 0):
-    // nothing on the CPU reserves scratch, and the FFI handler tiles for a 64 KiB UB
-    // (cpp/xla_ffi/ffi_handler.h kHostUbSize) that must be usable whole.
-    {Soc::kHost, "host", "cpu", 0, 0, true, kHalfFloat | Bit(VType::kDouble),
-     kHalfFloat | Bit(VType::kDouble), kC220Casts, Count(kC220Casts)},
+    // float64 kernels; no SoC has them) and the Ascend950's int8/uint8 compare/select (above), so
+    // the byte kernels take the Ascend950's two-op path (common/soc_features.h). Its UB is
+    // whatever the launch asks for (ub_usable 0): nothing on the CPU reserves scratch, and the
+    // FFI handler tiles for a 64 KiB UB (cpp/xla_ffi/ffi_handler.h kHostUbSize) that must be
+    // usable whole.
+    {Soc::kHost, "host", "cpu", 0, 0, true,
+     kHalfFloat | Bit(VType::kDouble) | Bit(VType::kInt8) | Bit(VType::kUInt8),
+     kHalfFloat | Bit(VType::kDouble) | Bit(VType::kInt8) | Bit(VType::kUInt8), kC220Casts,
+     Count(kC220Casts)},
 };
 
 }  // namespace

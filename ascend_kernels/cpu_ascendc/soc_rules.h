@@ -105,4 +105,10 @@ void CheckCompareScalarRule(const SocRules& r, VType src);
 void CheckSelectScalarRule(const SocRules& r, VType src);
 void CheckDataCopyPadRule(const SocRules& r, const char* api);
 
+// Whether SoC `r` has both CompareScalar and tensor-scalar Select on `t` (what a kernel path that
+// compares and selects in `t` itself needs).
+constexpr bool HasCompareAndSelect(const SocRules& r, VType t) {
+  return (r.compare_scalar_types & r.select_scalar_types & Bit(t)) != 0;
+}
+
 }  // namespace cpu_ascendc

@@ -6,14 +6,18 @@
 // every variant computes the same bits (integer ops and IEEE compares only), and the tests run
 // each loop in every variant the host can execute. Nothing else depends on the host.
 //
-// Four loops have an AVX-512 form written with intrinsics, where the plain loop measured about
+// Six loops have an AVX-512 form written with intrinsics, where the plain loop measured about
 // 2x slower or more on the operands of an int8 kernel launch (one 2048-element chunk in L1, Xeon
 // with AVX-512, ns per call, plain / intrinsics): the 16-bit Select 210-240 / 58-68 and the half
 // compare 310-330 / 87 (the compiler cannot keep bit masks in mask registers); int8 -> half
 // 250-340 / 98-153 and half -> int8 340-415 / 197-242 (1.5-1.9x per call; 2.5x in `perf` samples
 // of a whole int8 launch), which the compiler cannot vectorise through the hardware's
-// half <-> float conversions. Each returns how many elements it did; the plain loop does the
-// rest, and the tests check both against the same scalar reference.
+// half <-> float conversions. Two more for the byte kernels' two-op path (int8/uint8 CompareScalar
+// and Select, 64 elements a mask register): per 2048-byte chunk 90-270 / 22 ns (compare) and
+// 120-270 / 25 ns (select); in `perf` samples of whole int8 launches at 2^20, 4-5x (compare) and
+// 3.1-3.4x (select), the launch 310-385 / 135-195 us on one thread. Each returns how many
+// elements it did; the plain loop does the rest, and the tests check both against the same
+// scalar reference.
 #pragma once
 
 #include <cstdint>
@@ -70,10 +74,15 @@ template <typename Loop>
 __attribute__((target("avx2"), noinline)) void RunAvx2(const Loop& loop) {
   loop();
 }
+// g++ vectorises at 256 bits on an AVX-512 target unless told otherwise; clang rejects that
+// option (and with it the whole target attribute) and uses 512 bits by itself.
+#if defined(__clang__)
+#define CPU_ASCENDC_AVX512_LOOPS "avx2,avx512f,avx512bw,avx512dq,avx512vl"
+#else
+#define CPU_ASCENDC_AVX512_LOOPS "avx2,avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512"
+#endif
 template <typename Loop>
-__attribute__((target("avx2,avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512"),
-               noinline)) void
-RunAvx512(const Loop& loop) {
+__attribute__((target(CPU_ASCENDC_AVX512_LOOPS), noinline)) void RunAvx512(const Loop& loop) {
   loop();
 }
 #endif
@@ -202,17 +211,34 @@ CPU_ASCENDC_AVX512 inline uint64_t Avx512Select16(uint16_t* dst, const uint8_t* 
   }
   return i;
 }
+
+// Select on bytes, 64 a step: 64 mask bits are one mask register. As Avx512Select16.
+CPU_ASCENDC_AVX512 inline uint64_t Avx512Select8(uint8_t* dst, const uint8_t* mask,
+                                                 const uint8_t* src, uint8_t fill, uint64_t n) {
+  const __m512i f = _mm512_set1_epi8(static_cast<char>(fill));
+  uint64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    uint64_t bits;
+    std::memcpy(&bits, mask + i / 8, sizeof bits);
+    const __m512i v = _mm512_loadu_si512(src + i);
+    _mm512_storeu_si512(dst + i, _mm512_mask_blend_epi8(static_cast<__mmask64>(bits), f, v));
+  }
+  return i;
+}
 #endif
 
 template <typename B>
 inline void SelectBits(B* dst, const uint8_t* mask, const B* src, B fill, uint64_t n,
                        Isa isa = BestIsa()) {
 #if defined(__GNUC__) && defined(__x86_64__)
-  if constexpr (sizeof(B) == 2) {
+  if constexpr (sizeof(B) <= 2) {
     if (isa == Isa::kAvx512) {
-      const uint64_t done =
-          Avx512Select16(reinterpret_cast<uint16_t*>(dst), mask,
-                         reinterpret_cast<const uint16_t*>(src), static_cast<uint16_t>(fill), n);
+      const uint64_t done = sizeof(B) == 2 ? Avx512Select16(reinterpret_cast<uint16_t*>(dst), mask,
+                                                            reinterpret_cast<const uint16_t*>(src),
+                                                            static_cast<uint16_t>(fill), n)
+                                           : Avx512Select8(reinterpret_cast<uint8_t*>(dst), mask,
+                                                           reinterpret_cast<const uint8_t*>(src),
+                                                           static_cast<uint8_t>(fill), n);
       if (done == n) return;
       dst += done, src += done, mask += done / 8, n -= done;
     }
@@ -220,21 +246,68 @@ inline void SelectBits(B* dst, const uint8_t* mask, const B* src, B fill, uint64
 #endif
   RunFor(
       isa, CPU_ASCENDC_LOOP {
+        // Local copies: a byte store may alias anything the lambda reaches by reference.
+        B* const to = dst;
+        const B* const from = src;
+        const uint8_t* const bits = mask;
+        const B f = fill;
+        const uint64_t count = n;
         alignas(64) uint8_t bytes[kMaskChunk];
-        for (uint64_t c = 0; c < n; c += kMaskChunk) {
-          const uint64_t len = n - c < kMaskChunk ? n - c : kMaskChunk;
+        for (uint64_t c = 0; c < count; c += kMaskChunk) {
+          const uint64_t len = count - c < kMaskChunk ? count - c : kMaskChunk;
           for (uint64_t k = 0; k < (len + 7) / 8; ++k) {
-            const uint64_t w = (mask[c / 8 + k] * 0x0101010101010101ull) & 0x8040201008040201ull;
+            const uint64_t w = (bits[c / 8 + k] * 0x0101010101010101ull) & 0x8040201008040201ull;
             std::memcpy(bytes + 8 * k, &w, sizeof w);
           }
-          B* const d = dst + c;
-          const B* const s = src + c;
+          B* const d = to + c;
+          const B* const s = from + c;
           for (uint64_t i = 0; i < len; ++i) {
             const B keep = static_cast<B>(B{0} - static_cast<B>(bytes[i] != 0));
-            d[i] = static_cast<B>((s[i] & keep) | (fill & static_cast<B>(~keep)));
+            d[i] = static_cast<B>((s[i] & keep) | (f & static_cast<B>(~keep)));
           }
         }
       });
+}
+
+// CompareScalar on int8/uint8: mask bits of src[i] <mode> t, i < n.
+#if defined(__GNUC__) && defined(__x86_64__)
+// 64 bytes a step, the compare's mask register being the 64 mask bits; kPred is the
+// _MM_CMPINT_ predicate. Returns the elements done (a multiple of 64); the caller runs the rest.
+template <typename I, int kPred>
+CPU_ASCENDC_AVX512 inline uint64_t Avx512CompareBytes(uint8_t* d, const I* src, uint64_t n, I t) {
+  const __m512i b = _mm512_set1_epi8(static_cast<char>(t));
+  uint64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    const __m512i x = _mm512_loadu_si512(src + i);
+    uint64_t bits;
+    if constexpr (std::is_signed_v<I>) {
+      bits = _mm512_cmp_epi8_mask(x, b, kPred);
+    } else {
+      bits = _mm512_cmp_epu8_mask(x, b, kPred);
+    }
+    std::memcpy(d + i / 8, &bits, sizeof bits);
+  }
+  return i;
+}
+#endif
+template <typename I>
+inline void CompareBytes(uint8_t* d, const I* src, uint64_t n, AscendC::CMPMODE mode, I t,
+                         Isa isa = BestIsa()) {
+#if defined(__GNUC__) && defined(__x86_64__)
+  if (isa == Isa::kAvx512) {
+    using AscendC::CMPMODE;
+    const uint64_t done =
+        mode == CMPMODE::LT   ? Avx512CompareBytes<I, _MM_CMPINT_LT>(d, src, n, t)
+        : mode == CMPMODE::GT ? Avx512CompareBytes<I, _MM_CMPINT_NLE>(d, src, n, t)
+        : mode == CMPMODE::EQ ? Avx512CompareBytes<I, _MM_CMPINT_EQ>(d, src, n, t)
+        : mode == CMPMODE::LE ? Avx512CompareBytes<I, _MM_CMPINT_LE>(d, src, n, t)
+        : mode == CMPMODE::GE ? Avx512CompareBytes<I, _MM_CMPINT_NLT>(d, src, n, t)
+                              : Avx512CompareBytes<I, _MM_CMPINT_NE>(d, src, n, t);
+    if (done == n) return;
+    d += done / 8, src += done, n -= done;
+  }
+#endif
+  CompareMask(d, n, mode, t, [src](uint64_t i) { return src[i]; }, isa);
 }
 
 // ---- Conversions, branch-free so that the loops vectorise. ----

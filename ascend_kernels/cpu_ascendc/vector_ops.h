@@ -28,8 +28,10 @@ template <typename T, typename... Ts>
 constexpr bool kOneOf = (std::is_same_v<T, Ts> || ...);
 
 template <typename T>
-using BitsOf = std::conditional_t<sizeof(T) == 2, uint16_t,
-                                  std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+using BitsOf =
+    std::conditional_t<sizeof(T) == 1, uint8_t,
+                       std::conditional_t<sizeof(T) == 2, uint16_t,
+                                          std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
 
 // dst and a source must be the same region or disjoint (the vector unit streams repeats).
 inline void CheckOverlap(const void* dst, uint64_t dst_bytes, const void* src, uint64_t src_bytes,
@@ -126,8 +128,9 @@ template <typename T, typename U>
 inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, const T scalar,
                           CMPMODE mode, uint32_t count) {
   constexpr const char* kApi = "CompareScalar";
-  static_assert(internal::kOneOf<T, half, float, double>,
-                "CompareScalar: src must be half or float (double: host only)");
+  static_assert(internal::kOneOf<T, half, float, double, int8_t, uint8_t>,
+                "CompareScalar: src must be half or float (int8_t/uint8_t: Ascend950; double: host "
+                "only)");
   static_assert(std::is_same_v<U, uint8_t>, "CompareScalar: dst must be uint8_t");
   cpu_ascendc::CheckCompareScalarRule(cpu_ascendc::CurrentRules(), cpu_ascendc::VTypeOf<T>());
   // The count form works in whole 256-byte repeats of src.
@@ -139,6 +142,8 @@ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, 
   if constexpr (std::is_same_v<T, half>) {
     cpu_ascendc::loops::CompareHalf(d, reinterpret_cast<const uint16_t*>(s), count, mode,
                                     scalar.bits);
+  } else if constexpr (sizeof(T) == 1) {
+    cpu_ascendc::loops::CompareBytes(d, s, count, mode, scalar);
   } else {
     cpu_ascendc::loops::CompareMask(d, count, mode, scalar, [s](uint64_t i) { return s[i]; });
   }
@@ -149,8 +154,9 @@ template <typename T, typename U>
 inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask,
                    const LocalTensor<T>& src0, T scalar, SELMODE mode, uint32_t count) {
   constexpr const char* kApi = "Select";
-  static_assert(internal::kOneOf<T, half, float, double>,
-                "Select: operands must be half or float (double: host only)");
+  static_assert(internal::kOneOf<T, half, float, double, int8_t, uint8_t>,
+                "Select: operands must be half or float (int8_t/uint8_t: Ascend950; double: host "
+                "only)");
   static_assert(internal::kOneOf<U, uint8_t, uint16_t, uint32_t, uint64_t>,
                 "Select: mask must be unsigned");
   CPU_ASCENDC_CHECK(mode == SELMODE::VSEL_TENSOR_SCALAR_MODE, kApi,

@@ -102,6 +102,80 @@ TEST(SocRules, UInt8KernelsMatchUnderEverySocThatListsIt) { SweepSocs<uint8_t>()
 TEST(SocRules, Int64KernelsMatchUnderEverySocThatListsIt) { SweepSocs<int64_t>(); }
 TEST(SocRules, Float64KernelsMatchUnderEverySocThatListsIt) { SweepSocs<double>(); }
 
+// The byte kernels' two paths: the half detour where the SoC has no 8-bit CompareScalar/Select
+// (Ascend910B), compare and select on the bytes where it has them (Ascend950, the host). Every
+// (grad, x) byte pair, thresholds at and around both ends of the range and inside it, one tile
+// per core and several with a 256-byte-ragged tail, against the contract.
+template <typename T>
+void ExpectEveryBytePairMatchesUnderEverySoc() {
+  std::vector<T> g(65536 + 128 + 5), x(g.size());
+  for (uint64_t i = 0; i < g.size(); ++i) {  // the first 65536: each pair once, both varying
+    x[i] = static_cast<T>(i % 256);
+    g[i] = static_cast<T>(i / 256 + 3 * i);
+  }
+  std::vector<ThresholdParams> params = {IntParams(ThresholdMode::kAllPass, 0),
+                                         IntParams(ThresholdMode::kNonePass, 0)};
+  for (int64_t t : {-129, -128, -1, 0, 1, 37, 126, 127, 128, 254, 255, 256}) {
+    params.push_back(IntParams(ThresholdMode::kCompare, t));
+  }
+  for (uint64_t ub : {kUb910B, uint64_t{16384}}) {
+    const ElementwiseTiling tiling = SpecTiling(g.size(), 1, Traits<T>::kUbdn, ub, kCores910B);
+    for (const ThresholdParams& p : params) {
+      for (KernelSoc soc : {KernelSoc::kAscend910B, KernelSoc::kAscend950, KernelSoc::kHost}) {
+        const auto r = kt::Run<T>(false, g, x, p, tiling, ub, 1, true, soc);
+        uint64_t bad = 0;
+        for (uint64_t i = 0; i < g.size(); ++i) bad += r.out[i] != (Passes(x[i], p) ? g[i] : T{});
+        EXPECT_TRUE(bad == 0 && r.guards_intact)
+            << Traits<T>::kName << " on " << SocName(soc) << " ub " << ub << " mode " << p.mode
+            << " t " << p.threshold_int << ": " << bad << " wrong elements";
+      }
+    }
+  }
+}
+
+TEST(SocRules, Int8KernelsMatchOnEveryBytePairOnBothBytePaths) {
+  ExpectEveryBytePairMatchesUnderEverySoc<int8_t>();
+}
+TEST(SocRules, UInt8KernelsMatchOnEveryBytePairOnBothBytePaths) {
+  ExpectEveryBytePairMatchesUnderEverySoc<uint8_t>();
+}
+
+// Tiles of 128 bytes are no whole 256-byte compare repeat: the host runs the half detour there.
+TEST(SocRules, ByteKernelsOnTilesOfHalfARepeatMatchOnTheHost) {
+  ElementwiseTiling t{};
+  t.total_num = 1001;
+  t.block_dim = 3;
+  t.tile_data_num = 128;
+  t.tail_block_num = 1;
+  t.big_core_data_num = 384;
+  t.final_big_tile_num = 3;
+  t.big_tail_data_num = 128;
+  t.small_core_data_num = 320;
+  t.final_small_tile_num = 3;
+  t.small_tail_data_num = 64;
+  std::mt19937_64 rng(23);
+  const auto g = RandomValues<int8_t>(1001, rng, {});
+  const auto x = RandomValues<int8_t>(1001, rng, {});
+  for (int64_t thr : {-5, 0, 3}) {
+    const ThresholdParams p = IntParams(ThresholdMode::kCompare, thr);
+    const auto r = kt::Run<int8_t>(false, g, x, p, t, 16384, 1, true, KernelSoc::kHost);
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < g.size(); ++i) bad += r.out[i] != (Passes(x[i], p) ? g[i] : 0);
+    EXPECT_TRUE(bad == 0 && r.guards_intact) << "threshold " << thr << ": " << bad << " wrong";
+  }
+}
+
+TEST(SocRules, ByteCompareAndSelectAreTheAscend950sAndTheHostsOnly) {
+  using cpu_ascendc::Soc;
+  using cpu_ascendc::VType;
+  for (VType t : {VType::kInt8, VType::kUInt8}) {
+    EXPECT_FALSE(cpu_ascendc::HasCompareAndSelect(cpu_ascendc::RulesFor(Soc::kAscend910), t));
+    EXPECT_FALSE(cpu_ascendc::HasCompareAndSelect(cpu_ascendc::RulesFor(Soc::kAscend910B), t));
+    EXPECT_TRUE(cpu_ascendc::HasCompareAndSelect(cpu_ascendc::RulesFor(Soc::kAscend950), t));
+    EXPECT_TRUE(cpu_ascendc::HasCompareAndSelect(cpu_ascendc::RulesFor(Soc::kHost), t));
+  }
+}
+
 TEST(SocRules, UsableUbIsTheSocsLimitOrTheLaunchsUb) {
   using cpu_ascendc::Soc;
   EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend910B, 196608) ==

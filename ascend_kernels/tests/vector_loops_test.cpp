@@ -1,7 +1,8 @@
 // The element loops of the CPU AscendC model (cpu_ascendc/vector_loops.h) in every variant the
 // host can run (baseline, AVX2, AVX-512) against a one-element-at-a-time reference, bit for bit:
-// the compares the primitives make (float, double, half), the select on 16/32/64-bit elements,
-// each conversion, and the element-wise maps in place and between arrays.
+// the compares the primitives make (float, double, half, int8, uint8), the select on
+// 8/16/32/64-bit elements, each conversion, and the element-wise maps in place and between
+// arrays.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -165,6 +166,45 @@ TEST(VectorLoops, HalfCompareMatchesReferenceOnEveryBitPatternInEveryVariant) {
   }
 }
 
+// Every byte value against every byte threshold (the Ascend950's 8-bit CompareScalar), from
+// the start of the array and from one mask byte in with a length no vector step divides.
+template <typename T>
+void ExpectByteCompareMatches() {
+  const uint64_t n = 256 * 4;
+  Aligned<T> src(n);
+  for (uint64_t i = 0; i < n; ++i) src.data()[i] = static_cast<T>(i * 37 + i / 256);
+  Aligned<uint8_t> got(n / 8);
+  for (loops::Isa isa : HostIsas()) {
+    for (int v = 0; v < 256; ++v) {
+      const T t = static_cast<T>(v);
+      for (CMPMODE mode : kModes) {
+        for (uint64_t start : {uint64_t{0}, uint64_t{8}}) {
+          const uint64_t len = start == 0 ? n : n - start - 40;
+          std::memset(got.data(), 0x5a, n / 8);
+          const T* s = src.data() + start;
+          loops::CompareMask(
+              got.data() + start / 8, len, mode, t, [s](uint64_t i) { return s[i]; }, isa);
+          uint64_t bad = 0;
+          for (uint64_t i = 0; i < n; ++i) {
+            const bool bit = (got.data()[i / 8] >> (i % 8)) & 1;
+            const bool inside = i >= start && i < start + len;
+            bad += bit != (inside ? Holds(src.data()[i], mode, t) : ((0x5a >> (i % 8)) & 1) != 0);
+          }
+          EXPECT_EQ(bad, 0u) << IsaName(isa) << " mode " << static_cast<int>(mode) << " t " << v
+                             << " start " << start;
+        }
+      }
+    }
+  }
+}
+
+TEST(VectorLoops, Int8CompareMatchesReferenceOnEveryValueAndThresholdInEveryVariant) {
+  ExpectByteCompareMatches<int8_t>();
+}
+TEST(VectorLoops, UInt8CompareMatchesReferenceOnEveryValueAndThresholdInEveryVariant) {
+  ExpectByteCompareMatches<uint8_t>();
+}
+
 template <typename B>
 void ExpectSelectMatches() {
   std::mt19937_64 rng(sizeof(B));
@@ -189,6 +229,7 @@ void ExpectSelectMatches() {
   }
 }
 
+TEST(VectorLoops, Select8BitMatchesReferenceInEveryVariant) { ExpectSelectMatches<uint8_t>(); }
 TEST(VectorLoops, Select16BitMatchesReferenceInEveryVariant) { ExpectSelectMatches<uint16_t>(); }
 TEST(VectorLoops, Select32BitMatchesReferenceInEveryVariant) { ExpectSelectMatches<uint32_t>(); }
 TEST(VectorLoops, Select64BitMatchesReferenceInEveryVariant) { ExpectSelectMatches<uint64_t>(); }
