@@ -856,7 +856,7 @@ void Run(Input& in) {
   }
 }
 
-// The seed corpus: a valid call of each target and dtype family, in the byte order Run reads.
+// The starting corpus: a valid call of each target and dtype family, in the byte order Run reads.
 void WriteSeeds(const char* dir) {
   struct Seed {
     const char* name;
