@@ -101,13 +101,7 @@ __aicore__ inline ThresholdParams ThresholdOf(const ThresholdGradV2DTilingData& 
 // threshold argument.
 template <typename T>
 __aicore__ inline ThresholdParams ThresholdOf(const ReluGradTilingData&, GM_ADDR) {
-  ThresholdParams p;
-  p.mode = static_cast<int32_t>(ThresholdMode::kCompare);
-  p.source = static_cast<int32_t>(ThresholdSource::kTiling);
-  p.threshold_f32 = 0.0f;
-  p.gm_dtype = 0;
-  p.threshold_f64_bits = 0;
-  p.threshold_int = 0;
+  ThresholdParams p{};  // every field 0: mode kCompare, source kTiling
   return p;
 }
 

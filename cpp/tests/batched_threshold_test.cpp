@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <future>
 #include <random>
 #include <string>
 #include <vector>
@@ -12,19 +11,12 @@
 #include "aclnn/batched_threshold.h"
 #include "aclnn/broadcast.h"
 #include "aclnn/executor.h"
-#include "aclnn/host_stream.h"
 #include "executor_test_util.h"
+#include "planned_run.h"
 
 using namespace executor_test;
 
 namespace {
-
-struct Planned {
-  aclnnStatus status;
-  uint64_t ws = 0;
-  ExecutorPtr executor;
-  std::string message;
-};
 
 Planned Plan(const HostTensor& g, const HostTensor& x, const HostTensor& t, HostTensor& out,
              uint32_t core_num = 4) {
@@ -47,21 +39,7 @@ void RunAndCompare(const HostTensor& g, const HostTensor& x, const HostTensor& t
                    uint32_t core_num, bool on_stream) {
   Planned p = Plan(g, x, t, out, core_num);
   ASSERT_EQ(p.status, ACLNN_SUCCESS) << p.message;
-  std::vector<unsigned char> ws(p.ws + kWorkspaceAlignment);
-  void* base = ws.data() + (kWorkspaceAlignment -
-                            reinterpret_cast<uintptr_t>(ws.data()) % kWorkspaceAlignment) %
-                               kWorkspaceAlignment;
-  if (on_stream) {
-    ThreadPoolHostStream stream(2);
-    std::promise<void> done;
-    ASSERT_EQ(aclnnThresholdBackward(base, p.ws, p.executor.get(), &stream,
-                                     [&done] { done.set_value(); }),
-              ACLNN_SUCCESS);
-    done.get_future().wait();
-    ASSERT_EQ(aclnnThresholdBackwardRunStatus(p.executor.get()), ACLNN_SUCCESS);
-  } else {
-    ASSERT_EQ(aclnnThresholdBackward(base, p.ws, p.executor.get(), nullptr), ACLNN_SUCCESS);
-  }
+  ASSERT_NO_FATAL_FAILURE(RunPlanned(p, on_stream));
   const std::vector<int64_t>& shape = out.shape;
   const size_t rank = shape.size();
   auto index_of = [&](const HostTensor& op, int64_t linear) {  // broadcast operand index

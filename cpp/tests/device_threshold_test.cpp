@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <future>
 #include <limits>
 #include <random>
 #include <string>
@@ -14,21 +13,14 @@
 
 #include "aclnn/batched_threshold.h"
 #include "aclnn/executor.h"
-#include "aclnn/host_stream.h"
 #include "executor_test_util.h"
+#include "planned_run.h"
 
 using namespace executor_test;
 
 namespace {
 
 enum class Reader { kHost, kDevice };
-
-struct Planned {
-  aclnnStatus status;
-  uint64_t ws = 0;
-  ExecutorPtr executor;
-  std::string message;
-};
 
 Planned Plan(Reader reader, const HostTensor& g, const HostTensor& x, const HostTensor& t,
              HostTensor& out, SocVersion soc = SocVersion::kHost) {
@@ -46,26 +38,6 @@ Planned Plan(Reader reader, const HostTensor& g, const HostTensor& x, const Host
   p.executor.reset(e);
   p.message = aclGetRecentErrMsg();
   return p;
-}
-
-// Runs the plan into `out` (synchronously, or on a ThreadPoolHostStream).
-void RunPlan(Planned& p, bool on_stream) {
-  std::vector<unsigned char> ws(p.ws + kWorkspaceAlignment);
-  void* base = ws.data() + (kWorkspaceAlignment -
-                            reinterpret_cast<uintptr_t>(ws.data()) % kWorkspaceAlignment) %
-                               kWorkspaceAlignment;
-  if (on_stream) {
-    ThreadPoolHostStream stream(2);
-    std::promise<void> done;
-    ASSERT_EQ(aclnnThresholdBackward(base, p.ws, p.executor.get(), &stream,
-                                     [&done] { done.set_value(); }),
-              ACLNN_SUCCESS);
-    done.get_future().wait();
-    ASSERT_EQ(aclnnThresholdBackwardRunStatus(p.executor.get()), ACLNN_SUCCESS);
-  } else {
-    ASSERT_EQ(aclnnThresholdBackward(base, p.ws, p.executor.get(), nullptr), ACLNN_SUCCESS)
-        << aclGetRecentErrMsg();
-  }
 }
 
 // Threshold values that exercise every branch of the conversion for x of `x`'s dtype: 0 and -0
@@ -125,8 +97,8 @@ void ExpectSameAsHostPlan(aclDataType dtype, aclDataType t_dtype, std::vector<in
   const ExecutorPlan* plan = GetExecutorPlan(device.executor.get());
   EXPECT_TRUE(plan->ReadsThresholdOnDevice());
   EXPECT_STREQ(aclnnThresholdBackwardKernelName(device.executor.get()), "ThresholdGradV2D");
-  RunPlan(host, false);
-  RunPlan(device, on_stream);
+  ASSERT_NO_FATAL_FAILURE(RunPlanned(host, false));
+  ASSERT_NO_FATAL_FAILURE(RunPlanned(device, on_stream));
   const int64_t n = Numel(out_shape);
   int reported = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -211,8 +183,8 @@ TEST(DeviceThreshold, ZeroThresholdGivesReluGradsBits) {
       ASSERT_STREQ(aclnnThresholdBackwardKernelName(relu.executor.get()), "ReluGrad");
       Planned device = Plan(Reader::kDevice, g, x, t, device_out);
       ASSERT_EQ(device.status, ACLNN_SUCCESS) << device.message;
-      RunPlan(relu, false);
-      RunPlan(device, false);
+      ASSERT_NO_FATAL_FAILURE(RunPlanned(relu, false));
+      ASSERT_NO_FATAL_FAILURE(RunPlanned(device, false));
       EXPECT_EQ(std::memcmp(relu_out.storage.data(), device_out.storage.data(), 4096 * g.Elem()), 0)
           << DataTypeName(dtype) << " at threshold " << zero;
     }
@@ -233,7 +205,7 @@ TEST(DeviceThreshold, KernelReadsTheThresholdWhenItRuns) {
   Planned p = Plan(Reader::kDevice, g, x, t, out);
   ASSERT_EQ(p.status, ACLNN_SUCCESS) << p.message;
   StoreDouble(ACL_FLOAT, -3.5, t.At(0));  // written after phase one, before phase two
-  RunPlan(p, false);
+  ASSERT_NO_FATAL_FAILURE(RunPlanned(p, false));
   for (int i = 0; i < 64; ++i) {
     float v;
     std::memcpy(&v, out.At(i), 4);

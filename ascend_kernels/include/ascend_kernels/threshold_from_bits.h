@@ -131,13 +131,7 @@ __aicore__ inline float Float32FromBits(uint32_t bits) {
 // to plan one).
 __aicore__ inline ThresholdParams ThresholdParamsFromBits(int32_t x_dtype, int32_t threshold_dtype,
                                                           uint64_t bits) {
-  ThresholdParams p;
-  p.mode = static_cast<int32_t>(ThresholdMode::kCompare);
-  p.source = static_cast<int32_t>(ThresholdSource::kTiling);
-  p.threshold_f32 = 0.0f;
-  p.gm_dtype = 0;
-  p.threshold_f64_bits = 0;
-  p.threshold_int = 0;
+  ThresholdParams p{};  // every field 0: mode kCompare, source kTiling
   const auto t = static_cast<KernelDType>(threshold_dtype);
   int64_t lo = 0, hi = 0;
   if (threshold_bits::IntegerRange(x_dtype, &lo, &hi)) {
