@@ -29,16 +29,16 @@ from typing import Any, Optional
 import numpy as np
 import numpy.typing as npt
 
-from jax_threshold import _native  # type: ignore[attr-defined]  # compiled, no stub
+from jax_threshold import _aclnn_ext  # type: ignore[attr-defined]  # compiled, no stub
 from jax_threshold import threshold_value
 
-ACLNN_SUCCESS = _native.ACLNN_SUCCESS
-ACLNN_ERR_PARAM_NULLPTR = _native.ACLNN_ERR_PARAM_NULLPTR
-ACLNN_ERR_PARAM_INVALID = _native.ACLNN_ERR_PARAM_INVALID
-ACLNN_ERR_INNER_CREATE_EXECUTOR = _native.ACLNN_ERR_INNER_CREATE_EXECUTOR
-ACLNN_ERR_INNER_NULLPTR = _native.ACLNN_ERR_INNER_NULLPTR
-ACLNN_ERR_INNER_TILING_ERROR = _native.ACLNN_ERR_INNER_TILING_ERROR
-ACLNN_ERR_RUNTIME_ERROR = _native.ACLNN_ERR_RUNTIME_ERROR
+ACLNN_SUCCESS = _aclnn_ext.ACLNN_SUCCESS
+ACLNN_ERR_PARAM_NULLPTR = _aclnn_ext.ACLNN_ERR_PARAM_NULLPTR
+ACLNN_ERR_PARAM_INVALID = _aclnn_ext.ACLNN_ERR_PARAM_INVALID
+ACLNN_ERR_INNER_CREATE_EXECUTOR = _aclnn_ext.ACLNN_ERR_INNER_CREATE_EXECUTOR
+ACLNN_ERR_INNER_NULLPTR = _aclnn_ext.ACLNN_ERR_INNER_NULLPTR
+ACLNN_ERR_INNER_TILING_ERROR = _aclnn_ext.ACLNN_ERR_INNER_TILING_ERROR
+ACLNN_ERR_RUNTIME_ERROR = _aclnn_ext.ACLNN_ERR_RUNTIME_ERROR
 
 # SocVersion codes of aclnn_threshold_backward.h. "host" is what the XLA FFI handler uses on CPU:
 # the Ascend910B list plus int64 and float64 at every threshold.
@@ -49,8 +49,8 @@ SOCS = {"Ascend910": 0, "Ascend910B": 1, "Ascend950": 2, "host": 3}
 # host core's L1 cache).
 DEFAULT_UB_SIZE = 196608
 DEFAULT_CORE_NUM = 48
-HOST_CORE_NUM = _native.HOST_CORE_NUM
-HOST_UB_SIZE = _native.HOST_UB_SIZE
+HOST_CORE_NUM = _aclnn_ext.HOST_CORE_NUM
+HOST_UB_SIZE = _aclnn_ext.HOST_UB_SIZE
 
 # aclDataType codes by NumPy dtype name; a dtype missing here is ACL_DT_UNDEFINED.
 _ACL_DTYPES = {
@@ -208,32 +208,32 @@ class Executor:
   """The plan phase one made. Holds the arrays it reads and writes until it has run."""
 
   def __init__(self, native, arrays):
-    self._native = native
+    self._aclnn_ext = native
     self._arrays = arrays
 
   @property
   def kernel(self) -> str:
     """ "ThresholdGradV2D", "ReluGrad", or "" when nothing runs (empty tensors)."""
-    return self._native.kernel
+    return self._aclnn_ext.kernel
 
   @property
   def tiling(self) -> Optional[dict]:
     """The kernel's ElementwiseTiling as a dict (None when nothing runs)."""
-    return self._native.tiling
+    return self._aclnn_ext.tiling
 
   @property
   def threshold_params(self) -> Optional[dict]:
     """ThresholdGradV2D's ThresholdParams (None for ReluGrad / nothing to run)."""
-    return self._native.threshold_params
+    return self._aclnn_ext.threshold_params
 
   @property
   def workspace_size(self) -> int:
-    return self._native.workspace_size
+    return self._aclnn_ext.workspace_size
 
   @property
   def copies(self) -> tuple:
     """(grad_output, x, out): which of them go through a contiguous copy in the workspace."""
-    return self._native.copies
+    return self._aclnn_ext.copies
 
   def __repr__(self):
     return (
@@ -255,7 +255,7 @@ _unnamed_dtypes = threading.local()
 
 
 def _name_undefined_dtypes(tensors) -> None:
-  message = _native.recent_error_message()
+  message = _aclnn_ext.recent_error_message()
   named = message
   for name, array in tensors.items():
     if array is not None and acl_dtype(array.dtype) == ACL_DT_UNDEFINED:
@@ -319,7 +319,7 @@ def threshold_backward_get_workspace_size(
   g_desc, x_desc = _tensor(grad_output, "grad_output"), _tensor(x, "x")
   out_desc = _tensor(out, "out", writable=True)
   x_code = x_desc[3] if x_desc is not None else ACL_DT_UNDEFINED
-  status, workspace_size, native = _native.threshold_backward_get_workspace_size(
+  status, workspace_size, native = _aclnn_ext.threshold_backward_get_workspace_size(
     g_desc,
     x_desc,
     _scalar(threshold, x_code),
@@ -372,8 +372,8 @@ def threshold_backward(
         f"workspace_size {workspace_size} passed with it"
       )
     address = workspace.__array_interface__["data"][0]
-  native = None if executor is None else executor._native
-  status = _native.threshold_backward(address, workspace_size, native)
+  native = None if executor is None else executor._aclnn_ext
+  status = _aclnn_ext.threshold_backward(address, workspace_size, native)
   if status == ACLNN_SUCCESS and executor is not None:
     executor._arrays = None  # ran: the executor never touches them again
   return status
@@ -397,7 +397,7 @@ def recent_error_message() -> str:
     >>> recent_error_message()
     'out is null'
   """
-  message = _native.recent_error_message()
+  message = _aclnn_ext.recent_error_message()
   renamed = getattr(_unnamed_dtypes, "message", None)
   if renamed is not None and renamed[0] == message:
     return renamed[1]  # a NumPy dtype the executor knows only as "undefined", named
@@ -436,7 +436,7 @@ def threshold_grad_v2_d_tiling(
     >>> t["block_dim"], t["tail_block_num"], t["small_core_data_num"], t["big_core_data_num"]
     (48, 27, 2048, 2112)
   """
-  return _tiling(_native.threshold_grad_v2_d_tiling, num_elements, dtype, ub_size, core_num)
+  return _tiling(_aclnn_ext.threshold_grad_v2_d_tiling, num_elements, dtype, ub_size, core_num)
 
 
 def relu_grad_tiling(
@@ -460,4 +460,4 @@ def relu_grad_tiling(
     >>> relu_grad_tiling(4096, np.float16)["block_dim"]
     1
   """
-  return _tiling(_native.relu_grad_tiling, num_elements, dtype, ub_size, core_num)
+  return _tiling(_aclnn_ext.relu_grad_tiling, num_elements, dtype, ub_size, core_num)

@@ -45,18 +45,18 @@ from jax_threshold import lowering as _lowering
 from jax_threshold import partitioning as _partitioning
 
 try:
-  from jax_threshold import _native
+  from jax_threshold import _aclnn_ext
 except ImportError as e:  # a source tree without the compiled extension
-  raise ImportError(f"jax_threshold._native is not built ({e})") from e
+  raise ImportError(f"jax_threshold._aclnn_ext is not built ({e})") from e
 
-if not hasattr(_native, "ffi_handlers"):
+if not hasattr(_aclnn_ext, "ffi_handlers"):
   raise ImportError(
-    "jax_threshold._native was built without the XLA FFI handler "
+    "jax_threshold._aclnn_ext was built without the XLA FFI handler "
     "(the XLA FFI headers of jaxlib were not found at build time)"
   )
 
 # Before anything is registered: a handler the running jaxlib cannot load would break JAX.
-_ffi_api_version.check(_native)
+_ffi_api_version.check(_aclnn_ext)
 
 TARGET = "jax_threshold_threshold_backward_v1"
 STATIC_TARGET = "jax_threshold_threshold_backward_static_v1"
@@ -152,7 +152,7 @@ def _ffi_lowering(ctx, grad_output, x, threshold, *, implementation, platform):
 
 def _register() -> None:
   platforms = set()
-  for name, platform, capsule in _native.ffi_handlers():
+  for name, platform, capsule in _aclnn_ext.ffi_handlers():
     jax.ffi.register_ffi_target(name, capsule, platform=platform)
     platforms.add(platform)
   _partitioning.register_partitioner(ffi_targets())

@@ -115,7 +115,7 @@ def check(native) -> None:
   """Raises IncompatibleFfiApi when the native module's handlers cannot load in this jaxlib.
 
   Args:
-    native: the extension module (jax_threshold._native), built with the FFI handler.
+    native: the extension module (jax_threshold._aclnn_ext), built with the FFI handler.
   """
   import jaxlib.version  # pylint: disable=import-outside-toplevel
 

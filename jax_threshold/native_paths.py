@@ -56,11 +56,11 @@ def source_tree_shadowing() -> str | None:
   """Why the native extension is missing when a source tree hides the installed package, or None.
 
   The typical case: `pip install .`, then `python` in the repository root, where the checkout's
-  `jax_threshold/` (no compiled `_native`) comes first on sys.path. Detected as: the imported
-  package has no `_native`, but an installed jax-threshold distribution has one elsewhere.
+  `jax_threshold/` (no compiled `_aclnn_ext`) comes first on sys.path. Detected as: the imported
+  package has no `_aclnn_ext`, but an installed jax-threshold distribution has one elsewhere.
   """
   if any(
-    os.path.exists(os.path.join(_PACKAGE_DIR, "_native" + suffix))
+    os.path.exists(os.path.join(_PACKAGE_DIR, "_aclnn_ext" + suffix))
     for suffix in importlib.machinery.EXTENSION_SUFFIXES
   ):
     return None
@@ -71,7 +71,7 @@ def source_tree_shadowing() -> str | None:
   located = [
     str(dist.locate_file(f))
     for f in dist.files or ()
-    if f.parts[:1] == ("jax_threshold",) and f.name.startswith("_native.")
+    if f.parts[:1] == ("jax_threshold",) and f.name.startswith("_aclnn_ext.")
   ]
   installed = [os.path.dirname(os.path.abspath(f)) for f in located if os.path.exists(f)]
   if not installed or any(os.path.samefile(d, _PACKAGE_DIR) for d in installed):

@@ -28,7 +28,7 @@ try:
   _SKIP_REASON = None
 except ImportError as e:  # a source tree without the compiled extension
   aclnn = None
-  _SKIP_REASON = f"jax_threshold._native is not built ({e}); pip install . to test the executor"
+  _SKIP_REASON = f"jax_threshold._aclnn_ext is not built ({e}); pip install . to test the executor"
 
 needs_native = unittest.skipIf(aclnn is None, _SKIP_REASON or "")
 

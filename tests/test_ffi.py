@@ -37,7 +37,7 @@ SKIP_REASON = (
   f"{jt.available_implementations()}); pip install . to build it"
 )
 if HAS_FFI:
-  from jax_threshold import _native
+  from jax_threshold import _aclnn_ext
   from jax_threshold import ffi as jt_ffi
 
 X64 = jax.config.jax_enable_x64
@@ -45,7 +45,7 @@ FLOAT_DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
 INT_DTYPES = [np.int32, np.int8, np.uint8]
 DTYPES = FLOAT_DTYPES + INT_DTYPES + ([np.float64, np.int64] if X64 else [])
 NAN, INF = float("nan"), float("inf")
-# Above _native.FFI_INLINE_MAX_BYTES for every dtype: the asynchronous thread-pool path.
+# Above _aclnn_ext.FFI_INLINE_MAX_BYTES for every dtype: the asynchronous thread-pool path.
 LARGE = 100_003
 
 _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -132,7 +132,7 @@ class FfiLoweringTest(parameterized.TestCase):
       {"jax_threshold_threshold_backward_v1", "jax_threshold_threshold_backward_static_v1"},
     )
     self.assertEqual(jt_ffi.ffi_targets(), jt.ffi_targets())
-    names = {(name, platform) for name, platform, _ in _native.ffi_handlers()}
+    names = {(name, platform) for name, platform, _ in _aclnn_ext.ffi_handlers()}
     self.assertIn(("jax_threshold_threshold_backward_v1", "cpu"), names)
     self.assertIn(("jax_threshold_threshold_backward_static_v1", "cpu"), names)
 
@@ -306,7 +306,7 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
   def test_large_inputs_take_the_thread_pool_path(self, dtype, threshold):
     rng = np.random.default_rng(3)
     size = LARGE if np.dtype(dtype).itemsize > 1 else 4 * LARGE
-    self.assertGreater(size * np.dtype(dtype).itemsize, _native.FFI_INLINE_MAX_BYTES)
+    self.assertGreater(size * np.dtype(dtype).itemsize, _aclnn_ext.FFI_INLINE_MAX_BYTES)
     x = _random(rng, (size,), dtype, threshold)
     g = _random(rng, (size,), dtype)
     ref, ffi = _jit_both(jt.threshold_backward)

@@ -38,7 +38,7 @@ try:
   from jax_threshold import aclnn
 except ImportError as e:  # a source tree without the compiled extension
   aclnn = None
-  _SKIP = f"jax_threshold._native is not built ({e})"
+  _SKIP = f"jax_threshold._aclnn_ext is not built ({e})"
 
 SECONDS = float(os.environ.get("JAX_THRESHOLD_FUZZ_SECONDS", "60"))
 SEED = int(os.environ.get("JAX_THRESHOLD_FUZZ_SEED", "20261130"))

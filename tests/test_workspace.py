@@ -47,7 +47,7 @@ class WorkspaceAlignmentTest(parameterized.TestCase):
   def test_reported_size_leaves_room_to_align(self):
     arena = np.zeros(4096, np.uint8)
     *_, ws, executor, _ = _transposed_out_call(arena, 0)
-    self.assertGreaterEqual(ws, N * 4 + aclnn._native.WORKSPACE_ALIGNMENT - 1)
+    self.assertGreaterEqual(ws, N * 4 + aclnn._aclnn_ext.WORKSPACE_ALIGNMENT - 1)
     self.assertEqual(executor.workspace_size, ws)
 
   def test_every_byte_offset_works(self):
@@ -59,7 +59,7 @@ class WorkspaceAlignmentTest(parameterized.TestCase):
         import numpy as np
         import test_workspace as t
         from jax_threshold import aclnn
-        for shift in range(aclnn._native.WORKSPACE_ALIGNMENT + 3):
+        for shift in range(aclnn._aclnn_ext.WORKSPACE_ALIGNMENT + 3):
           arena = np.zeros(4096, np.uint8)
           g, x, out, ws, executor, expected = t._transposed_out_call(arena, 0)
           room = np.zeros(ws + shift, np.uint8)
