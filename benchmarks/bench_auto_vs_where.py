@@ -10,7 +10,7 @@ call returning a fresh output), for each dtype, size and threshold:
   auto        jax.jit(lambda g, x: jt.threshold_backward(g, x, t))     a static threshold
   auto_traced the same with t a jitted argument (the form that cannot fold at compile time)
   bits_form   the static threshold through the integer range check alone
-              (flush_proof.greater_by_bits), for float x: what the float compare saves
+              (_threshold.greater_by_bits), for float x: what the float compare saves
   forward     jt.threshold(x, t, 0) over jnp.where(x > t, x, 0): the forward activation, whose
               compare is the named step `threshold_mask`
 
@@ -67,8 +67,7 @@ def _parse_sizes(text):
 
 def _functions(jax, jt, dtype, threshold):
   jnp, lax = jax.numpy, jax.lax
-  flush_proof = importlib.import_module("jax_threshold.flush_proof")
-  threshold_operand = importlib.import_module("jax_threshold.threshold_operand")
+  threshold_module = importlib.import_module("jax_threshold._threshold")
   zero = jnp.zeros((), dtype)
   fns = {
     "where": jax.jit(lambda g, x: jnp.where(x > threshold, g, zero)),
@@ -80,11 +79,11 @@ def _functions(jax, jt, dtype, threshold):
   t_traced = jnp.float32(threshold)
   fns["auto_traced"] = lambda g, x: traced(g, x, t_traced)
   floating = np.dtype(dtype).kind == "f" or np.dtype(dtype).name == "bfloat16"
-  if floating and hasattr(flush_proof, "greater_by_bits"):
-    t_operand = threshold_operand.canonicalize_threshold(threshold, dtype)
+  if floating and hasattr(threshold_module, "greater_by_bits"):
+    t_operand = threshold_module.canonicalize_threshold(threshold, dtype)
 
     def bits_form(g, x):
-      mask = flush_proof.greater_by_bits(flush_proof.to_float32(x), t_operand)
+      mask = threshold_module.greater_by_bits(threshold_module.to_float32(x), t_operand)
       return lax.select(mask, g, jnp.zeros_like(g))
 
     fns["bits_form"] = jax.jit(bits_form)

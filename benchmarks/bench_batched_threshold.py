@@ -7,7 +7,7 @@ with x of 3 float32 elements and 10^6 thresholds. Three ways are run, each in a 
 own for its peak memory, and all in one process, interleaved, for the times:
   reference            the jnp lowering (XLA's fused select)
   ffi                  the custom call as lowered today: launched along the batch axis
-                       (jax_threshold/batch_transpose.py)
+                       (jax_threshold/ffi.py)
   ffi:per-threshold    the custom call with that rewrite switched off: one shared phase-one
                        plan, one kernel block per threshold (cpp/xla_ffi/ffi_shared_plan.*)
 Times are medians of single calls after compiling; "peak RSS" is the process's peak resident
@@ -35,7 +35,7 @@ _CHILD = textwrap.dedent("""
     import hashlib, json, resource, statistics, sys, time
     import jax, jax.numpy as jnp, numpy as np
     import jax_threshold as jt
-    from jax_threshold import batch_transpose
+    from jax_threshold import ffi
     paths, n_thresholds, n_elements, dtype, repeats = sys.argv[1:6]
     paths, repeats = paths.split(","), int(repeats)
     dtype = jnp.dtype(dtype)
@@ -44,11 +44,11 @@ _CHILD = textwrap.dedent("""
     fns = {}
     for path in paths:
       # ":per-threshold": the rewrite never applies (it is decided when lowering).
-      batch_transpose.MAX_ELEMENTS_PER_THRESHOLD = 0 if path.endswith(":per-threshold") else 256
+      ffi.MAX_ELEMENTS_PER_THRESHOLD = 0 if path.endswith(":per-threshold") else 256
       f = jax.jit(jax.vmap(lambda t, impl=path.split(":")[0]: jt.threshold_backward(
           x, x, t, implementation=impl)))
       fns[path] = f.lower(ts).compile()
-    batch_transpose.MAX_ELEMENTS_PER_THRESHOLD = 256
+    ffi.MAX_ELEMENTS_PER_THRESHOLD = 256
     digests = {p: hashlib.sha256(np.asarray(f(ts)).tobytes()).hexdigest() for p, f in fns.items()}
     times = {p: [] for p in paths}
     for r in range(repeats):  # interleaved, in a rotated order

@@ -6,51 +6,39 @@ jt.threshold(x, threshold, value)                 # x if x > threshold else valu
 with jt.implementation("reference"): ...          # choose the lowering
 """
 
-import importlib
 import warnings
 
-from jax_threshold import ffi_api_version as _ffi_api_version
+from jax_threshold import ffi as _ffi
 from jax_threshold import lowering as _lowering  # registers the lowerings
 from jax_threshold._version import __version__
 from jax_threshold.api import threshold
 from jax_threshold.api import threshold_backward
-from jax_threshold.implementation_choice import implementation
+from jax_threshold.ffi import get_include
+from jax_threshold.ffi import get_lib
 from jax_threshold.lowering import available_implementations
 from jax_threshold.lowering import ffi_targets
+from jax_threshold.lowering import implementation
 from jax_threshold.lowering import register_lowering_implementation
 from jax_threshold.primitive import threshold_backward_p
 
 
-# Importing it registers the "ffi" implementation (register_lowering_implementation).
-_FFI_MODULE = "jax_threshold.ffi"
-
-
-def _load_ffi() -> None:
-  """Registers the "ffi" implementation when the native extension is importable."""
+def _register_ffi() -> None:
+  """Registers the "ffi" implementation, or records why it is unavailable."""
   try:
-    importlib.import_module(_FFI_MODULE)
-  except _ffi_api_version.IncompatibleFfiApi as e:  # built for a newer jaxlib than this one
+    _ffi.register()
+  except (_ffi.IncompatibleFfiApi, _ffi.LayoutCheckUnavailable) as e:  # this jax/jaxlib cannot
     _lowering.note_unavailable("ffi", str(e))
     warnings.warn(str(e), RuntimeWarning, stacklevel=2)
   except ImportError as e:  # no compiled extension (e.g. a source checkout)
     _lowering.note_unavailable(
       "ffi",
-      f"the native extension is missing ({type(e).__name__}: {e}); build the "
+      _ffi.source_tree_shadowing()
+      or f"the native extension is missing ({type(e).__name__}: {e}); build the "
       "package with its C++ extension (pip install .)",
     )
 
 
-def _native_paths_missing(*_):
-  raise RuntimeError("jax_threshold.native_paths is missing from this installation")
-
-
-try:
-  from jax_threshold.native_paths import get_include
-  from jax_threshold.native_paths import get_lib
-except ImportError:  # written by the native build; absent in a bare source tree
-  get_include = get_lib = _native_paths_missing
-
-_load_ffi()
+_register_ffi()
 
 __all__ = [
   "__version__",

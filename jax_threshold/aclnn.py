@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from jax_threshold import _aclnn_ext  # type: ignore[attr-defined]  # compiled, no stub
-from jax_threshold import threshold_value
+from jax_threshold import _threshold
 
 ACLNN_SUCCESS = _aclnn_ext.ACLNN_SUCCESS
 ACLNN_ERR_PARAM_NULLPTR = _aclnn_ext.ACLNN_ERR_PARAM_NULLPTR
@@ -149,7 +149,7 @@ def _scalar(threshold, x_code: int):
   """The threshold -> (value bytes, aclDataType) that gives the executor exactly the comparison
   of docs/behaviour.md §1 for x of aclDataType `x_code`, or None for None.
 
-  The exact value is converted once (threshold_value.py) and handed over in a form the executor
+  The exact value is converted once (_threshold.py) and handed over in a form the executor
   uses unchanged: float16 / bfloat16 / float32 x get the threshold already rounded to float32,
   float64 x rounded to float64, integer x floor(t) clamped to the dtype's range (or -inf / +inf
   for "every x passes" / "none passes"). Whether the threshold is exactly 0 (the ReluGrad
@@ -167,25 +167,25 @@ def _scalar(threshold, x_code: int):
   item = threshold[()] if isinstance(threshold, np.ndarray) else threshold
   if isinstance(item, (complex, np.complexfloating)):
     return (np.complex128(item).tobytes(), _ACL_DTYPES["complex128"])
-  value = threshold_value.exact_value(threshold)
-  zero = threshold_value.is_exactly_zero(value)
+  value = _threshold.exact_value(threshold)
+  zero = _threshold.is_exactly_zero(value)
   f32, f64, i64 = _ACL_DTYPES["float32"], _ACL_DTYPES["float64"], _ACL_DTYPES["int64"]
   if x_code in _INTEGER_DTYPES:
-    mode, k = threshold_value.integer_comparison(value, _INTEGER_DTYPES[x_code])
-    if mode == threshold_value.ALL_PASS:
+    mode, k = _threshold.integer_comparison(value, _INTEGER_DTYPES[x_code])
+    if mode == _threshold.ALL_PASS:
       return _scalar_bytes(-math.inf, f64)
-    if mode == threshold_value.NONE_PASS:
+    if mode == _threshold.NONE_PASS:
       return _scalar_bytes(math.inf, f64)
     if k == 0 and not zero:  # 0 < t < 1: the same comparison, not the zero threshold
       return _scalar_bytes(0.5, f64)
     return _scalar_bytes(k, i64)
   if x_code in _NARROW_FLOAT_CODES:
-    rounded = threshold_value.round_to_float(value, threshold_value.FLOAT32)
+    rounded = _threshold.round_to_float(value, _threshold.FLOAT32)
     if rounded == 0 and not zero:
       return _scalar_bytes(math.copysign(_TINY, value), f64)
     return _scalar_bytes(rounded, f32)
   # float64 x, and x of a dtype phase one refuses (or absent): rounded once to float64.
-  rounded = threshold_value.round_to_float(value, threshold_value.FLOAT64)
+  rounded = _threshold.round_to_float(value, _threshold.FLOAT64)
   if rounded == 0 and not zero and x_code != f64:
     rounded = math.copysign(_TINY, value)
   return _scalar_bytes(rounded, f64)
@@ -382,14 +382,8 @@ def threshold_backward(
 def recent_error_message() -> str:
   """Why the last failing call on this thread failed (aclGetRecentErrMsg).
 
-  Args:
-    none ().
-
   Returns:
     The message of this thread's last failing call ("" when none failed).
-
-  Raises:
-    Nothing.
 
   Example:
     >>> threshold_backward_get_workspace_size(g, x, 1.0, None)[0] == ACLNN_ERR_PARAM_NULLPTR

@@ -4,28 +4,34 @@ Both validate at trace time (TypeError for dtypes, ValueError for shapes and
 names), turn the threshold into the primitive's operand and bind the primitive.
 """
 
+import decimal
+import fractions
 import functools
+from typing import Union
 
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.typing import ArrayLike
 import numpy as np
 
 from jax_threshold import _dtypes
-from jax_threshold._typing import ArrayLike
-from jax_threshold._typing import RealLike
-from jax_threshold import implementation_choice as _implementation
-from jax_threshold.primitive import broadcast_shapes
+from jax_threshold import _threshold
+from jax_threshold import lowering as _lowering
+from jax_threshold._shapes import broadcast_shapes
+from jax_threshold._threshold import canonicalize_threshold
 from jax_threshold.primitive import explicit_output_sharding
 from jax_threshold.primitive import match_varying_axes
 from jax_threshold.primitive import threshold_backward_p
-from jax_threshold import reference as _reference
-from jax_threshold.threshold_operand import canonicalize_threshold
+
+# A threshold (or the forward's replacement value): any real number a user can write, exactly
+# (a Python int of any size, a float, a Fraction, a Decimal, a NumPy scalar, a 0-d array).
+RealLike = Union[ArrayLike, fractions.Fraction, decimal.Decimal]
 
 # The forward's compare as one named step: a printed jaxpr shows `threshold_mask` instead of the
 # bit manipulation that keeps it exact for subnormals. XLA inlines the call, so the fused program
 # is the same as without it.
-threshold_mask = jax.jit(_reference.threshold_mask)
+threshold_mask = jax.jit(_threshold.threshold_mask)
 
 
 def _common_dtype(grad_output: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -94,7 +100,7 @@ def threshold_backward(
     ...                       jnp.array([0.2, 1.2, 2.2, 3.2]), 1.0)
     Array([0. , 4.4, 4.3, 4.2], dtype=float32)
   """
-  implementation = _implementation.resolve(implementation)
+  implementation = _lowering.resolve(implementation)
   grad_output, x = _common_dtype(jnp.asarray(grad_output), jnp.asarray(x))
   dtype = _dtypes.check_same_dtype(grad_output.dtype, x.dtype)
   broadcast_shapes(grad_output.shape, x.shape)
@@ -188,7 +194,7 @@ def threshold(
     >>> jax.grad(lambda x: jt.threshold(x, 1.0, 0.0).sum())(jnp.array([0.5, 2.0]))
     Array([0., 1.], dtype=float32)
   """
-  implementation = _implementation.resolve(implementation)
+  implementation = _lowering.resolve(implementation)
   x = jnp.asarray(x)
   dtype = _dtypes.check_supported(x.dtype, "x")
   threshold = canonicalize_threshold(threshold, dtype)

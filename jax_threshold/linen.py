@@ -8,19 +8,18 @@ gradient runs through the `threshold_backward` primitive and whichever lowering
 is selected. Importing this module needs Flax; `import jax_threshold` does not.
 """
 
-from typing import TYPE_CHECKING
-
 import jax
+from jax.typing import ArrayLike
 
-from jax_threshold._flax_import import import_flax
-from jax_threshold._typing import ArrayLike
+import jax_threshold as _jt
 
-if TYPE_CHECKING:
+try:
   from flax import linen as nn
-else:
-  nn = import_flax("linen", needed_by="jax_threshold.linen")
-
-import jax_threshold as _jt  # noqa: E402  # pylint: disable=g-import-not-at-top
+except ImportError as e:  # Flax is optional: name the extra that brings it
+  raise ImportError(
+    f"jax_threshold.linen needs Flax (flax.linen), which could not be imported ({e}). "
+    "Install it with: pip install 'jax-threshold[flax]'"
+  ) from e
 
 
 class Threshold(nn.Module):

@@ -1,31 +1,155 @@
-"""Per-platform lowering of threshold_backward: dispatch between implementations.
+"""Which lowering of threshold_backward runs: the implementation choice and the per-platform rules.
 
-The reference (jnp) lowering is registered for every platform. Other
-implementations plug in with `register_lowering_implementation`, e.g. the FFI
-module does, once its native targets are registered with XLA:
+Names (`primitive.IMPLEMENTATIONS`): "reference" (the fusable jnp lowering, every platform),
+"ffi" (the XLA FFI custom call, where the native extension registered it) and "auto" (resolved
+per platform when lowering). A call's `implementation=None` means the default: the innermost
+`jax_threshold.implementation(...)` block, else the environment variable
+JAX_THRESHOLD_IMPLEMENTATION (read when tracing), else "auto". The block's value lives in a JAX
+config state that is part of jit's cache key: a function jitted under "reference" and called
+again inside `implementation("ffi")` is traced again instead of silently reusing the reference
+trace.
+
+The reference lowering is registered for every platform. Other implementations plug in with
+`register_lowering_implementation`, e.g. the FFI module does, once its native targets are
+registered with XLA:
 
     register_lowering_implementation("ffi", ffi_lowering, platform="cpu",
                                      ffi_targets=("jax_threshold_threshold_backward_v1",),
                                      use_for_auto=True)
 
-where `ffi_lowering(ctx, grad_output, x, threshold, *, implementation)` is an
-MLIR lowering rule. The primitive's `implementation` param is resolved here, at
-lowering time: "auto" takes the platform's `use_for_auto` implementation, else
-the reference; "ffi" on a platform without an ffi lowering is an error.
+where `ffi_lowering(ctx, grad_output, x, threshold, *, implementation)` is an MLIR lowering
+rule. The primitive's `implementation` param is resolved here, at lowering time: "auto" takes
+the platform's `use_for_auto` implementation, else the reference; "ffi" on a platform without
+an ffi lowering is an error naming that platform. This module also keeps which implementations
+are available (registered, or noted missing with the reason).
 """
 
-from typing import Any, Callable
+import contextlib
+import os
+from typing import Any, Callable, Iterator
 
+from jax._src import config as jax_config  # no public API creates a jit-keyed state
 from jax.interpreters import mlir
 
-from jax_threshold import implementation_choice as _implementation
+from jax_threshold.primitive import IMPLEMENTATIONS
 from jax_threshold.primitive import threshold_backward_p
+from jax_threshold.primitive import validate_name
 from jax_threshold.reference import reference_lowering
 
-# Re-exported: the availability registry lives below the primitive, in implementation_choice.
-available_implementations = _implementation.available_implementations
-check_available = _implementation.check_available
-note_unavailable = _implementation.note_unavailable
+ENV_VAR = "JAX_THRESHOLD_IMPLEMENTATION"
+
+# Named so that JAX's own env-var lookup (the upper-cased name) does not read
+# ENV_VAR at import time, where a bad value would break `import jax_threshold`.
+_scoped_implementation = jax_config.optional_enum_state(
+  name="jax_threshold_scoped_implementation",
+  enum_values=IMPLEMENTATIONS,
+  default=None,
+  help="Default threshold_backward implementation inside "
+  "jax_threshold.implementation(...); None defers to "
+  f"${ENV_VAR}, then 'auto'.",
+  include_in_jit_key=True,
+  include_in_trace_context=True,
+)
+
+
+_registered: set[str] = set()  # implementations with a lowering on at least one platform
+_missing_reasons: dict[str, str] = {}  # implementation name -> why it is unavailable
+
+
+def mark_available(name: str) -> None:
+  """Records that `name` has a lowering (called by `register_lowering_implementation`)."""
+  _registered.add(name)
+  _missing_reasons.pop(name, None)
+
+
+def note_unavailable(name: str, reason: str) -> None:
+  """Records why implementation `name` is missing (shown in the errors that need it)."""
+  _missing_reasons[name] = reason
+
+
+def missing_reason(name: str, default: str) -> str:
+  return _missing_reasons.get(name, default)
+
+
+def available_implementations() -> tuple[str, ...]:
+  """The implementation names usable here, besides "auto".
+
+  Returns:
+    ("reference",) plus every implementation registered on at least one
+    platform: ("reference", "ffi") when the native extension is built.
+
+  Example:
+    >>> jax_threshold.available_implementations()
+    ('reference', 'ffi')
+  """
+  return ("reference",) + tuple(n for n in IMPLEMENTATIONS if n in _registered)
+
+
+def check_available(name: str, where: str = "threshold_backward") -> None:
+  """Raises ValueError when `name` ("auto"/"reference" always are) is not registered."""
+  if name in ("auto", "reference") or name in _registered:
+    return
+  reason = missing_reason(
+    name,
+    "the native extension jax_threshold._aclnn_ext is missing; build the package "
+    "with its C++ extension (pip install .)",
+  )
+  raise ValueError(f"{where}: implementation {name!r} is not available: {reason}")
+
+
+def default_implementation() -> str:
+  """The implementation a call with `implementation=None` uses right now."""
+  scoped = _scoped_implementation.value
+  if scoped is not None:
+    return scoped
+  from_env = os.environ.get(ENV_VAR)
+  if from_env:
+    if from_env not in IMPLEMENTATIONS:
+      raise ValueError(
+        f"threshold_backward: ${ENV_VAR}={from_env!r} is not one of {IMPLEMENTATIONS}"
+      )
+    return from_env
+  return "auto"
+
+
+def resolve(name: str | None) -> str:
+  """Validates a call's `implementation` argument; None becomes the default.
+
+  The result is still unresolved with respect to the platform ("auto" stays
+  "auto"); the lowering picks the platform's implementation.
+  """
+  name = default_implementation() if name is None else validate_name(name)
+  check_available(name)
+  return name
+
+
+@contextlib.contextmanager
+def implementation(name: str) -> Iterator[None]:
+  """Makes `name` the default implementation inside the block.
+
+  Args:
+    name: "auto" (per platform: the reference lowering on CPU, the custom call
+      where it is registered for auto), "reference" (the fusable jnp lowering)
+      or "ffi" (the XLA FFI custom call running the AscendC kernels).
+
+  Returns:
+    A context manager. Calls with `implementation=None` inside the block use
+    `name`; it is part of jit's cache key, so a function jitted under another
+    implementation is traced again.
+
+  Raises:
+    ValueError: an unknown name, or "ffi" when the native extension is not
+      available (the message says why).
+
+  Example:
+    >>> with jax_threshold.implementation("reference"):
+    ...   y = jax.jit(f)(x)  # every threshold_backward inside f lowers to jnp
+  """
+  name = validate_name(name, where="jax_threshold.implementation")
+  check_available(name, where="jax_threshold.implementation")
+  with _scoped_implementation(name):
+    yield
+
 
 # implementation name -> platform -> lowering rule
 _lowerings: dict[str, dict[str, Callable[..., Any]]] = {}
@@ -40,6 +164,12 @@ def _resolve_for_platform(name: str, platform: str | None) -> str:
   return name
 
 
+def _lowering_platforms(ctx) -> tuple[str, ...]:
+  """The platforms this rule lowers for: in a multi-platform lowering (jax.export with several
+  `platforms`), JAX calls each rule with only the platforms that share it."""
+  return tuple(getattr(ctx, "platforms", None) or ctx.module_context.platforms)
+
+
 def _make_dispatch_rule(platform: str | None):
   """The lowering rule for one platform (None: platforms without their own rule)."""
 
@@ -49,9 +179,9 @@ def _make_dispatch_rule(platform: str | None):
       return reference_lowering(ctx, grad_output, x, threshold, implementation=implementation)
     lowering = _lowerings.get(chosen, {}).get(platform) if platform else None
     if lowering is None:
-      where = platform or "/".join(ctx.module_context.platforms)
+      where = platform or "/".join(_lowering_platforms(ctx))
       registered = sorted(_lowerings.get(chosen, {})) or "no platform"
-      hint = _implementation.missing_reason(chosen, "use implementation='reference' there")
+      hint = missing_reason(chosen, "use implementation='reference' there")
       raise NotImplementedError(
         f"threshold_backward: implementation {chosen!r} has no lowering for platform "
         f"{where!r} (registered for: {registered}; {hint})"
@@ -95,10 +225,10 @@ def register_lowering_implementation(
     >>> register_lowering_implementation("ffi", my_rule, platform="cuda",
     ...                                  ffi_targets=("my_target_v1",))
   """
-  if name in ("auto", "reference") or name not in _implementation.IMPLEMENTATIONS:
+  if name in ("auto", "reference") or name not in IMPLEMENTATIONS:
     raise ValueError(
       f"threshold_backward: cannot register implementation {name!r}; "
-      f"expected one of {_implementation.IMPLEMENTATIONS[2:]}"
+      f"expected one of {IMPLEMENTATIONS[2:]}"
     )
   _lowerings.setdefault(name, {})[platform] = lowering_fn
   if use_for_auto:
@@ -106,7 +236,7 @@ def register_lowering_implementation(
   for target in ffi_targets:
     if target not in _ffi_targets:
       _ffi_targets.append(target)
-  _implementation.mark_available(name)
+  mark_available(name)
   if platform not in _platforms_with_rules:
     _platforms_with_rules.add(platform)
     mlir.register_lowering(threshold_backward_p, _make_dispatch_rule(platform), platform=platform)
@@ -116,13 +246,9 @@ def ffi_targets() -> tuple[str, ...]:
   """The versioned XLA custom-call target names the registered lowerings emit.
 
   Returns:
-    A tuple of target names, e.g. ("jax_threshold_threshold_backward_v1",
-    "jax_threshold_threshold_backward_static_v1"); empty without the extension.
-    `jax.export` of a function using them needs
+    A tuple of target names, e.g. ("jax_threshold_threshold_backward_v1",); empty
+    without the extension. `jax.export` of a function using them needs
     `DisabledSafetyCheck.custom_call(t)` for each.
-
-  Raises:
-    Nothing.
 
   Example:
     >>> checks = [jax.export.DisabledSafetyCheck.custom_call(t) for t in jt.ffi_targets()]

@@ -9,19 +9,18 @@ so its gradient runs through the `threshold_backward` primitive. Importing
 this module needs Flax; `import jax_threshold` does not.
 """
 
-from typing import TYPE_CHECKING
-
 import jax
+from jax.typing import ArrayLike
 
-from jax_threshold._flax_import import import_flax
-from jax_threshold._typing import ArrayLike
+import jax_threshold as _jt
 
-if TYPE_CHECKING:
+try:
   from flax import nnx
-else:
-  nnx = import_flax("nnx", needed_by="jax_threshold.nnx")
-
-import jax_threshold as _jt  # noqa: E402  # pylint: disable=g-import-not-at-top
+except ImportError as e:  # Flax is optional: name the extra that brings it
+  raise ImportError(
+    f"jax_threshold.nnx needs Flax (flax.nnx), which could not be imported ({e}). "
+    "Install it with: pip install 'jax-threshold[flax]'"
+  ) from e
 
 
 class Threshold(nnx.Module):

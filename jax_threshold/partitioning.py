@@ -18,7 +18,7 @@ result. Two pieces make each device run the executor on its own block instead:
 
 - Validation. Every callback checks the call first (`check_call`): one array
   result, the target's operand count, the dtypes, operands that broadcast to the
-  result as `primitive.py` says, row-major shapes. `partition` raises
+  result as `_shapes` says, row-major shapes. `partition` raises
   `UnsupportedCallError` for any other call (XLA reports a compile error); the
   GSPMD propagation callbacks return None instead, since XLA aborts on an
   exception from them. Nothing calls `dimensions()` on a tuple shape, which
@@ -43,7 +43,7 @@ from jax.interpreters import mlir
 import numpy as np
 
 from jax_threshold import _dtypes
-from jax_threshold import primitive as _primitive
+from jax_threshold import _shapes
 
 _REPLICATED = _xc.OpSharding.Type.REPLICATED
 _TYPED_FFI_API_VERSION = 4
@@ -55,11 +55,6 @@ class UnsupportedCallError(ValueError):
   Raised by the partitioner's callbacks before they look at a shape: XLA turns it into a
   compile error instead of running the call on blocks that do not match.
   """
-
-
-def _operand_count(target: str) -> int:
-  """Operands of a target: grad_output, x and, unless the threshold is in attributes, it."""
-  return 2 if target.endswith("_static_v1") else 3
 
 
 def _describe(shape) -> str:
@@ -82,17 +77,17 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
   """The operand shapes of a call the handler accepts, or UnsupportedCallError saying why.
 
   What the project's lowering emits (docs/behaviour.md, "The custom-call boundary"): one array
-  result; grad_output and x (and, for the operand target, a threshold) as arrays; grad_output
-  and x of one supported dtype, the result of x's dtype, the threshold of a dtype primitive.py
-  allows for it; the result's shape the broadcast shape of the operands under primitive.py's
-  rule; row-major layouts where XLA shows them. Nothing here calls `dimensions()` on a shape
+  result; grad_output, x and a threshold as arrays; grad_output and x of one supported dtype,
+  the result of x's dtype, the threshold of a dtype `_dtypes` allows for it; the result's shape
+  the broadcast shape of the operands under `_shapes.output_shape`; row-major layouts where XLA
+  shows them. Nothing here calls `dimensions()` on a shape
   that is not an array (XLA CHECK-fails on a tuple).
   """
   where = f"jax_threshold: custom call {target}"
   if result_shape is None or not result_shape.is_array():
     raise UnsupportedCallError(f"{where} must have one array result; got {_describe(result_shape)}")
   arg_shapes = list(arg_shapes)
-  expected = _operand_count(target)
+  expected = 3
   if len(arg_shapes) != expected:
     raise UnsupportedCallError(f"{where} takes {expected} operands; got {len(arg_shapes)}")
   for i, s in enumerate(arg_shapes):
@@ -118,18 +113,15 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
       f"{where}: the result has dtype {result_dtype.name}, not x's {x_dtype.name}"
     )
   shapes = tuple(tuple(int(d) for d in s.dimensions()) for s in arg_shapes)
-  threshold_shape = ()
-  if expected == 3:
-    allowed = _dtypes.threshold_operand_dtypes(x_dtype)
-    if dtypes[2] not in allowed:
-      raise UnsupportedCallError(
-        f"{where}: the threshold for x of dtype {x_dtype.name} must have dtype "
-        f"{' or '.join(d.name for d in allowed)}; got {dtypes[2].name}"
-      )
-    threshold_shape = shapes[2]
+  allowed = _dtypes.threshold_operand_dtypes(x_dtype)
+  if dtypes[2] not in allowed:
+    raise UnsupportedCallError(
+      f"{where}: the threshold for x of dtype {x_dtype.name} must have dtype "
+      f"{' or '.join(d.name for d in allowed)}; got {dtypes[2].name}"
+    )
   out_shape = tuple(int(d) for d in result_shape.dimensions())
   try:
-    want = _primitive._output_shape(shapes[0], shapes[1], threshold_shape)  # pylint: disable=protected-access
+    want = _shapes.output_shape(shapes[0], shapes[1], shapes[2])
   except ValueError as e:
     raise UnsupportedCallError(f"{where}: {e}") from None
   if tuple(want) != out_shape:
@@ -138,14 +130,6 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
       f"{list(want)} of the operands {', '.join(str(list(s)) for s in shapes)}"
     )
   return shapes
-
-
-def _broadcast_dims(operand_shape, out_shape) -> list[bool]:
-  """Per output dim: True where the operand is broadcast along it (missing, or 1 vs >1)."""
-  lead = len(out_shape) - len(operand_shape)
-  return [
-    i < lead or (operand_shape[i - lead] == 1 and out_shape[i] != 1) for i in range(len(out_shape))
-  ]
 
 
 def sharding_rule(operand_shapes, out_shape):
@@ -161,13 +145,14 @@ def sharding_rule(operand_shapes, out_shape):
   operand_mappings = []
   for shape in operand_shapes:
     lead = len(out_shape) - len(shape)
+    stretched = _shapes.broadcast_dims(shape, out_shape)
     dims = []
-    for j, stretched in enumerate(_broadcast_dims(shape, out_shape)[lead:]):
-      if stretched:
+    for i in range(lead, len(out_shape)):
+      if i in stretched:
         factor_sizes.append(1)
         dims.append(sdy.DimMappingAttr.get(factor_indices=[len(factor_sizes) - 1]))
       else:
-        dims.append(sdy.DimMappingAttr.get(factor_indices=[lead + j]))
+        dims.append(sdy.DimMappingAttr.get(factor_indices=[i]))
     operand_mappings.append(sdy.TensorMappingAttr.get(dim_mappings=dims))
   result = sdy.TensorMappingAttr.get(
     dim_mappings=[sdy.DimMappingAttr.get(factor_indices=[i]) for i in range(len(out_shape))]
@@ -199,9 +184,9 @@ def operand_sharding(result_sharding, operand_shape, out_shape):
     return result_sharding
   grid, subgroup_types = _device_grid(result_sharding)
   rank = len(out_shape)
-  stretched = _broadcast_dims(operand_shape, out_shape)
-  kept = [i for i in range(rank) if not stretched[i]]
-  folded = [i for i in range(rank) if stretched[i]]
+  stretched = _shapes.broadcast_dims(operand_shape, out_shape)
+  kept = [i for i in range(rank) if i not in stretched]
+  folded = list(stretched)
   subgroups = list(range(rank, grid.ndim))
   grid = grid.transpose(kept + folded + subgroups)
   # The devices along the operand's missing leading dims and broadcast dims become one
@@ -210,7 +195,7 @@ def operand_sharding(result_sharding, operand_shape, out_shape):
   operand_tiles = []
   kept_iter = iter(grid.shape[: len(kept)])
   for i in range(lead, rank):
-    operand_tiles.append(1 if stretched[i] else next(kept_iter))
+    operand_tiles.append(1 if i in stretched else next(kept_iter))
   replicas = math.prod(grid.shape[len(kept) : len(kept) + len(folded)])
   grid = grid.reshape(operand_tiles + [replicas] + list(grid.shape[len(kept) + len(folded) :]))
   types = [_REPLICATED] + subgroup_types
@@ -227,8 +212,8 @@ def _output_grid(sharding, operand_shape, out_shape):
   if any(t != _REPLICATED for t in subgroup_types):
     return None
   lead = len(out_shape) - len(operand_shape)
-  stretched = _broadcast_dims(operand_shape, out_shape)
-  if any(grid.shape[i - lead] != 1 for i in range(lead, len(out_shape)) if stretched[i]):
+  stretched = _shapes.broadcast_dims(operand_shape, out_shape)
+  if any(grid.shape[i - lead] != 1 for i in stretched if i >= lead):
     return None
   return grid.reshape((1,) * lead + grid.shape)
 

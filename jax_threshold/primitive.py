@@ -13,7 +13,7 @@ Operands
       x integer of dtype D -> D, or float32 / float64 holding a real t that is
         compared exactly: k = floor(t); k < min(D) -> every x passes;
         k >= max(D) or t NaN -> none passes; else x > D(k).
-    `threshold_operand.canonicalize_threshold` builds it from the user's value.
+    `_threshold.canonicalize_threshold` builds it from the user's value.
     Its shape: () from the public API. The batching rule may make it non-scalar:
     then its rank equals the output's rank, every dim is 1 or the output's dim,
     and only leading (batch) dims differ from 1. A lowering that wants a flat
@@ -25,12 +25,14 @@ Params
     platform; `lowering.py` resolves it when lowering (so "auto" can differ by
     platform).
 
-Output: the broadcast shape of grad_output, x and threshold; x's dtype.
+Output: the broadcast shape of grad_output, x and threshold (`_shapes.output_shape`); x's
+dtype; on a mesh, the sharding JAX's elementwise ops would give it.
 
 Rules (registered right below the primitive): impl through dispatch, abstract
-eval, batching (one bind for the whole batch), JVP (linear in grad_output; x
-and threshold get zero tangents) and transpose (w.r.t. grad_output, summing
-over the dims grad_output was broadcast along). Lowerings live in `lowering.py`.
+eval (shape, dtype and sharding), batching (one bind for the whole batch), JVP
+(linear in grad_output; x and threshold get zero tangents), transpose (w.r.t.
+grad_output, summing over the dims grad_output was broadcast along) and
+`jax.experimental.jet` (linear in grad_output too). Lowerings live in `lowering.py`.
 """
 
 import functools
@@ -43,67 +45,29 @@ from jax._src.lax import lax as _lax_internal  # JAX's broadcasting sharding rul
 import jax.extend.core
 from jax.interpreters import ad
 from jax.interpreters import batching
+from jax.experimental import jet
 from jax.sharding import AxisType
 from jax.sharding import PartitionSpec
 import numpy as np
 
 from jax_threshold import _dtypes
-from jax_threshold import implementation_choice as _implementation
+from jax_threshold import _shapes
+
+# The values of the `implementation` param; `lowering.py` resolves them per platform.
+IMPLEMENTATIONS = ("auto", "reference", "ffi")
 
 
-def _check_size(shape, grad_output_shape, x_shape):
-  """ValueError if a concrete shape has more elements than int64 can count (symbolic: unknown)."""
-  if not all(_jax_core.is_constant_dim(d) for d in shape):
-    return
-  size = 1
-  for d in shape:
-    size *= int(d)
-  if size > np.iinfo(np.int64).max:
+def validate_name(name: object, where: str = "threshold_backward") -> str:
+  """`name` if it is an implementation name, else ValueError (prefixed by `where`)."""
+  if not isinstance(name, str) or name not in IMPLEMENTATIONS:
+    hint = ""
+    if isinstance(name, str) and name.lower() in IMPLEMENTATIONS:
+      hint = f"; did you mean {name.lower()!r}?"
     raise ValueError(
-      f"threshold_backward: the broadcast shape {tuple(shape)} of grad_output "
-      f"{tuple(grad_output_shape)} and x {tuple(x_shape)} has {size} elements, "
-      "which overflows int64"
+      f"{where}: unknown implementation {name!r}; expected one of "
+      f"{IMPLEMENTATIONS} (or None for the default){hint}"
     )
-
-
-def broadcast_shapes(grad_output_shape, x_shape):
-  """The output shape of grad_output and x, or ValueError naming both shapes.
-
-  JAX's own shape broadcasting, not NumPy's: it takes symbolic dims
-  (jax.export.symbolic_shape) and any rank (NumPy stops at 32).
-  """
-  try:
-    shape = tuple(lax.broadcast_shapes(tuple(grad_output_shape), tuple(x_shape)))
-  except ValueError:
-    raise ValueError(
-      "threshold_backward: grad_output and x shapes do not broadcast: "
-      f"grad_output {tuple(grad_output_shape)}, x {tuple(x_shape)}"
-    ) from None
-  _check_size(shape, grad_output_shape, x_shape)
-  return shape
-
-
-def _output_shape(grad_output_shape, x_shape, threshold_shape):
-  shape = broadcast_shapes(grad_output_shape, x_shape)
-  threshold_shape = tuple(threshold_shape)
-  if not threshold_shape:
-    return shape
-  rank = max(len(shape), len(threshold_shape))
-  ok = len(threshold_shape) == rank
-  if ok:
-    padded = (1,) * (rank - len(shape)) + shape
-    one = lambda d: _jax_core.definitely_equal(d, 1)
-    ok = all(
-      one(t) or one(s) or _jax_core.definitely_equal(t, s) for t, s in zip(threshold_shape, padded)
-    )
-  if not ok:
-    raise ValueError(
-      "threshold_backward: the threshold operand must be 0-d or have the "
-      "output's rank with broadcast-compatible dims; got threshold "
-      f"{threshold_shape} for grad_output {tuple(grad_output_shape)} and "
-      f"x {tuple(x_shape)}"
-    )
-  return tuple(lax.broadcast_shapes(shape, threshold_shape))
+  return name
 
 
 def _varying_axes(value) -> frozenset:
@@ -185,7 +149,7 @@ threshold_backward_p.def_impl(functools.partial(dispatch.apply_primitive, thresh
 
 
 def _threshold_backward_abstract_eval(grad_output, x, threshold, *, implementation):
-  _implementation.validate_name(implementation)
+  validate_name(implementation)
   dtype = _dtypes.check_same_dtype(grad_output.dtype, x.dtype)
   allowed = _dtypes.threshold_operand_dtypes(dtype)
   if np.dtype(threshold.dtype) not in allowed:
@@ -193,20 +157,20 @@ def _threshold_backward_abstract_eval(grad_output, x, threshold, *, implementati
       f"threshold_backward: the threshold operand for x of dtype {dtype.name} "
       f"must have dtype {' or '.join(d.name for d in allowed)}; got "
       f"{np.dtype(threshold.dtype).name} (use "
-      "threshold_operand.canonicalize_threshold)"
+      "_threshold.canonicalize_threshold)"
     )
-  shape = _output_shape(grad_output.shape, x.shape, threshold.shape)
+  shape = _shapes.output_shape(grad_output.shape, x.shape, threshold.shape)
   return _output_aval(shape, dtype, (grad_output, x, threshold))
 
 
 threshold_backward_p.def_abstract_eval(_threshold_backward_abstract_eval)
 
 
-def _move_batch_dim_to_front(operand, bdim, unbatched_rank, out_rank):
+def _move_batch_dim_to_front(operand, bdim, out_rank):
   """Batch dim first, then 1s so the rest right-aligns with the unbatched output."""
   operand = batching.bdim_at_front(operand, bdim, operand.shape[bdim])
   size, rest = operand.shape[0], operand.shape[1:]
-  return lax.reshape(operand, (size,) + (1,) * (out_rank - unbatched_rank) + rest)
+  return lax.reshape(operand, (size,) + _shapes.right_align(rest, out_rank))
 
 
 def _threshold_backward_batch_rule(batched_args, batch_dims, *, implementation):
@@ -221,17 +185,13 @@ def _threshold_backward_batch_rule(batched_args, batch_dims, *, implementation):
   # grad_output and x: a batched one gets its batch dim in front (plus 1s so the
   # unbatched dims line up); an unbatched one right-aligns by NumPy broadcasting.
   if g_bdim is not None:
-    grad_output = _move_batch_dim_to_front(
-      grad_output, g_bdim, unbatched_rank(grad_output, g_bdim), out_rank
-    )
+    grad_output = _move_batch_dim_to_front(grad_output, g_bdim, out_rank)
   if x_bdim is not None:
-    x = _move_batch_dim_to_front(x, x_bdim, unbatched_rank(x, x_bdim), out_rank)
+    x = _move_batch_dim_to_front(x, x_bdim, out_rank)
   # The threshold keeps its convention: 0-d, or the output's rank with only the
   # leading (batch) dims different from 1.
   if t_bdim is not None:
-    threshold = _move_batch_dim_to_front(
-      threshold, t_bdim, unbatched_rank(threshold, t_bdim), out_rank
-    )
+    threshold = _move_batch_dim_to_front(threshold, t_bdim, out_rank)
   elif threshold.ndim:
     threshold = lax.expand_dims(threshold, (0,))
   out = threshold_backward_p.bind(grad_output, x, threshold, implementation=implementation)
@@ -258,11 +218,8 @@ def _unbroadcast(aval, ct):
   sharding = aval.sharding if _has_explicit_axes(aval.sharding.mesh) else None
   if tuple(ct.shape) == shape and (sharding is None or jax.typeof(ct).sharding == sharding):
     return ct
-  leading = ct.ndim - len(shape)
-  stretched = tuple(
-    leading + i for i, d in enumerate(shape) if d == 1 and ct.shape[leading + i] != 1
-  )
-  summed = lax.reduce_sum(ct, tuple(range(leading)) + stretched) if leading or stretched else ct
+  dims = _shapes.broadcast_dims(shape, ct.shape)
+  summed = lax.reduce_sum(ct, dims) if dims else ct
   return lax.reshape(summed, shape, out_sharding=sharding)
 
 
@@ -281,3 +238,14 @@ def _threshold_backward_transpose(ct, grad_output, x, threshold, *, implementati
 
 
 ad.primitive_transposes[threshold_backward_p] = _threshold_backward_transpose
+
+
+def _threshold_backward_jet(primals_in, series_in, *, implementation):
+  # Linear in grad_output: each Taylor coefficient goes through the same mask. x and the
+  # threshold only choose the mask, so their series contribute nothing.
+  grad_output, x, threshold = primals_in
+  bind = lambda g: threshold_backward_p.bind(g, x, threshold, implementation=implementation)
+  return bind(grad_output), [bind(term) for term in series_in[0]]
+
+
+jet.jet_rules[threshold_backward_p] = _threshold_backward_jet

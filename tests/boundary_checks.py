@@ -27,21 +27,12 @@ import jax_threshold as jt
 import oracle
 
 DEVICES = 4
-TARGET, STATIC_TARGET = (
-  "jax_threshold_threshold_backward_v1",
-  "jax_threshold_threshold_backward_static_v1",
-)
+TARGET = "jax_threshold_threshold_backward_v1"
 F32 = jnp.float32
 
 
 def _sds(shape, dtype=F32):
   return jax.ShapeDtypeStruct(shape, dtype)
-
-
-def _static_attrs(value=0.5):
-  return dict(
-    threshold_dtype="float32", threshold_float=np.float64(value), threshold_int=np.int64(0)
-  )
 
 
 # name -> (target, operands as (shape, dtype, spec), result(s), ffi_call kwargs, attributes)
@@ -54,13 +45,6 @@ CASES = {
   "valid-tuple-of-one-result": (TARGET, [_X, _X, _T], (_sds((8,)),), {}, {}),
   "two-operands-to-the-operand-target": (TARGET, [_X, _X], _sds((8,)), {}, {}),
   "four-operands": (TARGET, [_X, _X, _T, _T], _sds((8,)), {}, {}),
-  "three-operands-to-the-static-target": (
-    STATIC_TARGET,
-    [_X, _X, _T],
-    _sds((8,)),
-    {},
-    _static_attrs(),
-  ),
   "result-dtype-differs": (TARGET, [_X, _X, _T], _sds((8,), jnp.int32), {}, {}),
   "operand-dtypes-differ": (TARGET, [((8,), np.int32, P("d")), _X, _T], _sds((8,)), {}, {}),
   "unsupported-dtype": (
@@ -100,7 +84,6 @@ CASES = {
     {},
     {},
   ),
-  "static-result-wrong-shape": (STATIC_TARGET, [_X, _X], _sds((4, 8)), {}, _static_attrs()),
   "layout-operand-column-major": (
     TARGET,
     [((4, 8), np.float32, P(None, "d"))] * 2 + [_T],
@@ -109,11 +92,11 @@ CASES = {
     {},
   ),
   "layout-result-column-major": (
-    STATIC_TARGET,
-    [((4, 8), np.float32, P(None, "d"))] * 2,
+    TARGET,
+    [((4, 8), np.float32, P(None, "d"))] * 2 + [_T],
     _sds((4, 8)),
     {},
-    _static_attrs(),
+    {},
   ),
   "valid-operand-target": (
     TARGET,
@@ -122,7 +105,6 @@ CASES = {
     {},
     {},
   ),
-  "valid-static-target": (STATIC_TARGET, [_X, _X], _sds((8,)), {}, _static_attrs()),
   "valid-batched-threshold": (
     TARGET,
     [((4, 8), np.float32, P("d")), ((4, 8), np.float32, P("d")), ((4, 1), np.float32, P("d"))],
@@ -181,8 +163,7 @@ def _edit_layouts(exported, name):
 
 
 def _expected(name, args):
-  g, x, *rest = [np.asarray(a) for a in args]
-  t = rest[0] if rest else np.float32(0.5)
+  g, x, t = [np.asarray(a) for a in args]
   out = oracle.threshold_backward(g, x, t) if t.ndim == 0 else np.where(x > t, g, 0)  # exact
   return np.asarray(out, np.float32)
 

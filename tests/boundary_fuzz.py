@@ -4,7 +4,7 @@
 
 with XLA_FLAGS=--xla_force_host_platform_device_count=4. Hypothesis generates hand-written
 `jax.ffi.ffi_call`s to the project's targets: random result counts (0-2), operand counts, dtypes,
-shapes (broadcasting or not), threshold shapes and dtypes, static-threshold attributes, layouts,
+shapes (broadcasting or not), threshold shapes and dtypes, layouts,
 and shardings over 1, 2 or 4 CPU devices, jitted on each. Every call must either raise (a clean
 error) or return the oracle's bits (tests/oracle.py, element by element); an abort kills the
 child, which the parent reports with the last case printed. Batches of examples with seeds
@@ -31,7 +31,6 @@ import jax_threshold  # noqa: F401  (registers the targets)
 import oracle
 
 TARGET = "jax_threshold_threshold_backward_v1"
-STATIC_TARGET = "jax_threshold_threshold_backward_static_v1"
 DTYPES = [
   np.float32,
   np.float16,
@@ -60,32 +59,20 @@ def shapes_for(draw, out_shape):
 def calls(draw):
   out_shape = tuple(draw(st.lists(st.sampled_from([1, 2, 4, 8]), max_size=3)))
   dtype = np.dtype(draw(st.sampled_from(DTYPES)))
-  static = draw(st.integers(0, 3)) == 0
   g_shape, x_shape = draw(shapes_for(out_shape)), draw(shapes_for(out_shape))
   g_dtype = dtype if draw(st.integers(0, 7)) else np.dtype(draw(st.sampled_from(DTYPES)))
   result_dtype = dtype if draw(st.integers(0, 7)) else np.dtype(draw(st.sampled_from(DTYPES)))
   operands = [(g_shape, g_dtype), (x_shape, dtype)]
-  attrs = {}
-  if static:
-    kind = draw(st.sampled_from(["float32", "float64", "int8", "uint8", "int32", "int64", "bad"]))
-    attrs = dict(
-      threshold_dtype=kind,
-      threshold_float=np.float64(draw(st.sampled_from([0.0, 0.5, -1.5, 1e-40, float("nan"), 0.1]))),
-      threshold_int=np.int64(draw(st.integers(-300, 300))),
+  t_dtype = np.dtype(draw(st.sampled_from([np.float32, np.float64, np.int32, np.int8, dtype.type])))
+  if draw(st.integers(0, 2)):
+    t_shape = ()
+  else:  # batched: the output's rank, leading dims of the output, or anything
+    t_shape = tuple(
+      d if i < draw(st.integers(0, len(out_shape))) else 1 for i, d in enumerate(out_shape)
     )
-  else:
-    t_dtype = np.dtype(
-      draw(st.sampled_from([np.float32, np.float64, np.int32, np.int8, dtype.type]))
-    )
-    if draw(st.integers(0, 2)):
-      t_shape = ()
-    else:  # batched: the output's rank, leading dims of the output, or anything
-      t_shape = tuple(
-        d if i < draw(st.integers(0, len(out_shape))) else 1 for i, d in enumerate(out_shape)
-      )
-      if draw(st.integers(0, 4)) == 0:
-        t_shape = draw(shapes_for(out_shape))
-    operands.append((t_shape, t_dtype))
+    if draw(st.integers(0, 4)) == 0:
+      t_shape = draw(shapes_for(out_shape))
+  operands.append((t_shape, t_dtype))
   if draw(st.integers(0, 9)) == 0:
     operands = (
       operands[: draw(st.integers(0, len(operands) - 1))]
@@ -102,11 +89,11 @@ def calls(draw):
   devices = draw(st.sampled_from([1, 2, 4]))
   sharded_dim = draw(st.integers(-1, len(out_shape) - 1))
   return dict(
-    target=STATIC_TARGET if static else TARGET,
+    target=TARGET,
     out_shape=out_shape,
     result_dtype=result_dtype,
     operands=operands,
-    attrs=attrs,
+    attrs={},
     results=results,
     layouts=layouts,
     out_layout=out_layout,
@@ -135,24 +122,9 @@ def _expected(case, args):
   g, x = np.asarray(args[0]), np.asarray(args[1])
   if case["results"] != 1 or g.dtype != x.dtype or case["result_dtype"] != x.dtype:
     return None
-  if case["target"] == STATIC_TARGET:
-    if len(args) != 2:
-      return None
-    attrs = case["attrs"]
-    kind = attrs["threshold_dtype"]
-    if kind == "bad":
-      return None
-    t = np.asarray(
-      attrs["threshold_float"] if kind.startswith("float") else attrs["threshold_int"],
-      np.float64 if kind.startswith("float") else np.int64,
-    )
-    if kind == "float32":
-      t = t.astype(np.float32)
-    thresholds = t
-  else:
-    if len(args) != 3:
-      return None
-    thresholds = np.asarray(args[2])
+  if len(args) != 3:
+    return None
+  thresholds = np.asarray(args[2])
   try:
     shape = np.broadcast_shapes(g.shape, x.shape, thresholds.shape)
   except ValueError:

@@ -135,23 +135,6 @@ def run_mesh_checks(axis_type):
         args = (g, x, t) if threshold == "traced" else (g, x)
         compare(_tb(threshold), *args)
 
-  @check(f"{kind}/2d-static-target")
-  def _():
-    # Inline (uncacheable) lowering exposes the constant threshold: the static target.
-    from jax._src.interpreters import mlir as mlir_internal  # pylint: disable=g-import-not-at-top
-
-    uncacheable = mlir_internal._uncacheable_primitives  # pylint: disable=protected-access
-    uncacheable.add(jt.threshold_backward_p)
-    try:
-      with _mesh_context(mesh2):
-        g = _put(mesh2, rng, (128,), P())
-        x = _put(mesh2, rng, (64, 128), P("a", "b"))
-        hlo = jax.jit(functools.partial(_tb(0.25), "ffi")).lower(g, x).as_text()
-        assert f"{TARGET_PREFIX}_static_v1" in hlo, "the static target was not used"
-        compare(_tb(0.25), g, x)
-    finally:
-      uncacheable.discard(jt.threshold_backward_p)
-
   @check(f"{kind}/vmap-sharded-thresholds")
   def _():
     with _mesh_context(mesh2):

@@ -877,17 +877,17 @@ class TilingTest(parameterized.TestCase):
 
 class NativePathsTest(absltest.TestCase):
   def test_paths(self):
-    from jax_threshold import native_paths
+    from jax_threshold import ffi
 
-    self.assertTrue(native_paths.get_include().endswith(os.path.join("jax_threshold", "include")))
-    self.assertTrue(native_paths.get_lib().endswith(os.path.join("jax_threshold", "lib")))
+    self.assertTrue(ffi.get_include().endswith(os.path.join("jax_threshold", "include")))
+    self.assertTrue(ffi.get_lib().endswith(os.path.join("jax_threshold", "lib")))
 
   @needs_native
   def test_installed_layout(self):
-    from jax_threshold import native_paths
+    from jax_threshold import ffi
 
-    header = os.path.join(native_paths.get_include(), "jax_threshold", "aclnn_threshold_backward.h")
-    lib = os.path.join(native_paths.get_lib(), "libjax_threshold_aclnn.so")
+    header = os.path.join(ffi.get_include(), "jax_threshold", "aclnn_threshold_backward.h")
+    lib = os.path.join(ffi.get_lib(), "libjax_threshold_aclnn.so")
     if not os.path.exists(lib):
       self.skipTest("not an installed package (built in place): no jax_threshold/lib")
     self.assertTrue(os.path.exists(header), header)

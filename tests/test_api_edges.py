@@ -26,8 +26,8 @@ import ml_dtypes
 import numpy as np
 
 import jax_threshold as jt
-from jax_threshold import implementation_choice
-from jax_threshold import native_paths
+from jax_threshold import lowering
+from jax_threshold import ffi
 import implementations
 import oracle
 
@@ -156,7 +156,7 @@ class DocumentedRulesTest(parameterized.TestCase):
       jaxpr = jax.make_jaxpr(lambda x: jt.threshold_backward(x, x, 0.5))(x)
       seen[key] = jaxpr.eqns[-1].params["implementation"]
 
-    default = implementation_choice.default_implementation()
+    default = lowering.default_implementation()
     block = "reference" if default != "reference" else "auto"
     with jt.implementation(block):
       implementation_in_jaxpr("inside")
@@ -181,7 +181,7 @@ class SourceTreeShadowingTest(absltest.TestCase):
 
   def _make_layout(self, root):
     """A fake installed distribution in root/site and a bare source tree in root/checkout."""
-    package = pathlib.Path(native_paths.__file__).parent
+    package = pathlib.Path(ffi.__file__).parent
     site, checkout = root / "site", root / "checkout"
     (site / "jax_threshold").mkdir(parents=True)
     (site / "jax_threshold" / "_aclnn_ext.abi3.so").write_bytes(b"")
@@ -234,7 +234,7 @@ class SourceTreeShadowingTest(absltest.TestCase):
 
   def test_no_installed_distribution_keeps_the_build_hint(self):
     try:
-      importlib.metadata.distribution(native_paths.DISTRIBUTION)
+      importlib.metadata.distribution(ffi.DISTRIBUTION)
       self.skipTest("jax-threshold is installed here")
     except importlib.metadata.PackageNotFoundError:
       pass
@@ -246,8 +246,8 @@ class SourceTreeShadowingTest(absltest.TestCase):
         site,
         """
           import jax_threshold
-          from jax_threshold import native_paths
-          print(native_paths.source_tree_shadowing())
+          from jax_threshold import ffi
+          print(ffi.source_tree_shadowing())
           """,
       )
       self.assertEqual(proc.returncode, 0, proc.stderr)
@@ -255,7 +255,7 @@ class SourceTreeShadowingTest(absltest.TestCase):
 
   def test_the_installed_package_itself_is_not_shadowed(self):
     if "ffi" in jt.available_implementations():
-      self.assertIsNone(native_paths.source_tree_shadowing())
+      self.assertIsNone(ffi.source_tree_shadowing())
 
 
 if __name__ == "__main__":

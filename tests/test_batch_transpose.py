@@ -1,4 +1,4 @@
-"""A vmap over many thresholds on a small x, launched along the batch axis (batch_transpose.py).
+"""A vmap over many thresholds on a small x, launched along the batch axis (ffi.py).
 
 Which calls take the rewrite (read off the lowered module: a custom call of shape (N, B)), and
 that every dtype, threshold dtype and special value gives the reference's bits and the oracle's,
@@ -16,7 +16,7 @@ import ml_dtypes
 import numpy as np
 
 import jax_threshold as jt
-from jax_threshold import batch_transpose
+from jax_threshold import ffi
 import oracle
 
 HAS_FFI = "ffi" in jt.available_implementations()
@@ -152,12 +152,12 @@ class BitsTest(parameterized.TestCase):
     _assert_bits_equal(out, reference)
     for b in range(0, ts.size, 97):  # the independent oracle on a sample
       _assert_bits_equal(out[b], oracle.threshold_backward(g[b] if g_batched else g, x, ts[b]))
-    saved = batch_transpose.MAX_ELEMENTS_PER_THRESHOLD
-    batch_transpose.MAX_ELEMENTS_PER_THRESHOLD = 0  # the per-threshold launches
+    saved = ffi.MAX_ELEMENTS_PER_THRESHOLD
+    ffi.MAX_ELEMENTS_PER_THRESHOLD = 0  # the per-threshold launches
     try:
       per_threshold, shapes = _run(g, x, ts, "ffi", g_batched)
     finally:
-      batch_transpose.MAX_ELEMENTS_PER_THRESHOLD = saved
+      ffi.MAX_ELEMENTS_PER_THRESHOLD = saved
     self.assertEqual(shapes, [(ts.size, x.size)])
     _assert_bits_equal(per_threshold, reference)
 

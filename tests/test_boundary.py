@@ -142,7 +142,6 @@ class CheckCallTest(parameterized.TestCase):
     self.assertEqual(self._check([s((4, 8)), s((8,)), s(())], s((4, 8))), ((4, 8), (8,), ()))
     self._check([s((4, 8)), s((4, 8)), s((4, 1))], s((4, 8)))  # a vmapped threshold
     self._check([s((8,), np.int8), s((8,), np.int8), s((), np.float64)], s((8,), np.int8))
-    self._check([s((8,)), s((8,))], s((8,)), target="jax_threshold_threshold_backward_static_v1")
 
   @parameterized.named_parameters(
     ("tuple_result", [(8,), (8,), ()], "tuple", "one array result"),

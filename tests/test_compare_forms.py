@@ -1,6 +1,6 @@
 """The reference compare's forms: each exact in every flush mode, as cheap as the threshold allows.
 
-`flush_proof.greater` picks, from the threshold alone, a plain float compare (|t| >= the smallest
+`_threshold.greater` picks, from the threshold alone, a plain float compare (|t| >= the smallest
 normal, ±inf, NaN) or the integer range check on the bits (zero and subnormal t); for a constant
 threshold XLA folds the choice away. These tests check
 - every form against the NumPy oracle, bit for bit, under jit (XLA's CPU threads flush
@@ -21,8 +21,8 @@ import ml_dtypes
 import numpy as np
 
 import jax_threshold as jt
-from jax_threshold import flush_proof
-from jax_threshold.threshold_operand import canonicalize_threshold
+from jax_threshold import _threshold
+from jax_threshold._threshold import canonicalize_threshold
 import oracle
 
 F32 = np.float32
@@ -142,7 +142,7 @@ class ExactFormsTest(parameterized.TestCase):
   def test_integer_form_alone_is_exact_for_every_threshold(self):
     # greater_by_bits is also what a traced threshold runs; check it on its own.
     x = SPECIAL32
-    f = jax.jit(flush_proof.greater_by_bits)
+    f = jax.jit(_threshold.greater_by_bits)
     for t in THRESHOLDS32:
       with self.subTest(threshold=t):
         np.testing.assert_array_equal(np.asarray(f(x, F32(t))), oracle.threshold_mask(x, t))
@@ -260,11 +260,9 @@ class ForwardJaxprTest(absltest.TestCase):
     for t in (0.5, 0.0):
       with self.subTest(threshold=t):
         ours = _fused_ops(lambda x, t=t: jt.threshold(x, t, 0.0), x)
-        from jax_threshold import reference  # pylint: disable=g-import-not-at-top
-
         inline = _fused_ops(
           lambda x, t=t: jnp.where(
-            reference.threshold_mask(x, jnp.asarray(canonicalize_threshold(t, F32))), x, 0.0
+            _threshold.threshold_mask(x, jnp.asarray(canonicalize_threshold(t, F32))), x, 0.0
           ),
           x,
         )

@@ -2,8 +2,8 @@
 
 The whole primitive suite already runs through the FFI path (test_primitive.py
 and test_transformations.py are parametrized over available implementations);
-this file covers what is specific to the custom call: the lowered HLO (operand
-and static targets, aliasing, one call per vmap batch), bit-for-bit property
+this file covers what is specific to the custom call: the lowered HLO (its one
+target, aliasing, one call per vmap batch), bit-for-bit property
 tests against the reference on random shapes / dtypes / thresholds, sizes that
 take the asynchronous thread-pool path, many Python threads at once, handler
 errors carrying the aclnn status code, the jax.export round trip in a new
@@ -28,7 +28,7 @@ import ml_dtypes
 import numpy as np
 
 import jax_threshold as jt
-from jax_threshold import threshold_operand
+from jax_threshold import _threshold
 import oracle
 
 HAS_FFI = "ffi" in jt.available_implementations()
@@ -127,14 +127,10 @@ class FfiLoweringTest(parameterized.TestCase):
     return jax.jit(fn).lower(*args).as_text()
 
   def test_targets_are_versioned_and_listed(self):
-    self.assertEqual(
-      set(jt.ffi_targets()),
-      {"jax_threshold_threshold_backward_v1", "jax_threshold_threshold_backward_static_v1"},
-    )
+    self.assertEqual(jt.ffi_targets(), ("jax_threshold_threshold_backward_v1",))
     self.assertEqual(jt_ffi.ffi_targets(), jt.ffi_targets())
     names = {(name, platform) for name, platform, _ in _aclnn_ext.ffi_handlers()}
     self.assertIn(("jax_threshold_threshold_backward_v1", "cpu"), names)
-    self.assertIn(("jax_threshold_threshold_backward_static_v1", "cpu"), names)
 
   def test_ffi_lowers_to_the_custom_call_and_reference_to_none(self):
     g = x = jnp.ones((4, 5), jnp.float32)
@@ -184,55 +180,6 @@ class FfiLoweringTest(parameterized.TestCase):
     self.assertTrue(set(_custom_call_targets(self._hlo(f, x))) & set(jt.ffi_targets()))
     ref = jax.grad(lambda x: jt.threshold(x, 0.5, -1.0, implementation="reference").sum())
     np.testing.assert_array_equal(oracle.bits(f(x)), oracle.bits(ref(x)))
-
-
-@absltest.skipUnless(HAS_FFI, SKIP_REASON)
-class FfiStaticThresholdTest(parameterized.TestCase):
-  """A constant threshold lowers to the static target when JAX lowers the equation inline."""
-
-  def setUp(self):
-    super().setUp()
-    # JAX lowers a cacheable primitive (lowering.py keeps that default) as an outlined function,
-    # where a literal threshold is a block argument; lowering it inline shows the constant.
-    # Force that here so the static-target path is always tested.
-    from jax._src.interpreters import mlir as mlir_internal  # pylint: disable=g-import-not-at-top
-
-    uncacheable = getattr(mlir_internal, "_uncacheable_primitives", None)
-    if uncacheable is None:
-      self.skipTest("this JAX has no _uncacheable_primitives")
-    if jt.threshold_backward_p not in uncacheable:
-      uncacheable.add(jt.threshold_backward_p)
-      self.addCleanup(uncacheable.discard, jt.threshold_backward_p)
-
-  @parameterized.product(
-    dtype=DTYPES,
-    threshold=[0.0, -0.0, 1.0, 2.5, -1, 1e-9, NAN, INF, -INF, 127, 255, -129, 2**31, 1e30],
-  )
-  def test_static_target_matches_reference(self, dtype, threshold):
-    rng = np.random.default_rng(7)
-    x = _random(rng, (3, 33), dtype, threshold)
-    g = _random(rng, (33,), dtype)
-    ref, ffi = _jit_both(
-      lambda g, x, implementation: jt.threshold_backward(
-        g, x, threshold, implementation=implementation
-      )
-    )
-    self.assertEqual(
-      _custom_call_targets(ffi.lower(g, x).as_text()),
-      ["jax_threshold_threshold_backward_static_v1"],
-    )
-    np.testing.assert_array_equal(oracle.bits(ffi(g, x)), oracle.bits(ref(g, x)))
-
-  def test_static_attributes_have_the_handler_types(self):
-    x = np.ones(3, np.float32)
-    hlo = (
-      jax.jit(lambda g, x: jt.threshold_backward(g, x, 0.1, implementation="ffi"))
-      .lower(x, x)
-      .as_text()
-    )
-    self.assertIn('threshold_dtype = "float32"', hlo)
-    self.assertRegex(hlo, r"threshold_float = [-0-9.e+]+ : f64")
-    self.assertIn("threshold_int = 0 : i64", hlo)
 
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
@@ -292,7 +239,7 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
     g, x = _random(rng, g_shape, dtype), _random(rng, x_shape, dtype, threshold)
     # A traced threshold (the operand target, compiled once per shape/dtype) ...
     ref, ffi = _jit_both(jt.threshold_backward)
-    t_op = threshold_operand.canonicalize_threshold(threshold, np.dtype(dtype))
+    t_op = _threshold.canonicalize_threshold(threshold, np.dtype(dtype))
     expected = ref(g, x, t_op)
     np.testing.assert_array_equal(oracle.bits(ffi(g, x, t_op)), oracle.bits(expected))
     # ... and the same value as a constant.
@@ -457,52 +404,12 @@ class FfiErrorTest(parameterized.TestCase):
         jnp.zeros((2, 1), jnp.float32),
       )
 
-  def test_static_target_rejects_an_unknown_threshold_dtype(self):
-    x = jnp.ones((4,), jnp.float32)
-    with self.assertRaisesRegex(Exception, "threshold_dtype"):
-      self._call(
-        jt_ffi.STATIC_TARGET,
-        (4,),
-        jnp.float32,
-        x,
-        x,
-        threshold_dtype="complex64",
-        threshold_float=np.float64(0),
-        threshold_int=np.int64(0),
-      )
-
-  def test_static_target_rejects_an_out_of_range_integer(self):
-    x = jnp.ones((4,), jnp.int8)
-    with self.assertRaisesRegex(Exception, "out of range"):
-      self._call(
-        jt_ffi.STATIC_TARGET,
-        (4,),
-        jnp.int8,
-        x,
-        x,
-        threshold_dtype="int8",
-        threshold_float=np.float64(0),
-        threshold_int=np.int64(300),
-      )
-
-  def test_direct_calls_of_both_targets_compute(self):
-    # The example of CANN's aclnnThresholdBackward documentation (docs/behaviour.md §1),
-    # threshold 1.0 and 0.0.
+  def test_a_direct_call_of_the_target_computes(self):
+    # The example of CANN's aclnnThresholdBackward documentation (docs/behaviour.md §1).
     g = np.array([4.5, 4.4, 4.3, 4.2], np.float32)
     x = np.array([0.2, 1.2, 2.2, 3.2], np.float32)
     out = self._call(jt_ffi.TARGET, (4,), jnp.float32, g, x, np.float32(1.0))
     np.testing.assert_array_equal(out, np.array([0, 4.4, 4.3, 4.2], np.float32))
-    out = self._call(
-      jt_ffi.STATIC_TARGET,
-      (4,),
-      jnp.float32,
-      g,
-      x,
-      threshold_dtype="float32",
-      threshold_float=np.float64(0.0),
-      threshold_int=np.int64(0),
-    )
-    np.testing.assert_array_equal(out, g)
 
 
 _EXPORT_CHILD = textwrap.dedent("""

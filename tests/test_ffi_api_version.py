@@ -9,7 +9,7 @@ from absl.testing import absltest
 import jax
 
 import jax_threshold
-from jax_threshold import ffi_api_version
+from jax_threshold import ffi
 
 try:
   from jax_threshold import _aclnn_ext
@@ -26,14 +26,14 @@ struct XLA_FFI_Api_Version { int major_version; };
 
 class ParseHeaderTest(absltest.TestCase):
   def test_reads_major_and_minor(self):
-    self.assertEqual(ffi_api_version.parse_c_api_header(_HEADER), (0, 3))
+    self.assertEqual(ffi.parse_c_api_header(_HEADER), (0, 3))
 
   def test_a_header_without_the_defines_gives_none(self):
-    self.assertIsNone(ffi_api_version.parse_c_api_header("#define XLA_FFI_API_MAJOR 0\n"))
-    self.assertIsNone(ffi_api_version.parse_c_api_header(""))
+    self.assertIsNone(ffi.parse_c_api_header("#define XLA_FFI_API_MAJOR 0\n"))
+    self.assertIsNone(ffi.parse_c_api_header(""))
 
   def test_the_running_jaxlib_header_is_read(self):
-    version = ffi_api_version.running_api_version()
+    version = ffi.running_api_version()
     self.assertIsNotNone(version, "jaxlib ships xla/ffi/api/c_api.h in jax.ffi.include_dir()")
     with open(os.path.join(jax.ffi.include_dir(), "xla", "ffi", "api", "c_api.h")) as f:
       self.assertIn(f"#define XLA_FFI_API_MINOR {version[1]}", f.read())
@@ -41,7 +41,7 @@ class ParseHeaderTest(absltest.TestCase):
 
 class IncompatibilityTest(absltest.TestCase):
   def _reason(self, built, running, built_jaxlib="0.10.2", running_jaxlib="0.10.2"):
-    return ffi_api_version.incompatibility(
+    return ffi.incompatibility(
       built, running, built_jaxlib=built_jaxlib, running_jaxlib=running_jaxlib
     )
 
@@ -110,12 +110,14 @@ except ValueError as e:
 )
 class RefusedBuildTest(absltest.TestCase):
   def test_the_installed_build_passes_its_own_check(self):
-    ffi_api_version.check(_aclnn_ext)
+    ffi.check_api_version(_aclnn_ext)
     self.assertIn("ffi", jax_threshold.available_implementations())
 
   def test_a_build_for_a_newer_api_is_not_registered_and_jax_keeps_working(self):
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(jax_threshold.__file__)))
-    script = _FAKE_NEWER_BUILD.format(package_parent=package_parent, native_file=_aclnn_ext.__file__)
+    script = _FAKE_NEWER_BUILD.format(
+      package_parent=package_parent, native_file=_aclnn_ext.__file__
+    )
     result = subprocess.run(
       [sys.executable, "-c", textwrap.dedent(script)],
       cwd="/",

@@ -28,7 +28,7 @@ import numpy as np
 
 import jax_threshold as jt
 from jax_threshold import aclnn
-from jax_threshold import flush_proof
+from jax_threshold import _threshold
 import implementations
 import oracle
 
@@ -172,7 +172,7 @@ class SubnormalTest(parameterized.TestCase):
 
 
 class FlushProofConversionTest(parameterized.TestCase):
-  """jax_threshold.flush_proof's conversions keep subnormals under jit on XLA's CPU threads."""
+  """jax_threshold._threshold's conversions keep subnormals under jit on XLA's CPU threads."""
 
   def test_float64_to_float32_rounds_once(self):
     tiny = F32_MIN_SUBNORMAL
@@ -200,7 +200,7 @@ class FlushProofConversionTest(parameterized.TestCase):
       np.float64,
     )
     with jax.enable_x64(True):
-      out = jax.jit(flush_proof.to_float32)(values)
+      out = jax.jit(_threshold.to_float32)(values)
     with np.errstate(over="ignore"):  # 1e39 rounds to inf
       _assert_bits_equal(out, values.astype(np.float32))
 
@@ -213,8 +213,8 @@ class FlushProofConversionTest(parameterized.TestCase):
       dtype,
     )
     with jax.enable_x64(True):
-      out = jax.jit(flush_proof.to_float64)(values)
-      out32 = jax.jit(flush_proof.to_float32)(values)
+      out = jax.jit(_threshold.to_float64)(values)
+      out32 = jax.jit(_threshold.to_float32)(values)
     _assert_bits_equal(out, values.astype(np.float64))
     _assert_bits_equal(out32, values.astype(np.float32))
 

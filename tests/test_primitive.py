@@ -16,7 +16,7 @@ import ml_dtypes
 import numpy as np
 
 import jax_threshold as jt
-from jax_threshold import implementation_choice
+from jax_threshold import lowering
 import implementations
 import oracle
 
@@ -478,15 +478,15 @@ class ThresholdBackwardErrorsTest(parameterized.TestCase):
   def test_environment_variable(self):
     x = np.array([0.0, 1.0], np.float32)
     jaxpr_of = lambda: str(jax.make_jaxpr(lambda x: jt.threshold_backward(x, x, 0.5))(x))
-    with mock.patch.dict(os.environ, {implementation_choice.ENV_VAR: "reference"}):
+    with mock.patch.dict(os.environ, {lowering.ENV_VAR: "reference"}):
       self.assertIn("implementation=reference", jaxpr_of())
       with jt.implementation("auto"):  # the block wins over the environment
         self.assertIn("implementation=auto", jaxpr_of())
-    with mock.patch.dict(os.environ, {implementation_choice.ENV_VAR: "fastest"}):
+    with mock.patch.dict(os.environ, {lowering.ENV_VAR: "fastest"}):
       with self.assertRaisesRegex(ValueError, "JAX_THRESHOLD_IMPLEMENTATION='fastest'"):
         jaxpr_of()
     with mock.patch.dict(os.environ, {}, clear=False):
-      os.environ.pop(implementation_choice.ENV_VAR, None)
+      os.environ.pop(lowering.ENV_VAR, None)
       self.assertIn("implementation=auto", jaxpr_of())
 
   def test_public_names(self):

@@ -3,7 +3,7 @@
 The multi-device checks live in sharding_checks.py and run in child processes with 8 CPU
 devices (XLA_FLAGS=--xla_force_host_platform_device_count=8 must be set before jax
 starts): Auto and Explicit meshes, 1-D and 2-D, specs P('a'), P('a','b'), P(None,'b'),
-P('a', None), broadcast operands, static (both targets) and traced thresholds, vmap over
+P('a', None), broadcast operands, constant and traced thresholds, vmap over
 sharded thresholds, grad through jt.threshold and of a broadcast operand. Each compares
 the FFI custom call with the reference lowering: same output sharding, no collective the
 reference lacks, bit-identical values. They run under Shardy (the default) and GSPMD,

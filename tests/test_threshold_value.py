@@ -1,4 +1,4 @@
-"""The one threshold conversion (jax_threshold/threshold_value.py) and its users.
+"""The one threshold conversion (jax_threshold/_threshold.py) and its users.
 
 Every real number a user can write -- int of any size, float, Fraction, Decimal, NumPy scalars,
 0-d arrays -- is rounded at most once, straight from its exact value (docs/behaviour.md §1). The
@@ -21,8 +21,7 @@ import ml_dtypes
 import numpy as np
 
 import jax_threshold as jt
-from jax_threshold import threshold_operand
-from jax_threshold import threshold_value as tv
+from jax_threshold import _threshold as tv
 import oracle
 
 try:
@@ -215,9 +214,9 @@ class ExactConversionTest(parameterized.TestCase):
 
   def test_static_operand_never_overflows(self):
     for threshold in (2**1024, -(2**2000), Fraction(10**400, 3), Decimal("1e400")):
-      operand = threshold_operand.canonicalize_threshold(threshold, np.float64)
+      operand = tv.canonicalize_threshold(threshold, np.float64)
       self.assertTrue(np.isinf(operand))
-      operand = threshold_operand.canonicalize_threshold(threshold, np.float32)
+      operand = tv.canonicalize_threshold(threshold, np.float32)
       self.assertTrue(np.isinf(operand))
 
   def test_bools_refused_everywhere(self):

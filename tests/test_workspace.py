@@ -51,8 +51,8 @@ class WorkspaceAlignmentTest(parameterized.TestCase):
     self.assertEqual(executor.workspace_size, ws)
 
   def test_every_byte_offset_works(self):
-    # Used to abort: a workspace one byte off the element alignment broke a kernel precondition.
-    # Run in a child process so that a regression fails this test instead of the test run.
+    # A workspace at any byte offset, also one off the element alignment, runs and gives the
+    # result. In a child process, so that an abort fails this test instead of the test run.
     code = textwrap.dedent(f"""
         import sys
         sys.path[:0] = {sys.path!r}
@@ -94,7 +94,7 @@ class WorkspaceAlignmentTest(parameterized.TestCase):
 class WorkspaceOverlapTest(parameterized.TestCase):
   @parameterized.product(tensor=["grad_output", "x", "out"], where=["before", "at", "inside"])
   def test_workspace_overlapping_a_tensor_is_refused(self, tensor, where):
-    # Used to be accepted: the kernel's result overwrote x in the workspace, a wrong out.
+    # Accepted, the kernel's result would overwrite the tensor in the workspace: a wrong out.
     arena = np.zeros(8192, np.uint8)
     base = 2048
     g, x, out, ws, executor, expected = _transposed_out_call(arena, base)
