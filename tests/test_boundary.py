@@ -6,7 +6,8 @@ other operand counts, dtypes, shapes that do not broadcast to the result, non-ro
 on one device and sharded over 4 CPU devices, jitted and from a deserialized `jax.export`
 module, under Shardy and GSPMD. The calls run in child processes (boundary_checks.py), since a
 regression would abort the process; a crashed child fails the case it was running and the
-remaining cases run in a fresh one. The partitioner's checks are also tested here directly.
+remaining cases run in a fresh one. The partitioner's checks are also tested here directly, and
+so is the layout check: active on the running JAX, or "ffi" unavailable with the reason.
 """
 
 import functools
@@ -196,6 +197,63 @@ class CheckCallTest(parameterized.TestCase):
         [s((8,)), s((8,)), s(())], [None, None, None], tuple_result, b"", target=self.target
       )
     )
+
+
+_WITHOUT_THE_LAYOUT_HOOKS = """
+import warnings
+import jax._src.ffi
+del jax._src.ffi.ffi_call_p  # as if this JAX kept ffi_call's lowering rule elsewhere
+with warnings.catch_warnings(record=True) as caught:
+  warnings.simplefilter("always")
+  import jax_threshold as jt
+import jax.numpy as jnp
+assert "ffi" not in jt.available_implementations(), jt.available_implementations()
+assert any("cannot check the layouts" in str(w.message) for w in caught), caught
+print(jt.threshold_backward(jnp.ones(2), jnp.array([0.0, 1.0]), 0.5).tolist())
+try:
+  jt.threshold_backward(jnp.ones(2), jnp.ones(2), 0.5, implementation="ffi")
+except ValueError as e:
+  print(e)
+"""
+
+
+@absltest.skipUnless(HAS_FFI, SKIP_REASON)
+class LayoutCheckTest(absltest.TestCase):
+  """The check that refuses non-row-major layouts is installed, or "ffi" is unavailable."""
+
+  def test_the_check_is_active_on_this_jax(self):
+    import jax  # pylint: disable=g-import-not-at-top
+    import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+
+    x = jnp.ones((2, 3), jnp.float32)
+    column_major = jax.ffi.ffi_call(
+      jt.ffi_targets()[0],
+      jax.ShapeDtypeStruct((2, 3), jnp.float32),
+      input_layouts=[(0, 1), (1, 0), ()],
+    )
+    row_major = jax.ffi.ffi_call(jt.ffi_targets()[0], jax.ShapeDtypeStruct((2, 3), jnp.float32))
+    jax.jit(row_major).lower(x, x, jnp.float32(0.5))
+    with self.assertRaisesRegex(ValueError, "row-major"):
+      jax.jit(column_major).lower(x, x, jnp.float32(0.5))
+
+  def test_without_the_hooks_ffi_is_unavailable_with_the_reason(self):
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env["PYTHONPATH"] = os.pathsep.join([package_root, env.get("PYTHONPATH", "")])
+    proc = subprocess.run(
+      [sys.executable, "-c", _WITHOUT_THE_LAYOUT_HOOKS],
+      env=env,
+      capture_output=True,
+      text=True,
+      timeout=300,
+      check=False,
+      cwd=package_root,
+    )
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    lines = proc.stdout.splitlines()
+    self.assertEqual(lines[0], "[0.0, 1.0]")
+    self.assertIn("implementation 'ffi' is not available", lines[1])
+    self.assertIn("cannot check the layouts of its custom calls", lines[1])
 
 
 if __name__ == "__main__":

@@ -75,6 +75,21 @@ class LoweringRegistryTest(absltest.TestCase):
         export.export(jax.jit(f), platforms=["cuda", "cpu"])(x)
     """)
 
+  def test_a_multi_platform_export_names_the_platform_without_the_lowering(self):
+    self.assertRuns("""
+      if "ffi" not in jt.available_implementations():
+        jt.register_lowering_implementation("ffi", fake_ffi, platform="cpu")
+      checks = [export.DisabledSafetyCheck.custom_call(t) for t in jt.ffi_targets()]
+      with jt.implementation("ffi"):
+        for platforms in (["cpu", "cuda"], ["cuda", "cpu"]):
+          try:
+            export.export(jax.jit(f), platforms=platforms, disabled_checks=checks)(x)
+          except NotImplementedError as e:
+            assert "has no lowering for platform 'cuda' " in str(e), e
+          else:
+            raise AssertionError("expected an error")
+    """)
+
   def test_auto_resolves_per_platform(self):
     self.assertRuns("""
       if "ffi" in jt.available_implementations():

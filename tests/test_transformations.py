@@ -2,8 +2,9 @@
 
 vmap (one bind per batch, any in_axes, nesting, batched thresholds), JVP and
 transpose (check_grads to order 2, hessian, linear_transpose with broadcasting,
-per-example gradients), and jit caching (no retrace for a new traced threshold;
-a retrace for a new implementation block). Each test runs once per available
+per-example gradients), Taylor series (jax.experimental.jet against the same
+function built from jnp.where), and jit caching (no retrace for a new traced
+threshold; a retrace for a new implementation block). Each test runs once per available
 implementation (see implementations.py).
 """
 
@@ -11,6 +12,7 @@ from absl.testing import absltest
 from absl.testing import parameterized
 import jax
 import jax.numpy as jnp
+from jax.experimental import jet
 from jax.test_util import check_grads
 import numpy as np
 
@@ -257,6 +259,54 @@ class DifferentiationTest(parameterized.TestCase):
       np.ones(g_shape, np.float32)
     )
     np.testing.assert_allclose(dg, expected, rtol=1e-6)
+
+
+@implementations.for_each_implementation
+class JetTest(parameterized.TestCase):
+  """jet: linear in grad_output (each term through the primitive), zero in x and threshold."""
+
+  X = np.array(
+    [[-1.0, 0.25, 0.5, 0.75, 2.0, np.nan], [3.0, -0.5, 0.5, 1e-3, 0.6, -np.inf]], np.float32
+  )
+  G = np.linspace(0.1, 1.2, 6).astype(np.float32)
+  TERMS = [np.full(6, c, np.float32) for c in (1.0, 0.5, -2.0)]
+
+  def assertSameSeries(self, got, want):
+    (out, terms), (want_out, want_terms) = got, want
+    np.testing.assert_array_equal(out, want_out)
+    self.assertLen(terms, len(want_terms))
+    for term, want_term in zip(terms, want_terms):
+      np.testing.assert_array_equal(term, want_term)
+
+  def test_series_in_grad_output_goes_through_the_mask(self):
+    f = lambda g: jt.threshold_backward(jnp.sin(g), self.X, 0.5)
+    where = lambda g: jnp.where(self.X > 0.5, jnp.sin(g), 0.0)
+    got = jet.jet(f, (self.G,), (self.TERMS,))
+    self.assertSameSeries(got, jet.jet(where, (self.G,), (self.TERMS,)))
+    self.assertEqual(got[0].shape, self.X.shape)
+    # One bind for the primal and one per term.
+    jaxpr = jax.make_jaxpr(lambda g, *t: jet.jet(f, (g,), (list(t),)))(self.G, *self.TERMS)
+    self.assertEqual(_count(jaxpr, "threshold_backward"), 1 + len(self.TERMS))
+
+  def test_series_in_x_and_threshold_contribute_nothing(self):
+    x = self.X[0]
+    f = lambda x, t: jt.threshold_backward(self.G, x, t)
+    where = lambda x, t: jnp.where(x > t, self.G, 0.0)
+    t, t_terms = np.float32(0.5), [np.float32(1.0), np.float32(0.0), np.float32(3.0)]
+    got = jet.jet(f, (x, t), (self.TERMS, t_terms))
+    self.assertSameSeries(got, jet.jet(where, (x, t), (self.TERMS, t_terms)))
+    for term in got[1]:
+      np.testing.assert_array_equal(term, np.zeros(6, np.float32))
+
+  def test_relu_gradient_series_matches_jnp_where(self):
+    # The derivative of jt.threshold (through the primitive) along a Taylor series in x. (jet of
+    # jt.threshold itself stops at its custom_jvp, as it does for jax.nn.relu.)
+    grad = jax.grad(lambda x: jt.threshold(x, 0.5, -1.0).sum())
+    grad_where = jax.grad(lambda x: jnp.where(x > 0.5, x, -1.0).sum())
+    x = self.X[0]
+    self.assertSameSeries(
+      jet.jet(grad, (x,), (self.TERMS,)), jet.jet(grad_where, (x,), (self.TERMS,))
+    )
 
 
 @implementations.for_each_implementation
