@@ -37,6 +37,7 @@ import importlib.metadata
 import math
 import os
 import re
+from typing import Iterable, cast
 
 import jax
 import jax.numpy as jnp
@@ -228,7 +229,10 @@ def _rank(value_type) -> int | None:
 def _layouts(op, name):
   if name not in op.attributes:
     return None  # XLA's default: row-major
-  return [list(ir.DenseIntElementsAttr(a)) for a in ir.ArrayAttr(op.attributes[name])]
+  # Iterable at run time; the MLIR stubs do not say so.
+  return [
+    list(cast(Iterable[int], ir.DenseIntElementsAttr(a))) for a in ir.ArrayAttr(op.attributes[name])
+  ]
 
 
 def check_custom_call(op, targets) -> None:
@@ -496,7 +500,7 @@ def _ffi_lowering(ctx, grad_output, x, threshold, *, implementation, platform):
 def _extension():
   """The compiled extension, with its XLA FFI handlers, or ImportError saying what is missing."""
   try:
-    from jax_threshold import _aclnn_ext  # pylint: disable=import-outside-toplevel
+    from jax_threshold import _aclnn_ext  # type: ignore[attr-defined]  # compiled, no stub
   except ImportError as e:  # a source tree without the compiled extension
     raise ImportError(f"jax_threshold._aclnn_ext is not built ({e})") from e
   if not hasattr(_aclnn_ext, "ffi_handlers"):

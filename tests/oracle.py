@@ -6,7 +6,7 @@ integers exactly as real numbers via fractions.Fraction, element by element. The
 any real number (int of any size, float, Fraction, Decimal, NumPy scalar, 0-d array); its one
 rounding is found by bisection over the target format's ordered bit patterns with exact
 Fraction comparisons -- deliberately a different method from the package's
-(jax_threshold/threshold_value.py, which scales and rounds the significand).
+(jax_threshold/_threshold.py, which scales and rounds the significand).
 """
 
 from decimal import Decimal
