@@ -31,22 +31,27 @@ WAYS = ("jit", "jit-sharded", "export", "export-sharded")
 PARTITIONERS = ("shardy", "gspmd")
 
 
-def _child(cases, partitioner):
+def _python(*args, timeout):
+  """Runs a child Python on the package under test with 4 CPU devices."""
   env = dict(os.environ)
   package_root = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
   env["PYTHONPATH"] = os.pathsep.join([package_root, _TESTS_DIR, env.get("PYTHONPATH", "")])
   env["JAX_PLATFORMS"] = "cpu"
   env["XLA_FLAGS"] = env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
-  args = list(cases) + (["--gspmd"] if partitioner == "gspmd" else [])
   return subprocess.run(
-    [sys.executable, os.path.join(_TESTS_DIR, "boundary_checks.py"), *args],
+    [sys.executable, *args],
     env=env,
     capture_output=True,
     text=True,
-    timeout=900,
+    timeout=timeout,
     check=False,
     cwd=package_root,
   )
+
+
+def _child(cases, partitioner):
+  args = list(cases) + (["--gspmd"] if partitioner == "gspmd" else [])
+  return _python(os.path.join(_TESTS_DIR, "boundary_checks.py"), *args, timeout=900)
 
 
 @functools.lru_cache(maxsize=None)
@@ -237,18 +242,7 @@ class LayoutCheckTest(absltest.TestCase):
       jax.jit(column_major).lower(x, x, jnp.float32(0.5))
 
   def test_without_the_hooks_ffi_is_unavailable_with_the_reason(self):
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
-    env = dict(os.environ, JAX_PLATFORMS="cpu")
-    env["PYTHONPATH"] = os.pathsep.join([package_root, env.get("PYTHONPATH", "")])
-    proc = subprocess.run(
-      [sys.executable, "-c", _WITHOUT_THE_LAYOUT_HOOKS],
-      env=env,
-      capture_output=True,
-      text=True,
-      timeout=300,
-      check=False,
-      cwd=package_root,
-    )
+    proc = _python("-c", _WITHOUT_THE_LAYOUT_HOOKS, timeout=300)
     self.assertEqual(proc.returncode, 0, proc.stderr)
     lines = proc.stdout.splitlines()
     self.assertEqual(lines[0], "[0.0, 1.0]")
