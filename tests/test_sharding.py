@@ -46,7 +46,7 @@ _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 _ROOT = os.path.dirname(_TESTS_DIR)
 _CHECKS = os.path.join(_TESTS_DIR, "sharding_checks.py")
 # Checks sharding_checks.py runs per mesh type (a guard against checks silently not running).
-_MIN_CHECKS = {"Auto": 16, "Explicit": 16}
+_MIN_CHECKS = {"Auto": 15, "Explicit": 15}
 
 
 def _run(args, devices=8, timeout=300):
