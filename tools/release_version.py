@@ -45,7 +45,7 @@ def bumped_changelog(text, version, date):
   following = re.search(r"^## ", text[body_start:], re.M)
   body_end = body_start + following.start() if following else len(text)
   entries = text[body_start:body_end].strip("\n")
-  if not entries.strip():
+  if not any(line.strip() and not line.startswith("#") for line in entries.splitlines()):
     raise ValueError(f"{CHANGELOG}'s '{_UNRELEASED}' section is empty: nothing to release")
   released = f"{_UNRELEASED}\n\n## [{version}] - {date}\n\n{entries}\n\n"
   return text[:start] + released + text[body_end:]
