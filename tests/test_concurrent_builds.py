@@ -36,7 +36,9 @@ def _build_dirs():
 
 
 def test_two_builds_from_one_checkout_at_once(tmp_path):
-  missing = [m for m in ("scikit_build_core", "nanobind", "jaxlib") if not importlib.util.find_spec(m)]
+  missing = [
+    m for m in ("scikit_build_core", "nanobind", "jaxlib") if not importlib.util.find_spec(m)
+  ]
   if missing:
     pytest.skip(f"the build requirements {missing} are not installed in this Python")
   defines = []
@@ -49,8 +51,10 @@ def test_two_builds_from_one_checkout_at_once(tmp_path):
     out = tmp_path / f"wheels{i}"
     command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
     command += [*defines, "-w", str(out), str(ROOT)]
-    log = open(tmp_path / f"build{i}.log", "wb")  # noqa: SIM115  (closed below)
-    builds.append((out, log, subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)))
+    log = open(tmp_path / f"build{i}.log", "wb")
+    builds.append(
+      (out, log, subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env))
+    )
   for out, log, process in builds:
     process.wait()
     log.close()
