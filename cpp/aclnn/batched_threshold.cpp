@@ -10,6 +10,7 @@
 #include "aclnn/executor.h"
 #include "aclnn/tensor.h"
 #include "aclnn/view_bounds.h"
+#include "ascend_kernels/dtype_soc_table.h"
 
 namespace jax_threshold::aclnn {
 namespace {
@@ -57,25 +58,11 @@ bool IsZeroAt(const char* data, aclDataType dtype, int64_t offset, uint64_t byte
   return s.IsExactlyZero();
 }
 
-// The threshold dtypes the kernel converts at Init for x's dtype (ascend_kernels/
-// threshold_from_bits.h): the ones the custom call's lowering emits. Other x dtypes are left to
-// phase one's dtype checks.
+// The threshold dtypes the kernel converts at Init for x's dtype (the dtype table's): the ones
+// the custom call's lowering emits. Other x dtypes are left to phase one's dtype checks.
 bool KernelReadsThresholdDtype(aclDataType x, aclDataType t) {
-  switch (x) {
-    case ACL_FLOAT:
-    case ACL_FLOAT16:
-    case ACL_BF16:
-      return t == ACL_FLOAT;
-    case ACL_DOUBLE:
-      return t == ACL_DOUBLE;
-    case ACL_INT8:
-    case ACL_UINT8:
-    case ACL_INT32:
-    case ACL_INT64:
-      return t == x || t == ACL_FLOAT || t == ACL_DOUBLE;
-    default:
-      return true;
-  }
+  return ascend_kernels::FactsOfDType(x).ub_divisor == 0 ||
+         ascend_kernels::TakesThresholdDtype(x, t);
 }
 
 // Which side reads the threshold's data: the executor on the host (ReluGrad where it is 0), or
