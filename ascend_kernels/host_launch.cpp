@@ -7,8 +7,8 @@
 
 #include "cpu_ascendc/core_state.h"
 #include "cpu_ascendc/soc_rules.h"
-#include "relu_grad/relu_grad.h"
-#include "threshold_grad_v2_d/threshold_grad_v2_d.h"
+#include "relu_grad/op_kernel/relu_grad.h"
+#include "threshold_grad_v2_d/op_kernel/threshold_grad_v2_d.h"
 
 namespace ascend_kernels {
 

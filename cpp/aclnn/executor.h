@@ -21,9 +21,9 @@ enum class KernelKind { kNone, kThresholdGradV2D, kReluGrad };
 
 const char* KernelKindName(KernelKind kind);
 
-// A threshold tensor's batch (aclnn/batched_threshold.h): the dims of out along which the
-// threshold varies (or that exceed the kernel's rank), looped over one slice per index. Every
-// slice has the plan's views, shifted by its offsets, and runs with its own threshold.
+// A threshold tensor's batch (aclnnThresholdBackwardBatchedGetWorkspaceSize): the dims of out along
+// which the threshold varies (or that exceed the kernel's rank), looped over one slice per index.
+// Every slice has the plan's views, shifted by its offsets, and runs with its own threshold.
 struct ThresholdBatch {
   static constexpr int kGrad = 0, kX = 1, kThreshold = 2, kOut = 3;
   std::vector<int64_t> sizes;                   // looped dims, outer to inner
@@ -97,9 +97,9 @@ inline const ExecutorPlan* GetExecutorPlan(const aclOpExecutor* executor) {
   return executor == nullptr ? nullptr : executor->plan.get();
 }
 
-// Workspace buffers are aligned like aclnn's (512 bytes), so kernels see aligned GM pointers. The
-// one definition: callers that allocate workspaces (the XLA FFI handler) align to it too.
-inline constexpr uint64_t kWorkspaceAlignment = 512;
+// Threshold slices of at most this many bytes of output run whole, in up to core_num blocks of
+// consecutive slices (aclnnThresholdBackwardBatchedGetWorkspaceSize).
+inline constexpr uint64_t kSmallSliceBytes = 64 * 1024;
 
 // The kernel's tiling for `kind` over the plan's element count and platform, into `plan`
 // (ReluGrad or ThresholdGradV2D); false with a message when it cannot be made.

@@ -20,13 +20,14 @@
 
 #include "aclnn/executor.h"
 #include "aclnn/host_stream.h"
+#include "aclnn/pool_stream.h"  // kInlineMaxBytes: the FFI handler's inline limit
 #include "aclnn/tensor.h"
 #include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/float64_bits.h"
+#include "common/op_host/elementwise_tiling.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
-#include "tiling/elementwise_tiling.h"
-#include "tiling/relu_grad_tiling.h"
-#include "tiling/threshold_grad_v2_d_tiling.h"
+#include "relu_grad/op_host/relu_grad_tiling.h"
+#include "threshold_grad_v2_d/op_host/threshold_grad_v2_d_tiling.h"
 
 #ifdef JAX_THRESHOLD_HAS_FFI_HANDLER
 #include "xla/ffi/api/c_api.h"
@@ -307,7 +308,7 @@ NB_MODULE(_aclnn_ext, m) {
         return handlers;
       },
       "[(target name, XLA platform, handler PyCapsule)] for jax.ffi.register_ffi_target.");
-  m.attr("FFI_INLINE_MAX_BYTES") = jax_threshold::ffi_handler::kInlineMaxBytes;
+  m.attr("FFI_INLINE_MAX_BYTES") = kInlineMaxBytes;
 #else
   m.attr("HAS_FFI_HANDLER") = false;
 #endif

@@ -1,6 +1,6 @@
-#include "tiling/threshold_grad_v2_d_tiling.h"
+#include "threshold_grad_v2_d/op_host/threshold_grad_v2_d_tiling.h"
 
-#include "tiling/elementwise_tiling.h"
+#include "common/op_host/elementwise_tiling.h"
 
 namespace jax_threshold::aclnn {
 
