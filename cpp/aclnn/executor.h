@@ -66,9 +66,10 @@ struct ExecutorPlan {
 
   std::optional<ThresholdBatch> batch;  // a threshold tensor of more than one slice
 
-  // A device-threshold plan (aclnn/device_threshold.h): ThresholdGradV2D reads each launch's
-  // threshold element from GM (threshold_grad_tiling.threshold.source is kGm); this is the
-  // threshold's first element, batch->threshold too when there is a batch.
+  // A device-threshold plan (aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize):
+  // ThresholdGradV2D reads each launch's threshold element from GM
+  // (threshold_grad_tiling.threshold.source is kGm); this is the threshold's first element,
+  // batch->threshold too when there is a batch.
   const char* threshold_gm = nullptr;
 
   std::atomic<bool> started{false};

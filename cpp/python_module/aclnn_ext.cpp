@@ -218,9 +218,7 @@ NB_MODULE(_aclnn_ext, m) {
             return std::make_tuple(p->grad_copy.has_value(), p->x_copy.has_value(),
                                    p->out_copy.has_value());
           },
-          "(grad_output, x, out): which tensors go through a workspace copy")
-      .def_prop_ro("run_status",
-                   [](const PyExecutor& e) { return aclnnThresholdBackwardRunStatus(e.get()); });
+          "(grad_output, x, out): which tensors go through a workspace copy");
 
   m.def(
       "threshold_backward_get_workspace_size",

@@ -53,9 +53,9 @@ enum aclDataType : int32_t {
 // Which dtype list phase one checks against (docs/behaviour.md §2). kHost is the CPU emulation used
 // by the XLA FFI handler: the Ascend910B list plus int64 and float64 at every threshold, so the
 // custom call covers every dtype the JAX primitive supports. kAscend910 is refused (PARAM_INVALID):
-// its AscendC API cannot run the kernels (no DataCopyPad; README, "The kernels"). The kernels run
-// under the SoC's AscendC rules (ascend_kernels/cpu_ascendc/soc_rules.h); ub_size may not exceed
-// the SoC's unified buffer.
+// its AscendC API cannot run the kernels (no DataCopyPad: ascend_kernels/common/soc_features.h).
+// The kernels run under the SoC's AscendC rules (ascend_kernels/cpu_ascendc/soc_rules.h); ub_size
+// may not exceed the SoC's unified buffer.
 enum class SocVersion : int32_t { kAscend910 = 0, kAscend910B = 1, kAscend950 = 2, kHost = 3 };
 
 // Platform facts the tiling depends on (docs/behaviour.md §3). Defaults are the 910B's. Phase one
