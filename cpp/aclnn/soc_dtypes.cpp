@@ -1,11 +1,11 @@
-// Per-SoC dtype lists (docs/behaviour.md §2), from the SoC table's features, so the message and
-// the check cannot disagree.
+// Phase one's per-SoC dtype check and its message (docs/behaviour.md §2), from the operators'
+// definitions (<op>/op_host/<op>_def.h), so the message and the check cannot disagree.
 #include "aclnn/soc_dtypes.h"
-
-#include <initializer_list>
 
 #include "aclnn/tensor.h"
 #include "ascend_kernels/dtype_soc_table.h"
+#include "relu_grad/op_host/relu_grad_def.h"
+#include "threshold_grad_v2_d/op_host/threshold_grad_v2_d_def.h"
 
 namespace jax_threshold::aclnn {
 
@@ -28,48 +28,32 @@ static_assert(static_cast<int32_t>(PlatformInfo{}.soc) ==
 
 namespace {
 
-// A fixed-capacity list: phase one asks on every call, so no heap.
-struct DtypeList {
-  aclDataType items[8];
-  int size = 0;
-  void push_back(aclDataType d) { items[size++] = d; }
-  const aclDataType* begin() const { return items; }
-  const aclDataType* end() const { return items + size; }
-};
-
 using ascend_kernels::FactsOfSoc;
 
 uint32_t Features(SocVersion soc) { return FactsOfSoc(static_cast<int32_t>(soc)).features; }
 
-// In the order messages list them: the dtypes every SoC has, then its features'.
-DtypeList DtypesOf(SocVersion soc, bool threshold_is_zero) {
-  DtypeList list;
-  if (SocRefusalReason(soc) != nullptr) return list;
-  const uint32_t features = Features(soc);
-  for (aclDataType d : {ACL_FLOAT, ACL_INT32, ACL_FLOAT16, ACL_INT8, ACL_UINT8}) list.push_back(d);
-  if (features & ascend_kernels::kSocBFloat16) list.push_back(ACL_BF16);
-  if (features & (threshold_is_zero ? ascend_kernels::kSocInt64ReluGrad
-                                    : ascend_kernels::kSocInt64ThresholdGrad)) {
-    list.push_back(ACL_INT64);
-  }
-  if (features & ascend_kernels::kSocFloat64) list.push_back(ACL_DOUBLE);
-  return list;
+// The operator definition phase one checks against: ReluGrad's at threshold 0, else
+// ThresholdGradV2D's.
+ascend_kernels::KernelDTypeList DtypesOf(SocVersion soc, bool threshold_is_zero) {
+  const auto kernel_soc = static_cast<ascend_kernels::KernelSoc>(soc);
+  return threshold_is_zero ? ascend_kernels::ReluGradDtypes(kernel_soc)
+                           : ascend_kernels::ThresholdGradV2DDtypes(kernel_soc);
 }
 
 }  // namespace
 
 bool SocSupportsDtype(SocVersion soc, aclDataType dtype, bool threshold_is_zero) {
-  for (aclDataType d : DtypesOf(soc, threshold_is_zero)) {
-    if (d == dtype) return true;
+  for (ascend_kernels::KernelDType d : DtypesOf(soc, threshold_is_zero)) {
+    if (static_cast<int32_t>(d) == dtype) return true;
   }
   return false;
 }
 
 std::string SocDtypeList(SocVersion soc, bool threshold_is_zero) {
   std::string out;
-  for (aclDataType d : DtypesOf(soc, threshold_is_zero)) {
+  for (ascend_kernels::KernelDType d : DtypesOf(soc, threshold_is_zero)) {
     if (!out.empty()) out += ", ";
-    out += DataTypeName(d);
+    out += DataTypeName(static_cast<aclDataType>(d));
   }
   return out;
 }
