@@ -322,7 +322,9 @@ std::array<int64_t, 4> ThresholdBatch::Offsets(int64_t k) const {
   return offset;
 }
 
-bool TileKernel(KernelKind kind, uint32_t core_num, ExecutorPlan* plan, std::string* error) {
+// The kernel's tiling for `kind` over the plan's element count and platform, into `plan`
+// (ReluGrad or ThresholdGradV2D); false with a message when it cannot be made.
+static bool TileKernel(KernelKind kind, uint32_t core_num, ExecutorPlan* plan, std::string* error) {
   if (kind == KernelKind::kReluGrad) {
     return ReluGradTiling(plan->num_elements, plan->dtype, plan->ub_size, core_num,
                           &plan->relu_grad_tiling.tiling, error);

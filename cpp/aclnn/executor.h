@@ -102,10 +102,6 @@ inline const ExecutorPlan* GetExecutorPlan(const aclOpExecutor* executor) {
 // consecutive slices (aclnnThresholdBackwardBatchedGetWorkspaceSize).
 inline constexpr uint64_t kSmallSliceBytes = 64 * 1024;
 
-// The kernel's tiling for `kind` over the plan's element count and platform, into `plan`
-// (ReluGrad or ThresholdGradV2D); false with a message when it cannot be made.
-bool TileKernel(KernelKind kind, uint32_t core_num, ExecutorPlan* plan, std::string* error);
-
 // Phase two's checks of what phase one could not see, for every kind of stream (the one place
 // they live): a null executor, the workspace (aclnn/workspace.h: too small, null, wrapping or
 // overlapping a tensor), a second run. On success the executor is marked as started and `*base`
