@@ -6,7 +6,7 @@
 #include "kernel_operator.h"
 
 #include "ascend_kernels/kernel_args.h"
-#include "common/select_kernel.h"
+#include "../../common/select_kernel.h"
 
 #define RELU_GRAD_ENTRY(SUFFIX, TYPE) ASCEND_KERNELS_RELU_GRAD_ENTRY(relu_grad_##SUFFIX, TYPE)
 

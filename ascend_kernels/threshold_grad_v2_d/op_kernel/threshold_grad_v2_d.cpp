@@ -5,7 +5,7 @@
 #include "kernel_operator.h"
 
 #include "ascend_kernels/kernel_args.h"
-#include "common/select_kernel.h"
+#include "../../common/select_kernel.h"
 
 #define THRESHOLD_GRAD_V2_D_ENTRY(SUFFIX, TYPE) \
   ASCEND_KERNELS_THRESHOLD_GRAD_ENTRY(threshold_grad_v2_d_##SUFFIX, TYPE)
