@@ -4,8 +4,8 @@
 // operator's entry points, one per dtype, as the host launcher and the NPU build call them.
 #include "kernel_operator.h"
 
-#include "ascend_kernels/kernel_args.h"
 #include "../../common/select_kernel.h"
+#include "ascend_kernels/kernel_args.h"
 
 #define THRESHOLD_GRAD_V2_D_ENTRY(SUFFIX, TYPE) \
   ASCEND_KERNELS_THRESHOLD_GRAD_ENTRY(threshold_grad_v2_d_##SUFFIX, TYPE)
