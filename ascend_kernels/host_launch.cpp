@@ -7,8 +7,8 @@
 
 #include "cpu_ascendc/core_state.h"
 #include "cpu_ascendc/soc_rules.h"
-#include "relu_grad/relu_grad.h"
-#include "threshold_grad_v2_d/threshold_grad_v2_d.h"
+#include "relu_grad/op_kernel/relu_grad.h"
+#include "threshold_grad_v2_d/op_kernel/threshold_grad_v2_d.h"
 
 namespace ascend_kernels {
 
@@ -31,52 +31,51 @@ using ThresholdGradEntryPoint = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*,
 template <typename Entry>
 struct EntryInfo {
   Entry entry;
-  uint32_t elem_bytes;
   const char* name;
 };
 
 EntryInfo<ThresholdGradEntryPoint> ThresholdGradV2DEntry(KernelDType dtype) {
   switch (dtype) {
     case KernelDType::kFloat32:
-      return {threshold_grad_v2_d_float32, 4, "threshold_grad_v2_d_float32"};
+      return {threshold_grad_v2_d_float32, "threshold_grad_v2_d_float32"};
     case KernelDType::kFloat16:
-      return {threshold_grad_v2_d_float16, 2, "threshold_grad_v2_d_float16"};
+      return {threshold_grad_v2_d_float16, "threshold_grad_v2_d_float16"};
     case KernelDType::kBFloat16:
-      return {threshold_grad_v2_d_bfloat16, 2, "threshold_grad_v2_d_bfloat16"};
+      return {threshold_grad_v2_d_bfloat16, "threshold_grad_v2_d_bfloat16"};
     case KernelDType::kInt32:
-      return {threshold_grad_v2_d_int32, 4, "threshold_grad_v2_d_int32"};
+      return {threshold_grad_v2_d_int32, "threshold_grad_v2_d_int32"};
     case KernelDType::kInt8:
-      return {threshold_grad_v2_d_int8, 1, "threshold_grad_v2_d_int8"};
+      return {threshold_grad_v2_d_int8, "threshold_grad_v2_d_int8"};
     case KernelDType::kUInt8:
-      return {threshold_grad_v2_d_uint8, 1, "threshold_grad_v2_d_uint8"};
+      return {threshold_grad_v2_d_uint8, "threshold_grad_v2_d_uint8"};
     case KernelDType::kInt64:
-      return {threshold_grad_v2_d_int64, 8, "threshold_grad_v2_d_int64"};
+      return {threshold_grad_v2_d_int64, "threshold_grad_v2_d_int64"};
     case KernelDType::kFloat64:
-      return {threshold_grad_v2_d_float64, 8, "threshold_grad_v2_d_float64"};
+      return {threshold_grad_v2_d_float64, "threshold_grad_v2_d_float64"};
   }
-  return {nullptr, 0, ""};
+  return {nullptr, ""};
 }
 
 EntryInfo<ReluGradEntryPoint> ReluGradEntry(KernelDType dtype) {
   switch (dtype) {
     case KernelDType::kFloat32:
-      return {relu_grad_float32, 4, "relu_grad_float32"};
+      return {relu_grad_float32, "relu_grad_float32"};
     case KernelDType::kFloat16:
-      return {relu_grad_float16, 2, "relu_grad_float16"};
+      return {relu_grad_float16, "relu_grad_float16"};
     case KernelDType::kBFloat16:
-      return {relu_grad_bfloat16, 2, "relu_grad_bfloat16"};
+      return {relu_grad_bfloat16, "relu_grad_bfloat16"};
     case KernelDType::kInt32:
-      return {relu_grad_int32, 4, "relu_grad_int32"};
+      return {relu_grad_int32, "relu_grad_int32"};
     case KernelDType::kInt8:
-      return {relu_grad_int8, 1, "relu_grad_int8"};
+      return {relu_grad_int8, "relu_grad_int8"};
     case KernelDType::kUInt8:
-      return {relu_grad_uint8, 1, "relu_grad_uint8"};
+      return {relu_grad_uint8, "relu_grad_uint8"};
     case KernelDType::kInt64:
-      return {relu_grad_int64, 8, "relu_grad_int64"};
+      return {relu_grad_int64, "relu_grad_int64"};
     case KernelDType::kFloat64:
-      return {relu_grad_float64, 8, "relu_grad_float64"};
+      return {relu_grad_float64, "relu_grad_float64"};
   }
-  return {nullptr, 0, ""};
+  return {nullptr, ""};
 }
 
 uint8_t* Gm(const void* p) { return const_cast<uint8_t*>(static_cast<const uint8_t*>(p)); }
@@ -85,16 +84,16 @@ uint8_t* Gm(const void* p) { return const_cast<uint8_t*>(static_cast<const uint8
 // `call(entry)` runs the entry point with the launch's arguments; `regions` are the GM tensors
 // of the launch besides grad, feature and out (GlobalTensor views must stay inside them).
 template <typename Entry, typename TilingData, typename Call>
-HostLaunch MakeLaunch(const EntryInfo<Entry>& info, const void* grad, const void* feature,
-                      void* out, const TilingData* tiling, uint64_t ub_size, KernelSoc soc,
-                      std::vector<cpu_ascendc::GmRegion> regions, Call call) {
+HostLaunch MakeLaunch(const EntryInfo<Entry>& info, KernelDType dtype, const void* grad,
+                      const void* feature, void* out, const TilingData* tiling, uint64_t ub_size,
+                      KernelSoc soc, std::vector<cpu_ascendc::GmRegion> regions, Call call) {
   HostLaunch launch;
   if (info.entry == nullptr || tiling == nullptr) {
     return launch;
   }
   launch.kernel_name = info.name;
   launch.block_dim = static_cast<uint32_t>(tiling->tiling.block_dim);
-  const uint64_t bytes = tiling->tiling.total_num * info.elem_bytes;
+  const uint64_t bytes = tiling->tiling.total_num * FactsOfDType(static_cast<int32_t>(dtype)).bytes;
   regions.reserve(regions.size() + 3);
   regions.push_back({static_cast<const uint8_t*>(grad), bytes});
   regions.push_back({static_cast<const uint8_t*>(feature), bytes});
@@ -112,16 +111,7 @@ HostLaunch MakeLaunch(const EntryInfo<Entry>& info, const void* grad, const void
 // Bytes of the GM threshold element a ThresholdGradV2D tiling asks for (0: none).
 uint64_t GmThresholdBytes(const ThresholdGradV2DTilingData& tiling) {
   if (tiling.threshold.source != static_cast<int32_t>(ThresholdSource::kGm)) return 0;
-  switch (static_cast<KernelDType>(tiling.threshold.gm_dtype)) {
-    case KernelDType::kInt8:
-    case KernelDType::kUInt8:
-      return 1;
-    case KernelDType::kInt32:
-    case KernelDType::kFloat32:
-      return 4;
-    default:
-      return 8;
-  }
+  return FactsOfDType(tiling.threshold.gm_dtype).bytes;
 }
 
 }  // namespace
@@ -134,7 +124,7 @@ HostLaunch MakeThresholdGradV2DLaunch(KernelDType dtype, const void* grad, const
   if (tiling != nullptr && GmThresholdBytes(*tiling) > 0) {
     regions.push_back({static_cast<const uint8_t*>(threshold), GmThresholdBytes(*tiling)});
   }
-  return MakeLaunch(ThresholdGradV2DEntry(dtype), grad, feature, out, tiling, ub_size, soc,
+  return MakeLaunch(ThresholdGradV2DEntry(dtype), dtype, grad, feature, out, tiling, ub_size, soc,
                     std::move(regions), [=](ThresholdGradEntryPoint entry) {
                       entry(Gm(grad), Gm(feature), Gm(threshold), static_cast<uint8_t*>(out),
                             static_cast<uint8_t*>(workspace), Gm(tiling));
@@ -144,7 +134,7 @@ HostLaunch MakeThresholdGradV2DLaunch(KernelDType dtype, const void* grad, const
 HostLaunch MakeReluGradLaunch(KernelDType dtype, const void* grad, const void* feature, void* out,
                               void* workspace, const ReluGradTilingData* tiling, uint64_t ub_size,
                               KernelSoc soc) {
-  return MakeLaunch(ReluGradEntry(dtype), grad, feature, out, tiling, ub_size, soc, {},
+  return MakeLaunch(ReluGradEntry(dtype), dtype, grad, feature, out, tiling, ub_size, soc, {},
                     [=](ReluGradEntryPoint entry) {
                       entry(Gm(grad), Gm(feature), static_cast<uint8_t*>(out),
                             static_cast<uint8_t*>(workspace), Gm(tiling));

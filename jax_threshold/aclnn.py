@@ -40,43 +40,25 @@ ACLNN_ERR_INNER_NULLPTR = _aclnn_ext.ACLNN_ERR_INNER_NULLPTR
 ACLNN_ERR_INNER_TILING_ERROR = _aclnn_ext.ACLNN_ERR_INNER_TILING_ERROR
 ACLNN_ERR_RUNTIME_ERROR = _aclnn_ext.ACLNN_ERR_RUNTIME_ERROR
 
-# SocVersion codes of aclnn_threshold_backward.h. "host" is what the XLA FFI handler uses on CPU:
-# the Ascend910B list plus int64 and float64 at every threshold.
-SOCS = {"Ascend910": 0, "Ascend910B": 1, "Ascend950": 2, "host": 3}
+# SocVersion codes of aclnn_threshold_backward.h, from the native SoC table. "host" is what the
+# XLA FFI handler uses on CPU: the Ascend910B list plus int64 and float64 at every threshold.
+SOCS: dict[str, int] = dict(_aclnn_ext.SOCS)
 
 # Platform defaults of the 910B (docs/behaviour.md §3); "host" tiles for HOST_CORE_NUM blocks (a few per
 # hardware thread, claimed dynamically) and a UB of HOST_UB_SIZE bytes (tiles that stay in the
 # host core's L1 cache).
-DEFAULT_UB_SIZE = 196608
-DEFAULT_CORE_NUM = 48
+DEFAULT_UB_SIZE: int = _aclnn_ext.DEFAULT_UB_SIZE
+DEFAULT_CORE_NUM: int = _aclnn_ext.DEFAULT_CORE_NUM
 HOST_CORE_NUM = _aclnn_ext.HOST_CORE_NUM
 HOST_UB_SIZE = _aclnn_ext.HOST_UB_SIZE
 
-# aclDataType codes by NumPy dtype name; a dtype missing here is ACL_DT_UNDEFINED.
-_ACL_DTYPES = {
-  "float32": 0,
-  "float16": 1,
-  "int8": 2,
-  "int32": 3,
-  "uint8": 4,
-  "int16": 6,
-  "uint16": 7,
-  "uint32": 8,
-  "int64": 9,
-  "uint64": 10,
-  "float64": 11,
-  "bool": 12,
-  "complex64": 16,
-  "complex128": 17,
-  "bfloat16": 27,
-}
-ACL_DT_UNDEFINED = -1
+# aclDataType codes by NumPy dtype name, from the native dtype table; a dtype missing here is
+# ACL_DT_UNDEFINED.
+_ACL_DTYPES: dict[str, int] = {name: code for name, (code, _) in _aclnn_ext.DTYPES.items()}
+ACL_DT_UNDEFINED: int = _aclnn_ext.ACL_DT_UNDEFINED
 
 # The dtypes the kernels have a tiling for (the "host" list).
-_TILING_DTYPES = frozenset(
-  _ACL_DTYPES[name]
-  for name in ("float32", "float16", "int8", "int32", "uint8", "int64", "float64", "bfloat16")
-)
+_TILING_DTYPES = frozenset(_aclnn_ext.KERNEL_DTYPES.values())
 
 
 def acl_dtype(dtype: npt.DTypeLike) -> int:

@@ -51,7 +51,7 @@ for dtype in float32 float16 bfloat16 int32 int8 uint8 int64; do
 done
 
 FLAGS=(-std=c++17 -fsyntax-only -Wall -Wextra -Werror -I"$STUBS" -isystem "$CANN_INC"
-       -I"$ROOT/ascend_kernels/include" -I"$ROOT/ascend_kernels/npu" -I"$ROOT/cpp"
+       -I"$ROOT/ascend_kernels/include" -I"$ROOT/ascend_kernels" -I"$ROOT/ascend_kernels/npu" -I"$ROOT/cpp"
        -I"$ROOT/cpp/include")
 failures=0
 check() {  # check LABEL FLAGS... FILE

@@ -4,8 +4,8 @@
 //  float32 (float64 host-only): CompareScalar(GT) into a bit mask, then Select(mask, grad, 0).
 //  float16 / bfloat16: x widened to float32 with Cast, chunk by chunk, compared in float32; the
 //      Select then runs on the original 16-bit grad (bfloat16 viewed as half: Select moves bits),
-//      so results are grad's exact bits. This is the value the spec's "select in float32, narrow
-//      back" gives, without the two extra Casts and a float32 grad buffer.
+//      so results are grad's exact bits: the value a select on float32 grad narrowed back to 16
+//      bits gives, without the two extra Casts and a float32 grad buffer.
 //  int8 / uint8: only x is widened to half (exact) and compared; grad is never converted. The
 //      compare's bit mask becomes a byte mask: Select(mask, -1.0h, 0) in half, Cast half -> int8
 //      (-1 -> 0xFF, 0 -> 0x00) into the output buffer, then out = And(mask bytes, grad) on the

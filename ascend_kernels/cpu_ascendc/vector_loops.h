@@ -6,18 +6,11 @@
 // every variant computes the same bits (integer ops and IEEE compares only), and the tests run
 // each loop in every variant the host can execute. Nothing else depends on the host.
 //
-// Six loops have an AVX-512 form written with intrinsics, where the plain loop measured about
-// 2x slower or more on the operands of an int8 kernel launch (one 2048-element chunk in L1, Xeon
-// with AVX-512, ns per call, plain / intrinsics): the 16-bit Select 210-240 / 58-68 and the half
-// compare 310-330 / 87 (the compiler cannot keep bit masks in mask registers); int8 -> half
-// 250-340 / 98-153 and half -> int8 340-415 / 197-242 (1.5-1.9x per call; 2.5x in `perf` samples
-// of a whole int8 launch), which the compiler cannot vectorise through the hardware's
-// half <-> float conversions. Two more for the byte kernels' two-op path (int8/uint8 CompareScalar
-// and Select, 64 elements a mask register): per 2048-byte chunk 90-270 / 22 ns (compare) and
-// 120-270 / 25 ns (select); in `perf` samples of whole int8 launches at 2^20, 4-5x (compare) and
-// 3.1-3.4x (select), the launch 310-385 / 135-195 us on one thread. Each returns how many
-// elements it did; the plain loop does the rest, and the tests check both against the same
-// scalar reference.
+// Six loops have an AVX-512 form written with intrinsics (the 16-bit Select, the half compare,
+// int8 <-> half, and the byte CompareScalar and Select of the two-op path), where the plain loop is
+// 2x slower or more (benchmarks/README.md, "Why six loops have AVX-512 intrinsics"). Each returns
+// how many elements it did; the plain loop does the rest, and the tests check both against the
+// same scalar reference.
 #pragma once
 
 #include <cstdint>

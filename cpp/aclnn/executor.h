@@ -21,9 +21,9 @@ enum class KernelKind { kNone, kThresholdGradV2D, kReluGrad };
 
 const char* KernelKindName(KernelKind kind);
 
-// A threshold tensor's batch (aclnn/batched_threshold.h): the dims of out along which the
-// threshold varies (or that exceed the kernel's rank), looped over one slice per index. Every
-// slice has the plan's views, shifted by its offsets, and runs with its own threshold.
+// A threshold tensor's batch (aclnnThresholdBackwardBatchedGetWorkspaceSize): the dims of out along
+// which the threshold varies (or that exceed the kernel's rank), looped over one slice per index.
+// Every slice has the plan's views, shifted by its offsets, and runs with its own threshold.
 struct ThresholdBatch {
   static constexpr int kGrad = 0, kX = 1, kThreshold = 2, kOut = 3;
   std::vector<int64_t> sizes;                   // looped dims, outer to inner
@@ -66,9 +66,10 @@ struct ExecutorPlan {
 
   std::optional<ThresholdBatch> batch;  // a threshold tensor of more than one slice
 
-  // A device-threshold plan (aclnn/device_threshold.h): ThresholdGradV2D reads each launch's
-  // threshold element from GM (threshold_grad_tiling.threshold.source is kGm); this is the
-  // threshold's first element, batch->threshold too when there is a batch.
+  // A device-threshold plan (aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize):
+  // ThresholdGradV2D reads each launch's threshold element from GM
+  // (threshold_grad_tiling.threshold.source is kGm); this is the threshold's first element,
+  // batch->threshold too when there is a batch.
   const char* threshold_gm = nullptr;
 
   std::atomic<bool> started{false};
@@ -97,13 +98,9 @@ inline const ExecutorPlan* GetExecutorPlan(const aclOpExecutor* executor) {
   return executor == nullptr ? nullptr : executor->plan.get();
 }
 
-// Workspace buffers are aligned like aclnn's (512 bytes), so kernels see aligned GM pointers. The
-// one definition: callers that allocate workspaces (the XLA FFI handler) align to it too.
-inline constexpr uint64_t kWorkspaceAlignment = 512;
-
-// The kernel's tiling for `kind` over the plan's element count and platform, into `plan`
-// (ReluGrad or ThresholdGradV2D); false with a message when it cannot be made.
-bool TileKernel(KernelKind kind, uint32_t core_num, ExecutorPlan* plan, std::string* error);
+// Threshold slices of at most this many bytes of output run whole, in up to core_num blocks of
+// consecutive slices (aclnnThresholdBackwardBatchedGetWorkspaceSize).
+inline constexpr uint64_t kSmallSliceBytes = 64 * 1024;
 
 // Phase two's checks of what phase one could not see, for every kind of stream (the one place
 // they live): a null executor, the workspace (aclnn/workspace.h: too small, null, wrapping or

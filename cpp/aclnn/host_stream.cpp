@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <exception>
 #include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 namespace jax_threshold::aclnn {
 namespace {
@@ -154,62 +159,6 @@ std::string RunBlocksSynchronously(uint32_t n, const std::function<void(uint32_t
   if (n == 0) return {};
   if (max_threads == 0) max_threads = HardwareThreads();
   return SyncWorkers::Get().Run(n, block, max_threads);
-}
-
-ThreadPoolHostStream::ThreadPoolHostStream(uint32_t num_workers) {
-  if (num_workers == 0) num_workers = HardwareThreads();
-  workers_.reserve(num_workers);
-  for (uint32_t i = 0; i < num_workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
-}
-
-ThreadPoolHostStream::~ThreadPoolHostStream() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  for (auto& w : workers_) w.join();
-}
-
-void ThreadPoolHostStream::Launch(uint32_t n, std::function<void(uint32_t)> block,
-                                  std::function<void()> done) {
-  if (n == 0) {
-    if (done) done();
-    return;
-  }
-  struct Shared {
-    std::function<void(uint32_t)> block;
-    std::function<void()> done;
-    std::atomic<uint32_t> remaining;
-  };
-  auto shared = std::make_shared<Shared>();
-  shared->block = std::move(block);
-  shared->done = std::move(done);
-  shared->remaining.store(n);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (uint32_t i = 0; i < n; ++i) {
-      tasks_.emplace_back([shared, i] {
-        shared->block(i);
-        if (shared->remaining.fetch_sub(1) == 1 && shared->done) shared->done();
-      });
-    }
-  }
-  cv_.notify_all();
-}
-
-void ThreadPoolHostStream::WorkerLoop() {
-  for (;;) {
-    std::function<void()> task;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;  // stopping and drained
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
-    }
-    task();
-  }
 }
 
 }  // namespace jax_threshold::aclnn

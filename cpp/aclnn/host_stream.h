@@ -1,16 +1,11 @@
 // Where kernel blocks run on the host: a synchronous runner (calling thread + persistent workers)
-// and ThreadPoolHostStream, an asynchronous HostStream backed by its own std::thread workers.
+// and the host platform it tiles for.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "jax_threshold/aclnn_threshold_backward.h"
 
@@ -18,10 +13,8 @@ namespace jax_threshold::aclnn {
 
 // The UB size host launches tile for (docs/behaviour.md §3's formula with this ub_size): 64 KiB
 // gives tiles of 9 KiB (float32: 2304 elements), so what a block touches of its UB (input and
-// output buffers, mask, the widening scratch) stays in the host core's L1 and L2. The 910B's 192
-// KiB (27 KiB tiles, ~167 KiB of UB) spills to L2 and measured ~40% slower per core. 32 KiB cost
-// bfloat16 ~40% (its widening ran in chunks of 256 elements) and int8 ~8%; float32 is the same at
-// 32 and 64 KiB (benchmarks/README.md).
+// output buffers, mask, the widening scratch) stays in the host core's L1 and L2, where the 910B's
+// 192 KiB spills (benchmarks/README.md, "Why the host tiles for a 64 KiB UB").
 inline constexpr uint64_t kHostUbSize = 64 * 1024;
 
 // Blocks ("cores") the host platform tiles for per hardware thread: the synchronous runner's
@@ -55,28 +48,5 @@ bool PollFor(std::chrono::microseconds limit, Done done) {
   }
   return true;
 }
-
-// An in-order asynchronous stream. Launch() queues the blocks and returns; the workers run them,
-// and the worker that finishes the last block calls done(). Launches do not wait for each other:
-// ordering is the caller's (the executor launches its next step from the previous done()).
-class ThreadPoolHostStream final : public HostStream {
- public:
-  explicit ThreadPoolHostStream(uint32_t num_workers = 0);
-  ~ThreadPoolHostStream() override;  // drains queued work, then joins
-  ThreadPoolHostStream(const ThreadPoolHostStream&) = delete;
-  ThreadPoolHostStream& operator=(const ThreadPoolHostStream&) = delete;
-
-  uint32_t NumWorkers() const override { return static_cast<uint32_t>(workers_.size()); }
-  void Launch(uint32_t n, std::function<void(uint32_t)> block, std::function<void()> done) override;
-
- private:
-  void WorkerLoop();
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> tasks_;
-  bool stopping_ = false;
-  std::vector<std::thread> workers_;
-};
 
 }  // namespace jax_threshold::aclnn

@@ -1,50 +1,59 @@
-// Per-SoC dtype lists (docs/behaviour.md §2). Kept as data so the message and the check cannot
-// disagree.
+// Phase one's per-SoC dtype check and its message (docs/behaviour.md §2), from the operators'
+// definitions (<op>/op_host/<op>_def.h), so the message and the check cannot disagree.
 #include "aclnn/soc_dtypes.h"
 
-#include <initializer_list>
-
 #include "aclnn/tensor.h"
+#include "ascend_kernels/dtype_soc_table.h"
+#include "relu_grad/op_host/relu_grad_def.h"
+#include "threshold_grad_v2_d/op_host/threshold_grad_v2_d_def.h"
 
 namespace jax_threshold::aclnn {
+
+#define JAX_THRESHOLD_CHECK_SOC(name, code, str, ...)                                 \
+  static_assert(static_cast<int32_t>(SocVersion::k##name) == code &&                  \
+                    static_cast<int32_t>(ascend_kernels::KernelSoc::k##name) == code, \
+                "SocVersion and KernelSoc values are the SoC table's: " str);
+ASCEND_KERNELS_SOCS(JAX_THRESHOLD_CHECK_SOC)
+#undef JAX_THRESHOLD_CHECK_SOC
+// PlatformInfo's defaults (the public header, which stands alone) are the default SoC's.
+static_assert(static_cast<int32_t>(PlatformInfo{}.soc) ==
+                      static_cast<int32_t>(ascend_kernels::kDefaultSoc) &&
+                  PlatformInfo{}.ub_size ==
+                      ascend_kernels::FactsOfSoc(static_cast<int32_t>(ascend_kernels::kDefaultSoc))
+                          .ub_bytes &&
+                  PlatformInfo{}.core_num ==
+                      ascend_kernels::FactsOfSoc(static_cast<int32_t>(ascend_kernels::kDefaultSoc))
+                          .default_core_num,
+              "PlatformInfo's defaults are the default SoC's");
+
 namespace {
 
-// A fixed-capacity list: phase one asks on every call, so no heap.
-struct DtypeList {
-  aclDataType items[8];
-  int size = 0;
-  void push_back(aclDataType d) { items[size++] = d; }
-  const aclDataType* begin() const { return items; }
-  const aclDataType* end() const { return items + size; }
-};
+using ascend_kernels::FactsOfSoc;
 
-DtypeList DtypesOf(SocVersion soc, bool threshold_is_zero) {
-  DtypeList list;
-  if (SocRefusalReason(soc) != nullptr) return list;
-  for (aclDataType d : {ACL_FLOAT, ACL_INT32, ACL_FLOAT16, ACL_INT8, ACL_UINT8}) list.push_back(d);
-  list.push_back(ACL_BF16);  // Ascend910B and later
-  if (soc == SocVersion::kAscend950 && threshold_is_zero) list.push_back(ACL_INT64);
-  if (soc == SocVersion::kHost) {
-    list.push_back(ACL_INT64);
-    list.push_back(ACL_DOUBLE);
-  }
-  return list;
+uint32_t Features(SocVersion soc) { return FactsOfSoc(static_cast<int32_t>(soc)).features; }
+
+// The operator definition phase one checks against: ReluGrad's at threshold 0, else
+// ThresholdGradV2D's.
+ascend_kernels::KernelDTypeList DtypesOf(SocVersion soc, bool threshold_is_zero) {
+  const auto kernel_soc = static_cast<ascend_kernels::KernelSoc>(soc);
+  return threshold_is_zero ? ascend_kernels::ReluGradDtypes(kernel_soc)
+                           : ascend_kernels::ThresholdGradV2DDtypes(kernel_soc);
 }
 
 }  // namespace
 
 bool SocSupportsDtype(SocVersion soc, aclDataType dtype, bool threshold_is_zero) {
-  for (aclDataType d : DtypesOf(soc, threshold_is_zero)) {
-    if (d == dtype) return true;
+  for (ascend_kernels::KernelDType d : DtypesOf(soc, threshold_is_zero)) {
+    if (static_cast<int32_t>(d) == dtype) return true;
   }
   return false;
 }
 
 std::string SocDtypeList(SocVersion soc, bool threshold_is_zero) {
   std::string out;
-  for (aclDataType d : DtypesOf(soc, threshold_is_zero)) {
+  for (ascend_kernels::KernelDType d : DtypesOf(soc, threshold_is_zero)) {
     if (!out.empty()) out += ", ";
-    out += DataTypeName(d);
+    out += DataTypeName(static_cast<aclDataType>(d));
   }
   return out;
 }
@@ -54,46 +63,21 @@ const char* SocRefusalReason(SocVersion soc) {
   // report "not supported" and Select has mode 0 only. Without DataCopyPad a tensor whose size is
   // not a whole 32-byte block cannot be copied without touching bytes outside it (docs/behaviour.md
   // §3).
-  if (soc == SocVersion::kAscend910) {
+  if (Features(soc) & ascend_kernels::kSocRefused) {
     return "soc Ascend910 is not supported: its AscendC API (dav_c100) has no DataCopyPad, so "
            "tensors "
            "that are not whole 32-byte blocks cannot be copied without touching memory outside "
            "them, "
            "and no CompareScalar or tensor-scalar Select for the kernels' compare and select";
   }
-  if (static_cast<int32_t>(soc) < 0 ||
-      static_cast<int32_t>(soc) > static_cast<int32_t>(SocVersion::kHost)) {
+  if (!FactsOfSoc(static_cast<int32_t>(soc)).known) {
     return "unknown soc (expected Ascend910B, Ascend950 or host)";
   }
   return nullptr;
 }
 
-uint64_t SocUbBytes(SocVersion soc) {
-  switch (soc) {
-    case SocVersion::kAscend910:
-      return 256 * 1024;  // __NPU_ARCH__ 1001
-    case SocVersion::kAscend910B:
-      return 192 * 1024;  // __NPU_ARCH__ 2201
-    case SocVersion::kAscend950:
-      return 248 * 1024;  // __NPU_ARCH__ 3510
-    case SocVersion::kHost:
-      return 0;
-  }
-  return 0;
-}
+uint64_t SocUbBytes(SocVersion soc) { return FactsOfSoc(static_cast<int32_t>(soc)).ub_bytes; }
 
-const char* SocName(SocVersion soc) {
-  switch (soc) {
-    case SocVersion::kAscend910:
-      return "Ascend910";
-    case SocVersion::kAscend910B:
-      return "Ascend910B";
-    case SocVersion::kAscend950:
-      return "Ascend950";
-    case SocVersion::kHost:
-      return "host";
-  }
-  return "unknown";
-}
+const char* SocName(SocVersion soc) { return FactsOfSoc(static_cast<int32_t>(soc)).name; }
 
 }  // namespace jax_threshold::aclnn

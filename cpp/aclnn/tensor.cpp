@@ -6,71 +6,34 @@
 #include <limits>
 #include <new>
 
+#include "ascend_kernels/dtype_soc_table.h"
+
 namespace jax_threshold::aclnn {
 
-uint64_t DataTypeSize(aclDataType dtype) {
-  switch (dtype) {
-    case ACL_BOOL:
-    case ACL_INT8:
-    case ACL_UINT8:
-      return 1;
-    case ACL_FLOAT16:
-    case ACL_BF16:
-    case ACL_INT16:
-    case ACL_UINT16:
-      return 2;
-    case ACL_FLOAT:
-    case ACL_INT32:
-    case ACL_UINT32:
-      return 4;
-    case ACL_DOUBLE:
-    case ACL_INT64:
-    case ACL_UINT64:
-    case ACL_COMPLEX64:
-      return 8;
-    case ACL_COMPLEX128:
-      return 16;
-    default:
-      return 0;
-  }
+namespace {
+
+constexpr bool Named(aclDataType dtype, const char* name) {
+  const char* own = ascend_kernels::FactsOfDType(dtype).name;
+  while (*own != '\0' && *own == *name) ++own, ++name;
+  return *own == *name;
 }
 
-const char* DataTypeName(aclDataType dtype) {
-  switch (dtype) {
-    case ACL_FLOAT:
-      return "float32";
-    case ACL_FLOAT16:
-      return "float16";
-    case ACL_BF16:
-      return "bfloat16";
-    case ACL_DOUBLE:
-      return "float64";
-    case ACL_INT8:
-      return "int8";
-    case ACL_UINT8:
-      return "uint8";
-    case ACL_INT16:
-      return "int16";
-    case ACL_UINT16:
-      return "uint16";
-    case ACL_INT32:
-      return "int32";
-    case ACL_UINT32:
-      return "uint32";
-    case ACL_INT64:
-      return "int64";
-    case ACL_UINT64:
-      return "uint64";
-    case ACL_BOOL:
-      return "bool";
-    case ACL_COMPLEX64:
-      return "complex64";
-    case ACL_COMPLEX128:
-      return "complex128";
-    default:
-      return "undefined";
-  }
-}
+}  // namespace
+
+// The public header (CANN's aclDataType, standing alone) and the dtype table agree.
+static_assert(Named(ACL_FLOAT, "float32") && Named(ACL_FLOAT16, "float16") &&
+                  Named(ACL_INT8, "int8") && Named(ACL_INT32, "int32") &&
+                  Named(ACL_UINT8, "uint8") && Named(ACL_INT16, "int16") &&
+                  Named(ACL_UINT16, "uint16") && Named(ACL_UINT32, "uint32") &&
+                  Named(ACL_INT64, "int64") && Named(ACL_UINT64, "uint64") &&
+                  Named(ACL_DOUBLE, "float64") && Named(ACL_BOOL, "bool") &&
+                  Named(ACL_COMPLEX64, "complex64") && Named(ACL_COMPLEX128, "complex128") &&
+                  Named(ACL_BF16, "bfloat16") && Named(ACL_DT_UNDEFINED, "undefined"),
+              "aclDataType values are the dtype table's");
+
+uint64_t DataTypeSize(aclDataType dtype) { return ascend_kernels::FactsOfDType(dtype).bytes; }
+
+const char* DataTypeName(aclDataType dtype) { return ascend_kernels::FactsOfDType(dtype).name; }
 
 char* aclTensor::First() const {
   return static_cast<char*>(data) + offset * static_cast<int64_t>(DataTypeSize(dtype));

@@ -1,5 +1,6 @@
 #include "aclnn/threshold_params.h"
 
+#include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/float64_bits.h"
 
 #include <cmath>
@@ -11,29 +12,6 @@ namespace {
 using ascend_kernels::KernelDType;
 using ascend_kernels::ThresholdMode;
 using ascend_kernels::ThresholdParams;
-
-bool IntegerRange(KernelDType dtype, int64_t* lo, int64_t* hi) {
-  switch (dtype) {
-    case KernelDType::kInt8:
-      *lo = INT8_MIN;
-      *hi = INT8_MAX;
-      return true;
-    case KernelDType::kUInt8:
-      *lo = 0;
-      *hi = UINT8_MAX;
-      return true;
-    case KernelDType::kInt32:
-      *lo = INT32_MIN;
-      *hi = INT32_MAX;
-      return true;
-    case KernelDType::kInt64:
-      *lo = INT64_MIN;
-      *hi = INT64_MAX;
-      return true;
-    default:
-      return false;
-  }
-}
 
 // The scalar's value rounded once to float / double.
 float ToFloat(const aclScalar& s) {
@@ -91,8 +69,9 @@ ThresholdParams MakeThresholdParams(const aclScalar& threshold, KernelDType dtyp
   p.mode = static_cast<int32_t>(ThresholdMode::kCompare);
   p.threshold_f32 = ToFloat(threshold);
   p.threshold_f64_bits = ascend_kernels::Float64ToBits(ToDouble(threshold));
-  int64_t lo = 0, hi = 0;
-  if (IntegerRange(dtype, &lo, &hi)) SetIntegerMode(threshold, lo, hi, &p);
+  const ascend_kernels::DTypeFacts facts =
+      ascend_kernels::FactsOfDType(static_cast<int32_t>(dtype));
+  if (facts.is_integer) SetIntegerMode(threshold, facts.min, facts.max, &p);
   return p;
 }
 

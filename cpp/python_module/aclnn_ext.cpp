@@ -11,6 +11,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -19,12 +20,14 @@
 
 #include "aclnn/executor.h"
 #include "aclnn/host_stream.h"
+#include "aclnn/pool_stream.h"  // kInlineMaxBytes: the FFI handler's inline limit
 #include "aclnn/tensor.h"
+#include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/float64_bits.h"
+#include "common/op_host/elementwise_tiling.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
-#include "tiling/elementwise_tiling.h"
-#include "tiling/relu_grad_tiling.h"
-#include "tiling/threshold_grad_v2_d_tiling.h"
+#include "relu_grad/op_host/relu_grad_tiling.h"
+#include "threshold_grad_v2_d/op_host/threshold_grad_v2_d_tiling.h"
 
 #ifdef JAX_THRESHOLD_HAS_FFI_HANDLER
 #include "xla/ffi/api/c_api.h"
@@ -66,6 +69,61 @@ TensorPtr ToTensor(nb::handle desc, const char* name) {
                                  strides.data(), 0, reinterpret_cast<void*>(address));
   if (t == nullptr) throw nb::value_error((std::string(name) + ": invalid shape").c_str());
   return TensorPtr(t);
+}
+
+// The dtype and SoC table (ascend_kernels/dtype_soc_table.h) as Python values.
+void AddTables(nb::module_& m) {
+  using ascend_kernels::FactsOfDType;
+  using ascend_kernels::FactsOfSoc;
+  nb::dict dtypes, kernel_dtypes, threshold_dtypes;
+#define ADD_KERNEL_DTYPE(name, code, str, ...)                  \
+  dtypes[str] = nb::make_tuple(code, FactsOfDType(code).bytes); \
+  kernel_dtypes[str] = code;
+  ASCEND_KERNELS_KERNEL_DTYPES(ADD_KERNEL_DTYPE)
+#undef ADD_KERNEL_DTYPE
+#define ADD_OTHER_DTYPE(name, code, str, bytes) dtypes[str] = nb::make_tuple(code, bytes);
+  ASCEND_KERNELS_OTHER_DTYPES(ADD_OTHER_DTYPE)
+#undef ADD_OTHER_DTYPE
+  // x's dtype -> the threshold dtypes it takes, x's own first, then float32, float64.
+  for (auto [x_name, x_code] : kernel_dtypes) {
+    const int32_t x = nb::cast<int32_t>(x_code);
+    nb::list names;
+    int32_t listed[3] = {};
+    int count = 0;
+    for (int32_t t : {x, static_cast<int32_t>(ACL_FLOAT), static_cast<int32_t>(ACL_DOUBLE)}) {
+      if (!ascend_kernels::TakesThresholdDtype(x, t) || std::count(listed, listed + count, t)) {
+        continue;
+      }
+      listed[count++] = t;
+      names.append(FactsOfDType(t).name);
+    }
+    threshold_dtypes[x_name] = nb::tuple(names);
+  }
+  nb::dict socs, soc_ub_size, soc_core_num;
+#define ADD_SOC(name, code, str, ub, cores, features)                                      \
+  socs[str] = code;                                                                        \
+  soc_ub_size[str] = ub;                                                                   \
+  soc_core_num[str] =                                                                      \
+      static_cast<int32_t>(SocVersion::k##name) == static_cast<int32_t>(SocVersion::kHost) \
+          ? HostPlatformInfo().core_num                                                    \
+          : cores;
+  ASCEND_KERNELS_SOCS(ADD_SOC)
+#undef ADD_SOC
+  // {numpy name: (aclDataType code, item size)} of every dtype the executor names.
+  m.attr("DTYPES") = dtypes;
+  // {numpy name: aclDataType code} of the dtypes the kernels have a tiling for.
+  m.attr("KERNEL_DTYPES") = kernel_dtypes;
+  m.attr("THRESHOLD_DTYPES") = threshold_dtypes;
+  m.attr("ACL_DT_UNDEFINED") = static_cast<int32_t>(ACL_DT_UNDEFINED);
+  // {name: SocVersion code}, {name: unified buffer bytes per core (0: the host, unbounded)},
+  // {name: the core count the tiling assumes by default}.
+  m.attr("SOCS") = socs;
+  m.attr("SOC_UB_SIZE") = soc_ub_size;
+  m.attr("SOC_CORE_NUM") = soc_core_num;
+  const PlatformInfo defaults;
+  m.attr("DEFAULT_SOC") = FactsOfSoc(static_cast<int32_t>(defaults.soc)).name;
+  m.attr("DEFAULT_UB_SIZE") = defaults.ub_size;
+  m.attr("DEFAULT_CORE_NUM") = defaults.core_num;
 }
 
 nb::dict TilingDict(const ascend_kernels::ElementwiseTiling& t) {
@@ -125,6 +183,7 @@ NB_MODULE(_aclnn_ext, m) {
   m.attr("WORKSPACE_ALIGNMENT") = kWorkspaceAlignment;
   m.attr("HOST_CORE_NUM") = HostPlatformInfo().core_num;
   m.attr("HOST_UB_SIZE") = HostPlatformInfo().ub_size;
+  AddTables(m);
 
   nb::class_<PyExecutor>(m, "Executor")
       .def_prop_ro("kernel",
@@ -159,9 +218,7 @@ NB_MODULE(_aclnn_ext, m) {
             return std::make_tuple(p->grad_copy.has_value(), p->x_copy.has_value(),
                                    p->out_copy.has_value());
           },
-          "(grad_output, x, out): which tensors go through a workspace copy")
-      .def_prop_ro("run_status",
-                   [](const PyExecutor& e) { return aclnnThresholdBackwardRunStatus(e.get()); });
+          "(grad_output, x, out): which tensors go through a workspace copy");
 
   m.def(
       "threshold_backward_get_workspace_size",
@@ -249,7 +306,7 @@ NB_MODULE(_aclnn_ext, m) {
         return handlers;
       },
       "[(target name, XLA platform, handler PyCapsule)] for jax.ffi.register_ffi_target.");
-  m.attr("FFI_INLINE_MAX_BYTES") = jax_threshold::ffi_handler::kInlineMaxBytes;
+  m.attr("FFI_INLINE_MAX_BYTES") = kInlineMaxBytes;
 #else
   m.attr("HAS_FFI_HANDLER") = false;
 #endif

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "aclnn/batched_threshold.h"
 #include "aclnn/broadcast.h"
 #include "aclnn/executor.h"
 #include "executor_test_util.h"

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "aclnn/batched_threshold.h"
 #include "aclnn/executor.h"
 #include "executor_test_util.h"
 #include "planned_run.h"

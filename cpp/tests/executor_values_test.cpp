@@ -15,6 +15,7 @@
 #include "aclnn/executor.h"
 #include "aclnn/host_stream.h"
 #include "executor_test_util.h"
+#include "thread_pool_host_stream.h"
 
 using namespace executor_test;
 

@@ -12,6 +12,7 @@
 #include "aclnn/executor.h"  // kWorkspaceAlignment
 #include "aclnn/host_stream.h"
 #include "executor_test_util.h"
+#include "thread_pool_host_stream.h"
 
 namespace executor_test {
 

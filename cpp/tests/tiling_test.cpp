@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 #include "ascend_kernels/kernel_args.h"
-#include "tiling/elementwise_tiling.h"
-#include "tiling/relu_grad_tiling.h"
-#include "tiling/threshold_grad_v2_d_tiling.h"
+#include "common/op_host/elementwise_tiling.h"
+#include "relu_grad/op_host/relu_grad_tiling.h"
+#include "threshold_grad_v2_d/op_host/threshold_grad_v2_d_tiling.h"
 
 using ascend_kernels::ElementwiseTiling;
 using ascend_kernels::KernelDType;

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "ascend_kernels/dtype_soc_table.h"
 #include "xla_ffi/ffi_error.h"
 
 namespace jax_threshold::ffi_handler {
@@ -53,41 +54,9 @@ std::vector<int64_t> Dims(const ffi::AnyBuffer& buffer) {
   return std::vector<int64_t>(dims.begin(), dims.end());
 }
 
-namespace {
-
-// Bytes per element of the types ToAclDataType names; 0 for the rest.
-uint64_t ElementBytes(aclDataType dtype) {
-  switch (dtype) {
-    case aclnn::ACL_INT8:
-    case aclnn::ACL_UINT8:
-    case aclnn::ACL_BOOL:
-      return 1;
-    case aclnn::ACL_FLOAT16:
-    case aclnn::ACL_BF16:
-    case aclnn::ACL_INT16:
-    case aclnn::ACL_UINT16:
-      return 2;
-    case aclnn::ACL_FLOAT:
-    case aclnn::ACL_INT32:
-    case aclnn::ACL_UINT32:
-      return 4;
-    case aclnn::ACL_DOUBLE:
-    case aclnn::ACL_INT64:
-    case aclnn::ACL_UINT64:
-    case aclnn::ACL_COMPLEX64:
-      return 8;
-    case aclnn::ACL_COMPLEX128:
-      return 16;
-    default:
-      return 0;
-  }
-}
-
-}  // namespace
-
 ffi::Error CheckedExtent(const ffi::AnyBuffer& buffer, const char* what, BufferExtent* extent) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  const uint64_t width = ElementBytes(ToAclDataType(buffer.element_type()));
+  const uint64_t width = ascend_kernels::FactsOfDType(ToAclDataType(buffer.element_type())).bytes;
   int64_t elements = 1;
   bool zero = false, overflow = false;
   for (int64_t d : buffer.dimensions()) {

@@ -13,10 +13,8 @@
 #include <sys/mman.h>
 #endif
 
-#include "aclnn/batched_threshold.h"
-#include "aclnn/broadcast.h"
 #include "aclnn/denormal_mode.h"
-#include "aclnn/executor.h"  // kWorkspaceAlignment
+#include "aclnn/host_stream.h"  // the host runtime: HostPlatformInfo's UB
 #include "jax_threshold/aclnn_threshold_backward.h"
 #include "xla/ffi/api/ffi.h"
 #include "xla_ffi/ffi_buffer.h"
@@ -27,7 +25,7 @@
 #ifdef JAX_THRESHOLD_ASCEND
 #include "acl/acl.h"
 #include "aclnn/npu_phase_two.h"
-#include "aclnn/soc_dtypes.h"  // SocUbBytes
+#include "ascend_kernels/dtype_soc_table.h"  // the SoC's UB
 #endif
 
 namespace jax_threshold::ffi_handler {
@@ -74,7 +72,12 @@ aclnn::aclTensor* RowMajorTensor(const std::vector<int64_t>& dims, aclnn::aclDat
                                  void* data, bool empty) {
   static char empty_storage[16];
   std::vector<int64_t> strides(dims.size(), 0);
-  if (!empty && !aclnn::CheckedRowMajorStrides(dims, &strides)) return nullptr;
+  if (!empty) {
+    strides.assign(dims.size(), 1);
+    for (size_t i = dims.size(); i-- > 1;) {
+      if (__builtin_mul_overflow(strides[i], dims[i], &strides[i - 1])) return nullptr;
+    }
+  }
   return aclnn::aclCreateTensor(dims.data(), dims.size(), dtype, strides.data(), 0,
                                 data != nullptr ? data : empty_storage);
 }
@@ -164,10 +167,10 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
   if (ffi::Error e = CheckedExtent(out, "the result", &out_extent); e.failure()) {
     return ReadyFuture(std::move(e));
   }
-  const HostSplit split = SplitHostCall(pool.num_threads(), out_extent.bytes);
+  const aclnn::HostSplit split = aclnn::SplitHostCall(pool.num_threads(), out_extent.bytes);
   aclnn::PlatformInfo platform;
   platform.soc = aclnn::SocVersion::kHost;
-  platform.ub_size = kHostUbSize;
+  platform.ub_size = aclnn::kHostUbSize;
   platform.core_num = split.run_inline ? 1 : static_cast<uint32_t>(split.blocks);
 
   auto state = std::make_shared<CallState>();
@@ -254,7 +257,7 @@ ffi::Error NpuPlatform(aclnn::PlatformInfo* info) {
         ffi::ErrorCode::kFailedPrecondition,
         "jax_threshold: the kernels were built for another SOC_VERSION than device " + soc);
   }
-  info->ub_size = aclnn::SocUbBytes(info->soc);
+  info->ub_size = ascend_kernels::FactsOfSoc(static_cast<int32_t>(info->soc)).ub_bytes;
   int32_t device = 0;
   int64_t cores = 0;
   if (aclrtGetDevice(&device) == ACL_SUCCESS &&

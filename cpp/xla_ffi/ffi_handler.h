@@ -1,7 +1,8 @@
 // XLA FFI handlers of threshold_backward: the custom call that `threshold_backward_p` lowers to
 // with implementation="ffi". Each call decodes its buffers and attributes, runs the aclnn
-// two-phase executor (phase one with a threshold tensor, aclnn/batched_threshold.h; phase two on
-// the platform's stream) and returns. The handlers launch no kernel themselves.
+// two-phase executor through its public C API (jax_threshold/aclnn_threshold_backward.h: phase one
+// with a threshold tensor, phase two on the platform's stream) and returns. The handlers launch
+// no kernel themselves.
 //
 // Targets (versioned: a changed ABI gets a new name, so old exported modules keep theirs):
 //   jax_threshold_threshold_backward_v1
@@ -37,8 +38,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "aclnn/host_stream.h"
-#include "aclnn/pool_stream.h"
 #include "xla/ffi/api/c_api.h"
 
 namespace jax_threshold::ffi_handler {
@@ -47,11 +46,6 @@ inline constexpr char kThresholdBackwardTarget[] = "jax_threshold_threshold_back
 inline constexpr char kThresholdBackwardStaticTarget[] =
     "jax_threshold_threshold_backward_static_v1";
 
-using aclnn::HostSplit;
-using aclnn::kInlineMaxBytes;
-using aclnn::SplitHostCall;
-// The UB size the CPU handlers tile for: the host platform's; the NPU keeps its SoC's.
-inline constexpr uint64_t kHostUbSize = aclnn::kHostUbSize;
 // Outputs from this size on get madvise(MADV_HUGEPAGE) before the kernel first touches them.
 inline constexpr uint64_t kHugePageMinBytes = 8 * 1024 * 1024;
 // How long a pooled call's handler polls for the helpers' last blocks before it returns an

@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "aclnn/tensor.h"  // DataTypeName
+#include "ascend_kernels/dtype_soc_table.h"
 #include "xla_ffi/ffi_buffer.h"
 #include "xla_ffi/ffi_error.h"
 
@@ -59,23 +59,15 @@ ThresholdValues OperandThreshold(const ffi::AnyBuffer& threshold) {
 }
 
 ffi::Error CheckThresholdDtype(aclDataType x_dtype, aclDataType t) {
-  bool allowed;
-  switch (x_dtype) {
-    case aclnn::ACL_FLOAT:
-    case aclnn::ACL_FLOAT16:
-    case aclnn::ACL_BF16:
-      allowed = t == aclnn::ACL_FLOAT;
-      break;
-    case aclnn::ACL_DOUBLE:
-      allowed = t == aclnn::ACL_DOUBLE;
-      break;
-    default:  // integer x (phase one refuses every other x dtype)
-      allowed = t == x_dtype || t == aclnn::ACL_FLOAT || t == aclnn::ACL_DOUBLE;
-  }
+  // x without a kernel is phase one's to refuse: such an x takes the integer rule here.
+  const bool allowed = ascend_kernels::FactsOfDType(x_dtype).ub_divisor != 0
+                           ? ascend_kernels::TakesThresholdDtype(x_dtype, t)
+                           : t == x_dtype || t == aclnn::ACL_FLOAT || t == aclnn::ACL_DOUBLE;
   if (allowed) return ffi::Error::Success();
-  return InvalidArgument(std::string("a threshold of dtype ") + aclnn::DataTypeName(t) +
+  return InvalidArgument(std::string("a threshold of dtype ") +
+                         ascend_kernels::FactsOfDType(t).name +
                          " is not one the lowering emits for x of dtype " +
-                         aclnn::DataTypeName(x_dtype));
+                         ascend_kernels::FactsOfDType(x_dtype).name);
 }
 
 ffi::Error CheckThresholdRank(const ThresholdValues& threshold, size_t result_rank) {

@@ -10,13 +10,10 @@
 #include <cstdint>
 #include <functional>
 
+#include "ascend_kernels/dtype_soc_table.h"  // KernelSoc: whose AscendC rules a launch runs under
 #include "ascend_kernels/kernel_args.h"
 
 namespace ascend_kernels {
-
-// The SoC whose AscendC rules a launch runs under (cpu_ascendc/soc_rules.h): usable UB, the
-// Casts, compares and selects that exist, DataCopyPad. Values are the executor's SocVersion's.
-enum class KernelSoc : int32_t { kAscend910 = 0, kAscend910B = 1, kAscend950 = 2, kHost = 3 };
 
 struct HostLaunch {
   const char* kernel_name = "";

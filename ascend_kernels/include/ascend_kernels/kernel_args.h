@@ -7,20 +7,9 @@
 
 #include <cstdint>
 
-namespace ascend_kernels {
+#include "ascend_kernels/dtype_soc_table.h"  // KernelDType
 
-// Element type of a kernel's tensors. Values are aclDataType's, so the executor can pass its
-// dtype through unchanged.
-enum class KernelDType : int32_t {
-  kFloat32 = 0,
-  kFloat16 = 1,
-  kInt8 = 2,
-  kInt32 = 3,
-  kUInt8 = 4,
-  kInt64 = 9,
-  kFloat64 = 11,
-  kBFloat16 = 27,
-};
+namespace ascend_kernels {
 
 // Per-core split of a contiguous element range, docs/behaviour.md §3. Counts are in elements.
 // Cores with index < tail_block_num are "big" (big_core_data_num elements), the rest "small".

@@ -1,9 +1,12 @@
-// aclnnThresholdBackwardGetWorkspaceSize (phase one: validate in docs/behaviour.md §2 order, choose
-// the kernel, plan copies, tile, size the workspace) and aclnnThresholdBackward (phase two: run the
-// planned launches, synchronously or in order on a HostStream).
+// The op_api of threshold_backward: aclnnThresholdBackwardGetWorkspaceSize (phase one: validate in
+// docs/behaviour.md §2 order, choose the kernel, plan copies, tile, size the workspace), its
+// threshold-tensor forms (the same plan for one slice, run once per threshold element), and
+// aclnnThresholdBackward (phase two: run the planned launches, synchronously or in order on a
+// HostStream).
 #include "aclnn/executor.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <exception>
 #include <mutex>
@@ -21,9 +24,10 @@
 #include "aclnn/threshold_params.h"
 #include "aclnn/view_bounds.h"
 #include "aclnn/workspace.h"
+#include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/host_launch.h"
-#include "tiling/relu_grad_tiling.h"
-#include "tiling/threshold_grad_v2_d_tiling.h"
+#include "relu_grad/op_host/relu_grad_tiling.h"
+#include "threshold_grad_v2_d/op_host/threshold_grad_v2_d_tiling.h"
 
 namespace jax_threshold::aclnn {
 namespace {
@@ -40,6 +44,39 @@ aclnnStatus Fail(aclnnStatus status, std::string message) {
 namespace {
 
 using ascend_kernels::KernelDType;
+
+// Steps 1 and 2 of phase one (docs/behaviour.md §2), for a threshold scalar or tensor alike:
+// threshold, out, workspace_size and the executor out-parameter, then grad_output and x.
+aclnnStatus CheckPointers(const void* threshold, const aclTensor* grad_output, const aclTensor* x,
+                          const aclTensor* out, const uint64_t* workspace_size,
+                          aclOpExecutor** executor) {
+  if (threshold == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "threshold is null");
+  if (out == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "out is null");
+  if (workspace_size == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "workspace_size is null");
+  if (executor == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
+  *executor = nullptr;
+  if (grad_output == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "grad_output is null");
+  if (x == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "x is null");
+  return ACLNN_SUCCESS;
+}
+
+// Step 5's refusal, in the same words whatever the threshold.
+aclnnStatus FailNotBroadcasting(const std::vector<int64_t>& grad_output,
+                                const std::vector<int64_t>& x) {
+  return Fail(ACLNN_ERR_PARAM_INVALID, "grad_output shape " + ShapeString(grad_output) +
+                                           " and x shape " + ShapeString(x) + " do not broadcast");
+}
+
+// A nonzero threshold of `dtype`: the one whose dtype list is the strictest (ThresholdGradV2D's),
+// for plans that do not read a threshold's value.
+aclScalar NonzeroThreshold(aclDataType dtype) {
+  aclScalar s;
+  const unsigned char zero_bytes[8] = {};
+  LoadScalar(zero_bytes, dtype, &s);
+  s.kind = aclScalar::Kind::kFloat;
+  s.f = 1;
+  return s;
+}
 
 constexpr size_t kMaxRank = 8;
 
@@ -285,7 +322,9 @@ std::array<int64_t, 4> ThresholdBatch::Offsets(int64_t k) const {
   return offset;
 }
 
-bool TileKernel(KernelKind kind, uint32_t core_num, ExecutorPlan* plan, std::string* error) {
+// The kernel's tiling for `kind` over the plan's element count and platform, into `plan`
+// (ReluGrad or ThresholdGradV2D); false with a message when it cannot be made.
+static bool TileKernel(KernelKind kind, uint32_t core_num, ExecutorPlan* plan, std::string* error) {
   if (kind == KernelKind::kReluGrad) {
     return ReluGradTiling(plan->num_elements, plan->dtype, plan->ub_size, core_num,
                           &plan->relu_grad_tiling.tiling, error);
@@ -313,15 +352,10 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
                                                    aclOpExecutor** executor,
                                                    const PlatformInfo* platform) {
   ScopedDenormalsAsNumbers guard;  // the threshold narrows to float32 here
-  // 1. threshold, out, workspace_size (and the executor out-parameter).
-  if (threshold == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "threshold is null");
-  if (out == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "out is null");
-  if (workspace_size == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "workspace_size is null");
-  if (executor == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
-  *executor = nullptr;
-  // 2. grad_output, x.
-  if (grad_output == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "grad_output is null");
-  if (x == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "x is null");
+  if (aclnnStatus status = CheckPointers(threshold, grad_output, x, out, workspace_size, executor);
+      status != ACLNN_SUCCESS) {
+    return status;
+  }
 
   const PlatformInfo info = platform != nullptr ? *platform : PlatformInfo{};
   // 3. dtypes.
@@ -363,9 +397,7 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   std::vector<int64_t> shape;
   switch (BroadcastShapes({&grad_output->shape, &x->shape}, &shape)) {
     case BroadcastResult::kIncompatible:
-      return Fail(ACLNN_ERR_PARAM_INVALID, "grad_output shape " + ShapeString(grad_output->shape) +
-                                               " and x shape " + ShapeString(x->shape) +
-                                               " do not broadcast");
+      return FailNotBroadcasting(grad_output->shape, x->shape);
     case BroadcastResult::kOverflow:
       return Fail(ACLNN_ERR_PARAM_INVALID, "grad_output shape " + ShapeString(grad_output->shape) +
                                                " and x shape " + ShapeString(x->shape) +
@@ -579,6 +611,306 @@ const char* aclnnThresholdBackwardKernelName(const aclOpExecutor* executor) {
 aclnnStatus aclnnThresholdBackwardRunStatus(const aclOpExecutor* executor) {
   const ExecutorPlan* plan = GetExecutorPlan(executor);
   return plan == nullptr ? ACLNN_ERR_PARAM_NULLPTR : plan->run_status.load();
+}
+
+// ---- Phase one with a threshold tensor ------------------------------------------------------
+
+namespace {
+
+constexpr size_t kMaxKernelRank = 8;
+constexpr int kNumOperands = 4;  // grad_output, x, threshold, out (ThresholdBatch's order)
+
+// The call in out's index space: size-1 dims dropped, adjacent dims merged where every operand
+// is either contiguous across both or broadcast along both. Stride 0: broadcast.
+struct Layout {
+  std::vector<int64_t> sizes;
+  std::vector<std::array<int64_t, kNumOperands>> strides;
+};
+
+Layout MakeLayout(const std::vector<int64_t>& out,
+                  const std::array<std::vector<int64_t>, kNumOperands>& strides) {
+  Layout layout;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    std::array<int64_t, kNumOperands> s;
+    for (int k = 0; k < kNumOperands; ++k) s[k] = strides[k][d];
+    if (!layout.sizes.empty()) {
+      auto& prev = layout.strides.back();
+      bool mergeable = true;
+      for (int k = 0; k < kNumOperands; ++k) {
+        int64_t outer;
+        mergeable &= (prev[k] == 0) == (s[k] == 0) &&
+                     !__builtin_mul_overflow(s[k], out[d], &outer) && prev[k] == outer;
+      }
+      if (mergeable) {
+        layout.sizes.back() *= out[d];
+        prev = s;
+        continue;
+      }
+    }
+    layout.sizes.push_back(out[d]);
+    layout.strides.push_back(s);
+  }
+  return layout;
+}
+
+bool IsZeroAt(const char* data, aclDataType dtype, int64_t offset, uint64_t bytes) {
+  aclScalar s;
+  LoadScalar(data + offset * static_cast<int64_t>(bytes), dtype, &s);
+  return s.IsExactlyZero();
+}
+
+// The threshold dtypes the kernel converts at Init for x's dtype (the dtype table's): the ones
+// the custom call's lowering emits. Other x dtypes are left to phase one's dtype checks.
+bool KernelReadsThresholdDtype(aclDataType x, aclDataType t) {
+  return ascend_kernels::FactsOfDType(x).ub_divisor == 0 ||
+         ascend_kernels::TakesThresholdDtype(x, t);
+}
+
+// Which side reads the threshold's data: the executor on the host (ReluGrad where it is 0), or
+// ThresholdGradV2D on the device at Init (never read here).
+enum class ThresholdReader { kHost, kKernel };
+
+aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x,
+                                const aclTensor* threshold, aclTensor* out,
+                                uint64_t* workspace_size, aclOpExecutor** executor,
+                                const PlatformInfo* platform, ThresholdReader reader) {
+  ScopedDenormalsAsNumbers guard;
+  if (aclnnStatus status = CheckPointers(threshold, grad_output, x, out, workspace_size, executor);
+      status != ACLNN_SUCCESS) {
+    return status;
+  }
+  const uint64_t threshold_bytes = DataTypeSize(threshold->dtype);
+  aclScalar probe;
+  unsigned char zero_bytes[8] = {};
+  LoadScalar(zero_bytes, threshold->dtype, &probe);
+  if (probe.kind == aclScalar::Kind::kInvalid || threshold_bytes == 0) {
+    return Fail(ACLNN_ERR_PARAM_INVALID, std::string("threshold has dtype ") +
+                                             DataTypeName(threshold->dtype) +
+                                             ", expected an integer or floating-point array");
+  }
+  if (reader == ThresholdReader::kKernel &&
+      !KernelReadsThresholdDtype(x->dtype, threshold->dtype)) {
+    return Fail(ACLNN_ERR_PARAM_INVALID,
+                std::string("threshold has dtype ") + DataTypeName(threshold->dtype) +
+                    ", which the kernel does not read for x of dtype " + DataTypeName(x->dtype) +
+                    " (float16/bfloat16/float32 x: float32; float64 x: float64; integer x: "
+                    "x's dtype, float32 or float64)");
+  }
+
+  // grad_output and x first, with the scalar phase one's words; then the threshold and out.
+  const std::vector<int64_t>& gs = grad_output->shape;
+  const std::vector<int64_t>& xs = x->shape;
+  const std::vector<int64_t>& ts = threshold->shape;
+  const std::vector<int64_t>& os = out->shape;
+  std::vector<int64_t> shape;
+  if (BroadcastShapes({&gs, &xs}, &shape) == BroadcastResult::kIncompatible) {
+    return FailNotBroadcasting(gs, xs);
+  }
+  const std::string operands = "grad_output " + ShapeString(gs) + ", x " + ShapeString(xs) +
+                               " and threshold " + ShapeString(ts);
+  const BroadcastResult broadcast = BroadcastShapes({&gs, &xs, &ts}, &shape);
+  const bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();
+  switch (broadcast) {
+    case BroadcastResult::kIncompatible:
+      return Fail(ACLNN_ERR_PARAM_INVALID,
+                  operands + " do not broadcast to out " + ShapeString(os));
+    case BroadcastResult::kOverflow:
+      if (empty) break;  // no element: the other dims' product never counts anything
+      return Fail(ACLNN_ERR_PARAM_INVALID, operands + " broadcast to " + ShapeString(shape) +
+                                               ", whose element count overflows int64");
+    case BroadcastResult::kOk:
+      break;
+  }
+  if (shape != os) {
+    return Fail(ACLNN_ERR_PARAM_INVALID, "the result's shape " + ShapeString(os) +
+                                             " is not the broadcast shape " + ShapeString(shape) +
+                                             " of " + operands);
+  }
+  // Empty: the scalar phase one checks dtypes and platform and plans nothing, before any stride
+  // of these (possibly huge) shapes is used.
+  if (empty) {
+    const int64_t zero_shape[1] = {0};
+    aclTensor g = *grad_output, xv = *x, o = *out;
+    for (aclTensor* t : {&g, &xv, &o}) {
+      t->shape.assign(zero_shape, zero_shape + 1);
+      t->strides.assign(1, 1);
+    }
+    const aclScalar t0 = NonzeroThreshold(threshold->dtype);
+    return aclnnThresholdBackwardGetWorkspaceSize(&g, &xv, &t0, &o, workspace_size, executor,
+                                                  platform);
+  }
+
+  // Every operand's extent in elements and bytes must be representable (view_bounds.h).
+  const aclTensor* const tensors[kNumOperands] = {grad_output, x, threshold, out};
+  const char* const names[kNumOperands] = {"grad_output", "x", "threshold", "out"};
+  std::string error;
+  ViewBounds bounds[kNumOperands];
+  for (int k = 0; k < kNumOperands; ++k) {
+    if (tensors[k]->data == nullptr) {
+      return Fail(ACLNN_ERR_PARAM_NULLPTR, std::string(names[k]) + " data is null");
+    }
+    if (tensors[k]->strides.size() != tensors[k]->shape.size()) {
+      return Fail(ACLNN_ERR_PARAM_INVALID,
+                  std::string(names[k]) + " has " + std::to_string(tensors[k]->strides.size()) +
+                      " strides for rank " + std::to_string(tensors[k]->shape.size()));
+    }
+    if (!ComputeViewBounds(*tensors[k], names[k], &bounds[k], &error)) {
+      return Fail(ACLNN_ERR_PARAM_INVALID, error);
+    }
+  }
+  std::array<std::vector<int64_t>, kNumOperands> strides;
+  for (int k = 0; k < kNumOperands; ++k) {
+    strides[k] = aclnn::BroadcastStrides(tensors[k]->shape, tensors[k]->strides, os);
+  }
+  const Layout layout = MakeLayout(os, strides);
+
+  // Looped dims: where the threshold varies, then leading ones beyond the kernel's rank.
+  const size_t rank = layout.sizes.size();
+  std::vector<bool> looped(rank, false);
+  size_t kernel_rank = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    looped[d] = layout.strides[d][ThresholdBatch::kThreshold] != 0;
+    kernel_rank += !looped[d];
+  }
+  for (size_t d = 0; d < rank && kernel_rank > kMaxKernelRank; ++d) {
+    if (!looped[d]) {
+      looped[d] = true;
+      --kernel_rank;
+    }
+  }
+  ThresholdBatch batch;
+  aclTensor views[3] = {*grad_output, *x, *out};  // slice 0: the kernel's dims, offsets kept
+  const int operand_of_view[3] = {ThresholdBatch::kGrad, ThresholdBatch::kX, ThresholdBatch::kOut};
+  for (aclTensor& v : views) {
+    v.shape.clear();
+    v.strides.clear();
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    if (looped[d]) {
+      batch.sizes.push_back(layout.sizes[d]);
+      batch.strides.push_back(layout.strides[d]);
+      batch.count *= layout.sizes[d];  // fits: a divisor of out's element count
+      continue;
+    }
+    for (int v = 0; v < 3; ++v) {
+      const int64_t stride = layout.strides[d][operand_of_view[v]];
+      views[v].shape.push_back(stride == 0 ? 1 : layout.sizes[d]);
+      views[v].strides.push_back(stride);
+    }
+  }
+
+  // Which kernels the slices need, and a representative threshold for the checks: the first
+  // nonzero one (whose dtype list is the strictest), else 0. The kernel-read threshold is
+  // always ThresholdGradV2D's, checked as a nonzero one.
+  const char* tdata = threshold->First();
+  const bool on_device = reader == ThresholdReader::kKernel;
+  bool any_zero = false, any_nonzero = on_device;
+  int64_t representative = 0;
+  for (int64_t k = 0; k < batch.count && !on_device && !(any_zero && any_nonzero); ++k) {
+    const int64_t t_off = batch.Offsets(k)[ThresholdBatch::kThreshold];
+    if (IsZeroAt(tdata, threshold->dtype, t_off, threshold_bytes)) {
+      any_zero = true;
+    } else if (!any_nonzero) {
+      any_nonzero = true;
+      representative = t_off;
+    }
+  }
+  aclScalar t0 = NonzeroThreshold(threshold->dtype);
+  if (!on_device) {
+    LoadScalar(tdata + representative * static_cast<int64_t>(threshold_bytes), threshold->dtype,
+               &t0);
+  }
+
+  PlatformInfo info = platform != nullptr ? *platform : PlatformInfo{};
+  uint64_t slice_bytes = DataTypeSize(out->dtype);
+  for (int64_t d : views[2].shape) slice_bytes *= static_cast<uint64_t>(d);  // <= out's bytes
+  const bool small = batch.count > 1 && slice_bytes <= kSmallSliceBytes;
+  const uint32_t core_num = info.core_num;
+  if (small) info.core_num = 1;
+  uint64_t slice_ws = 0;
+  aclnnStatus status = aclnnThresholdBackwardGetWorkspaceSize(&views[0], &views[1], &t0, &views[2],
+                                                              &slice_ws, executor, &info);
+  if (status == ACLNN_SUCCESS && on_device) {
+    // The tiling says where the threshold is, not what it is: every slice shares it.
+    ExecutorPlan* p = (*executor)->plan.get();
+    ascend_kernels::ThresholdParams params{};
+    params.source = static_cast<int32_t>(ascend_kernels::ThresholdSource::kGm);
+    params.gm_dtype = static_cast<int32_t>(threshold->dtype);  // KernelDType values
+    p->threshold_grad_tiling.threshold = params;
+    p->threshold_gm = tdata;
+  }
+  if (status != ACLNN_SUCCESS || batch.count == 1) {
+    *workspace_size = slice_ws;
+    return status;
+  }
+  auto fail = [executor](aclnnStatus s, std::string message) {
+    aclDestroyAclOpExecutor(*executor);
+    *executor = nullptr;
+    return Fail(s, std::move(message));
+  };
+  ExecutorPlan* plan = (*executor)->plan.get();
+  // The other kernel's tiling, when some slices need it.
+  const KernelKind other =
+      plan->kernel == KernelKind::kReluGrad ? KernelKind::kThresholdGradV2D : KernelKind::kReluGrad;
+  if ((other == KernelKind::kReluGrad ? any_zero : any_nonzero) &&
+      !TileKernel(other, info.core_num, plan, &error)) {
+    return fail(ACLNN_ERR_INNER_TILING_ERROR, error);
+  }
+  batch.element_bytes = DataTypeSize(out->dtype);
+  batch.threshold_dtype = threshold->dtype;
+  batch.threshold = tdata;
+  batch.threshold_bytes = threshold_bytes;
+  // Workspace: one slice's for every range (small slices) or for every slice (large ones), each
+  // at an aligned offset from the aligned base; the alignment slack is added once, for the whole.
+  batch.range_workspace = (plan->workspace.planned + kWorkspaceAlignment - 1) /
+                          kWorkspaceAlignment *
+                          kWorkspaceAlignment;  // planned < 2^63 - 512: phase one checked it
+  uint64_t parts = static_cast<uint64_t>(batch.count);
+  if (small) {
+    batch.ranges =
+        static_cast<uint32_t>(std::min<int64_t>(batch.count, std::max<uint32_t>(core_num, 1)));
+    parts = batch.ranges;
+  } else {
+    // Each step launches count times its blocks (copies and kernel alike, at most kMaxCores).
+    uint64_t max_blocks = std::max(plan->relu_grad_tiling.tiling.block_dim,
+                                   plan->threshold_grad_tiling.tiling.block_dim);
+    for (const auto* copy : {&plan->grad_copy, &plan->x_copy, &plan->out_copy}) {
+      if (*copy) max_blocks = std::max<uint64_t>(max_blocks, (*copy)->block_dim);
+    }
+    if (static_cast<uint64_t>(batch.count) * max_blocks > UINT32_MAX) {
+      return fail(ACLNN_ERR_PARAM_INVALID, std::to_string(batch.count) + " threshold slices of " +
+                                               std::to_string(max_blocks) +
+                                               " blocks exceed a launch's block count");
+    }
+  }
+  uint64_t planned = 0;
+  const ViewBounds whole[WorkspacePlan::kTensors] = {bounds[0], bounds[1], bounds[3]};
+  if (__builtin_mul_overflow(batch.range_workspace, parts, &planned) ||
+      !PlanWorkspace(planned, static_cast<uint64_t>(INT64_MAX), whole, &plan->workspace)) {
+    return fail(ACLNN_ERR_PARAM_INVALID, "the workspace of " + std::to_string(parts) +
+                                             " slices overflows a 64-bit byte count");
+  }
+  plan->workspace_size = plan->workspace.size;
+  plan->batch = std::move(batch);
+  *workspace_size = plan->workspace.size;
+  return ACLNN_SUCCESS;
+}
+
+}  // namespace
+
+aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
+    const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
+    uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
+  return PlanThresholdTensor(grad_output, x, threshold, out, workspace_size, executor, platform,
+                             ThresholdReader::kHost);
+}
+
+aclnnStatus aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize(
+    const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
+    uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
+  return PlanThresholdTensor(grad_output, x, threshold, out, workspace_size, executor, platform,
+                             ThresholdReader::kKernel);
 }
 
 }  // namespace jax_threshold::aclnn

@@ -4,7 +4,7 @@
 // operator's entry points, one per dtype, as the host launcher and the NPU build call them.
 #include "kernel_operator.h"
 
-#include "../common/select_kernel.h"
+#include "../../common/select_kernel.h"
 #include "ascend_kernels/kernel_args.h"
 
 #define THRESHOLD_GRAD_V2_D_ENTRY(SUFFIX, TYPE) \

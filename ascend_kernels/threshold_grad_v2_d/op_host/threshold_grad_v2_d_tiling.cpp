@@ -1,45 +1,19 @@
-#include "tiling/threshold_grad_v2_d_tiling.h"
+#include "threshold_grad_v2_d/op_host/threshold_grad_v2_d_tiling.h"
 
-#include "tiling/elementwise_tiling.h"
+#include "common/op_host/elementwise_tiling.h"
 
 namespace jax_threshold::aclnn {
 
 using ascend_kernels::KernelDType;
 
 uint64_t ThresholdGradV2DUbDataNumber(KernelDType dtype) {
-  switch (dtype) {
-    case KernelDType::kFloat32:
-    case KernelDType::kFloat16:
-      return 7;
-    case KernelDType::kInt32:
-    case KernelDType::kInt64:
-    case KernelDType::kFloat64:
-      return 8;
-    case KernelDType::kBFloat16:
-      return 10;
-    case KernelDType::kInt8:
-    case KernelDType::kUInt8:
-      return 14;
-  }
-  return 0;
+  return ascend_kernels::FactsOfDType(static_cast<int32_t>(dtype)).ub_divisor;
 }
 
 uint64_t KernelDTypeSize(KernelDType dtype) {
-  switch (dtype) {
-    case KernelDType::kInt8:
-    case KernelDType::kUInt8:
-      return 1;
-    case KernelDType::kFloat16:
-    case KernelDType::kBFloat16:
-      return 2;
-    case KernelDType::kFloat32:
-    case KernelDType::kInt32:
-      return 4;
-    case KernelDType::kInt64:
-    case KernelDType::kFloat64:
-      return 8;
-  }
-  return 0;
+  const ascend_kernels::DTypeFacts facts =
+      ascend_kernels::FactsOfDType(static_cast<int32_t>(dtype));
+  return facts.ub_divisor == 0 ? 0 : facts.bytes;
 }
 
 bool ThresholdGradV2DTiling(uint64_t num_elements, KernelDType dtype, uint64_t ub_size,

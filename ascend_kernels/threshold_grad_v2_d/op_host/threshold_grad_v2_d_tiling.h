@@ -5,14 +5,13 @@
 #include <cstdint>
 #include <string>
 
+#include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/kernel_args.h"
 
 namespace jax_threshold::aclnn {
 
-// UB divisor of ThresholdGradV2D per dtype: float32/float16 7, int32 8, bfloat16 10,
-// int8/uint8 14 (docs/behaviour.md §3). int64/float64 are not in the contract: 8, like int32 (same
-// 6 queue buffers plus mask and no widening scratch; an 8-byte element fills a block in 32
-// elements). Returns 0 for a dtype the kernel does not support.
+// UB divisor of ThresholdGradV2D per dtype (ascend_kernels/dtype_soc_table.h); 0 for a dtype the
+// kernel does not support.
 uint64_t ThresholdGradV2DUbDataNumber(ascend_kernels::KernelDType dtype);
 
 // Bytes per element of a kernel dtype (0 if unknown).

@@ -1,7 +1,7 @@
 // docs/behaviour.md §3, step by step. The rounding of every core's share up to whole 256-byte
 // blocks is kept (the worked values depend on it); `total_num` lets the kernel clip the last core
 // to the tensor.
-#include "tiling/elementwise_tiling.h"
+#include "common/op_host/elementwise_tiling.h"
 
 #include <algorithm>
 #include <limits>

@@ -5,7 +5,7 @@
 // operator's entry points, one per dtype, as the host launcher and the NPU build call them.
 #include "kernel_operator.h"
 
-#include "../common/select_kernel.h"
+#include "../../common/select_kernel.h"
 #include "ascend_kernels/kernel_args.h"
 
 #define RELU_GRAD_ENTRY(SUFFIX, TYPE) ASCEND_KERNELS_RELU_GRAD_ENTRY(relu_grad_##SUFFIX, TYPE)
