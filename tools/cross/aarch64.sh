@@ -29,10 +29,10 @@ TARGET=aarch64-linux-gnu
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 step() { echo "--- aarch64: $* ($SECONDS s)"; }
 
-python_of() {  # python_of 3.12 -> a host interpreter of that version
+python_of() {  # python_of 3.12 -> a host interpreter of that version (the executable, not a shim)
   local v=$1 c
   for c in "python$v" "$(pyenv root 2>/dev/null)"/versions/"$v"*/bin/"python$v"; do
-    if command -v "$c" >/dev/null 2>&1; then command -v "$c"; return 0; fi
+    if command -v "$c" >/dev/null 2>&1; then "$c" -c 'import sys; print(sys.executable)' 2>/dev/null && return 0; fi
   done
   echo "python$v not found" >&2; return 1
 }
@@ -184,7 +184,7 @@ build_wheels() {
   done
   "$TOOLS/bin/twine" check --strict "$raw"/*.whl
   rm -f "$OUT"/*aarch64*.whl
-  PATH="$TOOLS/bin:$PATH" "$TOOLS/bin/auditwheel" repair --plat manylinux_2_28_aarch64 -w "$OUT" "$raw"/*.whl 2>&1 | grep -i 'fixed-up'
+  PATH="$TOOLS/bin:$PATH" "$TOOLS/bin/auditwheel" repair -w "$OUT" "$raw"/*.whl 2>&1 | grep -i 'fixed-up'
   local whl
   for whl in "$OUT"/*aarch64*.whl; do
     echo "auditwheel show $(basename "$whl"): $("$TOOLS/bin/auditwheel" show "$whl" 2>&1 | grep -o 'platform tag: "[^"]*"' | sort -u | tr '\n' ' ')"
@@ -229,7 +229,7 @@ python_tests() {
   make_sysroot >/dev/null
   tools_venv
   local whl site=$CACHE/site-311 bin=$CACHE/bin t0=$SECONDS
-  whl=$(ls "$OUT"/jax_threshold-*-cp311-cp311-manylinux_*aarch64.whl)
+  whl=$(ls "$OUT"/jax_threshold-*-cp311-cp311-manylinux*aarch64.whl)
   # The host's pip installs the aarch64 wheels for the target (none is built; no pip is emulated).
   rm -rf "$site"
   "$TOOLS/bin/python" -m pip install -q --only-binary=:all: --python-version 3.11 \
