@@ -11,6 +11,9 @@
 #     wheels        the cp311 and cp312-abi3 wheels from SDIST (default: an sdist of this tree),
 #                   compiled by zig's clang for aarch64-linux-gnu.2.28, then twine check --strict
 #                   and auditwheel repair/show (refusing any tag above manylinux_2_28), into OUT.
+#                   auditwheel tags each wheel with the oldest policy it meets (manylinux_2_17:
+#                   the objects need GLIBC_2.17/2.18 symbols only); on an x86-64 host it offers
+#                   `--plat` choices for x86-64 alone, so the tag is checked here instead.
 #     python-tests  the cp311 wheel under qemu: Debian's arm64 CPython 3.11 with jaxlib's aarch64
 #                   wheels, the quickstart and tests/test_aclnn.py, tests/test_ffi.py.
 #
@@ -187,7 +190,7 @@ build_wheels() {
   PATH="$TOOLS/bin:$PATH" "$TOOLS/bin/auditwheel" repair -w "$OUT" "$raw"/*.whl 2>&1 | grep -i 'fixed-up'
   local whl
   for whl in "$OUT"/*aarch64*.whl; do
-    echo "auditwheel show $(basename "$whl"): $("$TOOLS/bin/auditwheel" show "$whl" 2>&1 | grep -o 'platform tag: "[^"]*"' | sort -u | tr '\n' ' ')"
+    echo "auditwheel show $(basename "$whl"): $("$TOOLS/bin/auditwheel" show "$whl" 2>&1 | tr '\n' ' ' | grep -o 'platform tag: *"[^"]*"')"
     "$TOOLS/bin/python" - "$whl" <<'PY'
 import re, sys, zipfile
 path = sys.argv[1]
