@@ -15,7 +15,8 @@
 #                   the objects need GLIBC_2.17/2.18 symbols only); on an x86-64 host it offers
 #                   `--plat` choices for x86-64 alone, so the tag is checked here instead.
 #     python-tests  the cp311 wheel under qemu: Debian's arm64 CPython 3.11 with jaxlib's aarch64
-#                   wheels, the quickstart and tests/test_aclnn.py, tests/test_ffi.py.
+#                   wheels, the quickstart and (unless AARCH64_PYTEST=0) tests/test_aclnn.py and
+#                   tests/test_ffi.py.
 #
 # Environment: AARCH64_CACHE (the sysroot, downloaded wheels, build trees; default
 # ~/.cache/jax-threshold-aarch64), OUT (the wheels; default $AARCH64_CACHE/dist), SDIST,
@@ -262,7 +263,9 @@ PY
   echo "import: $((SECONDS - t0))s"
   (cd "$ROOT" && run_target examples/quickstart.py)
   echo "quickstart: $((SECONDS - t0))s"
-  (cd "$ROOT" && run_target -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-} tests/test_aclnn.py tests/test_ffi.py)
+  if [ "${AARCH64_PYTEST:-1}" = 1 ]; then
+    (cd "$ROOT" && run_target -m pytest -q -p no:cacheprovider tests/test_aclnn.py tests/test_ffi.py)
+  fi
   echo "aarch64 Python tests: $((SECONDS - t0))s"
 }
 
