@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "aclnn/denormal_mode.h"
+#include "ascend_kernels/tests/flush_to_zero.h"
 #include "executor_test_util.h"
-#include "flush_to_zero.h"
 
 namespace {
 
