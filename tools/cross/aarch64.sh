@@ -18,6 +18,12 @@
 #                   wheels, the quickstart and (unless AARCH64_PYTEST=0) tests/test_aclnn.py and
 #                   tests/test_ffi.py.
 #
+# Cost, measured once on the 2-core VM while other builds ran on it (load average about 14), so
+# an upper bound: sysroot 23 s; cpp-tests 150 s to build (44 s of CPU) and 170 s for ctest's 135
+# tests under qemu (41 s of CPU); wheels 27 min for both with a cold zig cache (zig builds its
+# aarch64 libc++ once); python-tests 400 s to install and import jax under qemu, 440 s more for
+# the quickstart (JAX's tracing and XLA's compiler run emulated).
+#
 # Environment: AARCH64_CACHE (the sysroot, downloaded wheels, build trees; default
 # ~/.cache/jax-threshold-aarch64), OUT (the wheels; default $AARCH64_CACHE/dist), SDIST,
 # PY311 / PY312 (host interpreters), JOBS (default 2). Needs: apt (arm64 added as a foreign
