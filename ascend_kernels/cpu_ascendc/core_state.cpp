@@ -42,8 +42,8 @@ struct ThreadCore {
 thread_local ThreadCore t_core;
 
 // Subnormals as numbers: x86 MXCSR FTZ (bit 15) and DAZ (bit 6) off, or AArch64 FPCR.FZ (bit
-// 24) off. Returns the mode to restore.
-uint32_t EnterSubnormalsAsNumbers() {
+// 24) off. Returns the mode to restore (FPCR is a 64-bit register).
+uint64_t EnterSubnormalsAsNumbers() {
 #if defined(__x86_64__) || defined(__SSE__)
   const uint32_t saved = _mm_getcsr();
   constexpr uint32_t kFlush = (1u << 15) | (1u << 6);
@@ -54,19 +54,19 @@ uint32_t EnterSubnormalsAsNumbers() {
   __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
   constexpr uint64_t kFlush = uint64_t{1} << 24;
   if (fpcr & kFlush) __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr & ~kFlush));
-  return static_cast<uint32_t>(fpcr);
+  return fpcr;
 #else
   return 0;
 #endif
 }
 
-void RestoreFpMode(uint32_t saved) {
+void RestoreFpMode(uint64_t saved) {
 #if defined(__x86_64__) || defined(__SSE__)
-  if (_mm_getcsr() != saved) _mm_setcsr(saved);
+  if (_mm_getcsr() != saved) _mm_setcsr(static_cast<uint32_t>(saved));
 #elif defined(__aarch64__)
   uint64_t fpcr;
   __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr));
-  if (fpcr != saved) __asm__ __volatile__("msr fpcr, %0" : : "r"(static_cast<uint64_t>(saved)));
+  if (fpcr != saved) __asm__ __volatile__("msr fpcr, %0" : : "r"(saved));
 #else
   (void)saved;
 #endif

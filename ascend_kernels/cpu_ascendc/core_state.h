@@ -51,7 +51,7 @@ class CoreScope {
   CoreScope& operator=(const CoreScope&) = delete;
 
  private:
-  uint32_t saved_fp_mode_ = 0;
+  uint64_t saved_fp_mode_ = 0;
 };
 
 }  // namespace cpu_ascendc

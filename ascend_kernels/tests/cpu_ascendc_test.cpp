@@ -8,10 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#if defined(__x86_64__)
-#include <xmmintrin.h>
-#endif
-
+#include "flush_to_zero.h"
 #include "kernel_fixture.h"
 #include "kernel_operator.h"
 
@@ -35,8 +32,18 @@ TEST(CpuAscendcConversions, HalfToFloatToHalfRoundTripsEveryBitPattern) {
   }
 }
 
-#if defined(__FLT16_MAX__)
-// Against the compiler's own float -> _Float16 conversion (round to nearest even).
+// The compiler's IEEE binary16 type: g++ 12 has _Float16 in C++ on x86-64 but not on aarch64,
+// where __fp16 (the same format) is the one both g++ and clang take.
+#if defined(__aarch64__)
+using CompilerHalf = __fp16;
+#define CPU_ASCENDC_TEST_COMPILER_HALF 1
+#elif defined(__FLT16_MAX__)
+using CompilerHalf = _Float16;
+#define CPU_ASCENDC_TEST_COMPILER_HALF 1
+#endif
+
+#if defined(CPU_ASCENDC_TEST_COMPILER_HALF)
+// Against the compiler's own float -> binary16 conversion (round to nearest even).
 TEST(CpuAscendcConversions, FloatToHalfMatchesTheCompilersFloat16Conversion) {
   std::mt19937 rng(3);
   int bad = 0;
@@ -46,7 +53,7 @@ TEST(CpuAscendcConversions, FloatToHalfMatchesTheCompilersFloat16Conversion) {
       u = (u & 0x8000ffffu) | ((0x30u + (u >> 16) % 0x20u) << 23);  // dense near half's range
     const float f = cpu_ascendc::BitsFloat(u);
     if (std::isnan(f)) continue;
-    const _Float16 ref = static_cast<_Float16>(f);
+    const CompilerHalf ref = static_cast<CompilerHalf>(f);
     uint16_t rb;
     std::memcpy(&rb, &ref, 2);
     if (rb != cpu_ascendc::FloatToHalfBits(f)) ++bad;
@@ -325,30 +332,34 @@ TEST(CpuAscendcVectorOps, WideningCastsFeedCompareExactly) {
     EXPECT_EQ(static_cast<float>(xh.GetValue(i)), static_cast<float>(xu[i])) << i;
 }
 
-#if defined(__x86_64__)
 // A block runs with subnormals as numbers even on a thread that flushes them (XLA's CPU threads
-// set FTZ and DAZ), and the thread gets its own mode back when the block ends.
+// set FTZ and DAZ on x86-64, FPCR.FZ on AArch64), and the thread gets its own mode back when the
+// block ends.
 TEST(CpuAscendcCoreScope, BlockComparesSubnormalsOnAFlushingThreadAndRestoresItsMode) {
-  const unsigned saved = _mm_getcsr();
-  const unsigned flushing = saved | (1u << 15) | (1u << 6);
-  _mm_setcsr(flushing);
+  if (!flush_to_zero::kAvailable) GTEST_SKIP() << "no flush-to-zero control on this architecture";
   uint8_t bits = 0;
+  bool flushes_outside = false;
+  uint64_t after = 0, flushing = 0;
   {
-    cpu_ascendc::CoreScope core(0, 1, kUb);
-    TPipe pipe;
-    TBuf<TPosition::VECCALC> buf, m;
-    pipe.InitBuffer(buf, 64 * sizeof(float));
-    pipe.InitBuffer(m, 32);
-    LocalTensor<float> a = buf.Get<float>();
-    Duplicate(a, 1e-40f, 64);
-    CompareScalar(m.Get<uint8_t>(), a, 0.0f, CMPMODE::GT, 64);
-    bits = m.Get<uint8_t>().GetValue(0);
+    flush_to_zero::ScopedFlushing ftz;
+    flushing = ftz.flushing_controls();
+    flushes_outside = flush_to_zero::SubnormalComparesAsZero();
+    {
+      cpu_ascendc::CoreScope core(0, 1, kUb);
+      TPipe pipe;
+      TBuf<TPosition::VECCALC> buf, m;
+      pipe.InitBuffer(buf, 64 * sizeof(float));
+      pipe.InitBuffer(m, 32);
+      LocalTensor<float> a = buf.Get<float>();
+      Duplicate(a, 1e-40f, 64);
+      CompareScalar(m.Get<uint8_t>(), a, 0.0f, CMPMODE::GT, 64);
+      bits = m.Get<uint8_t>().GetValue(0);
+    }
+    after = flush_to_zero::Controls();
   }
-  const unsigned after = _mm_getcsr();
-  _mm_setcsr(saved);
+  EXPECT_TRUE(flushes_outside);  // the thread really flushes
   EXPECT_EQ(bits, 0xff);
   EXPECT_EQ(after, flushing);
 }
-#endif
 
 }  // namespace
