@@ -334,6 +334,8 @@ _F64 = np.dtype(np.float64)
 
 def is_static(threshold) -> bool:
   """Whether the threshold's value is known without tracing (a number, never a jax.Array)."""
+  if type(threshold) is float or type(threshold) is int:  # the common call, before the ABCs
+    return True
   if isinstance(threshold, jax.Array):  # concrete arrays and tracers alike
     return False
   return isinstance(threshold, (numbers.Number, np.generic, np.ndarray))

@@ -66,6 +66,10 @@ def _common_dtype(grad_output, x) -> np.dtype | None:
 def _checked_dtype(grad_output, x) -> np.dtype:
   """The dtype the primitive binds grad_output and x with; TypeError / ValueError (naming the
   dtypes, the shapes) for a pair it does not take."""
+  dtype = getattr(grad_output, "dtype", None)
+  if dtype in _dtypes.CANONICAL_DTYPES and dtype == getattr(x, "dtype", None):
+    if grad_output.shape == x.shape:  # the common call, decided without the types
+      return dtype
   target = _common_dtype(grad_output, x)
   g_type, x_type = jax.typeof(grad_output), jax.typeof(x)
   if target is None:
@@ -279,7 +283,9 @@ def threshold(
   """
   implementation = _lowering.resolve(implementation)
   x = _as_operand(x)
-  dtype = _dtypes.check_supported(jax.typeof(x).dtype, "x")
+  dtype = getattr(x, "dtype", None)
+  if dtype not in _dtypes.CANONICAL_DTYPES:
+    dtype = _dtypes.check_supported(jax.typeof(x).dtype, "x")
   if _threshold.is_static(threshold):
     threshold = canonicalize_threshold(threshold, dtype)
     static = True
