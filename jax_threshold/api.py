@@ -180,7 +180,7 @@ def _threshold_backward(grad_output, x, threshold, *, implementation, static_thr
 
 
 def _check_static_value(value, dtype):
-  if _dtypes.is_integer(dtype) and isinstance(value, (int, float, np.number)):
+  if dtype.kind in "iu" and isinstance(value, (int, float, np.number)):  # integer x (np.dtype)
     # A static value must fit x's integer type (float -> int conversion of an
     # out-of-range value differs between NumPy and XLA); it is truncated toward 0.
     info = np.iinfo(dtype)
