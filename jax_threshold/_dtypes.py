@@ -23,6 +23,10 @@ SUPPORTED_DTYPES = tuple(
   )
 )
 
+# The supported dtypes that are the same array dtype with and without x64 (a NumPy array of one
+# of them keeps it in JAX): a call whose operands have one of them needs no type conversion.
+CANONICAL_DTYPES = frozenset(d for d in SUPPORTED_DTYPES if d.itemsize < 8)
+
 # Floating types whose comparison happens in float32 (docs/behaviour.md §1).
 NARROW_FLOAT_DTYPES = tuple(np.dtype(d) for d in (jnp.float32, jnp.float16, jnp.bfloat16))
 

@@ -332,10 +332,31 @@ _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 
 
-def _is_static(threshold) -> bool:
+def is_static(threshold) -> bool:
+  """Whether the threshold's value is known without tracing (a number, never a jax.Array)."""
+  if type(threshold) is float or type(threshold) is int:  # the common call, before the ABCs
+    return True
   if isinstance(threshold, jax.Array):  # concrete arrays and tracers alike
     return False
   return isinstance(threshold, (numbers.Number, np.generic, np.ndarray))
+
+
+def traced_argument(threshold):
+  """A threshold that is not static, as an argument of a jitted function: a jax.Array as it is,
+  anything else through jnp.asarray (TypeError when that fails); canonicalised while tracing."""
+  if isinstance(threshold, jax.Array):
+    return threshold
+  try:
+    return jnp.asarray(threshold)
+  except (TypeError, ValueError):
+    raise _not_real(threshold) from None
+
+
+def check_traced_type(threshold):
+  """The errors `canonicalize_threshold` gives a traced threshold, from its type alone."""
+  threshold_type = jax.typeof(threshold)
+  _check_scalar_shape(threshold_type.shape)
+  _check_real_dtype(threshold_type.dtype)
 
 
 def _check_scalar_shape(shape):
@@ -360,20 +381,65 @@ def _check_real_dtype(dtype):
   return dtype
 
 
-def _static_operand(threshold, x_dtype: np.dtype) -> np.ndarray:
-  """The operand of a static threshold, from its exact value (py)."""
-  value = exact_value(threshold)
+_F32_MIN_NORMAL = 2.0**-126
+_F32_MAX = float(np.finfo(np.float32).max)
+_EXACT_INT_IN_FLOAT = 2**53  # every int of at most this magnitude is exact as a Python float
+
+
+def _python_number_operand(threshold, x_dtype: np.dtype) -> np.ndarray | None:
+  """The operand of a Python float or int without Fractions, where that is the same operand;
+  None elsewhere.
+
+  A Python float is a float64, so NumPy's one conversion to float32 (to nearest even) is the
+  exact value rounded once; kept to float32's normal range, where no overflow and no flush mode
+  can touch it. Zero of either sign is +0, as `round_to_float` gives. An int is taken where it is
+  exact as a float.
+  """
+  kind = type(threshold)  # exactly: a bool (an int subclass) is refused by exact_value
+  if kind is int:
+    if not -_EXACT_INT_IN_FLOAT <= threshold <= _EXACT_INT_IN_FLOAT:
+      return None
+    value = float(threshold)
+  elif kind is float:
+    value = threshold
+  else:
+    return None
   if x_dtype in _dtypes.NARROW_FLOAT_DTYPES:
-    return np.asarray(round_to_float(value, FLOAT32), _F32)
+    magnitude = abs(value)
+    if value == 0:
+      return np.asarray(0.0, _F32)
+    if _F32_MIN_NORMAL <= magnitude <= _F32_MAX or not math.isfinite(value):
+      return np.asarray(value, _F32)
+    return None
   if x_dtype == _F64:
-    return np.asarray(round_to_float(value, FLOAT64), _F64)
-  # Integer x: decided exactly with k = floor(t).
+    return np.asarray(value if value != 0 else 0.0, _F64)
+  if not _dtypes.is_integer(x_dtype):
+    return None
+  # Integer x: floor of a finite float is exact; inf and NaN keep their meaning.
+  return _integer_operand(math.floor(value) if math.isfinite(value) else value, x_dtype)
+
+
+def _integer_operand(value, x_dtype: np.dtype) -> np.ndarray:
   mode, k = integer_comparison(value, x_dtype)
   if mode == ALL_PASS:
     return np.asarray(-np.inf, _F32)
   if mode == NONE_PASS:
     return np.asarray(np.iinfo(x_dtype).max, x_dtype)
   return np.asarray(k, x_dtype)
+
+
+def _static_operand(threshold, x_dtype: np.dtype) -> np.ndarray:
+  """The operand of a static threshold, from its exact value (py)."""
+  operand = _python_number_operand(threshold, x_dtype)
+  if operand is not None:
+    return operand
+  value = exact_value(threshold)
+  if x_dtype in _dtypes.NARROW_FLOAT_DTYPES:
+    return np.asarray(round_to_float(value, FLOAT32), _F32)
+  if x_dtype == _F64:
+    return np.asarray(round_to_float(value, FLOAT64), _F64)
+  # Integer x: decided exactly with k = floor(t).
+  return _integer_operand(value, x_dtype)
 
 
 def _traced_integer_operand(t, t_dtype: np.dtype, x_dtype: np.dtype):
@@ -400,9 +466,7 @@ def _traced_operand(t, x_dtype: np.dtype):
   try:
     t = jnp.asarray(t)
   except (TypeError, ValueError):
-    raise TypeError(
-      f"threshold_backward: threshold must be a real number; got {type(t).__name__} {t!r}"
-    ) from None
+    raise _not_real(t) from None
   _check_scalar_shape(t.shape)
   t_dtype = _check_real_dtype(t.dtype)
   # Float conversions go through the flush-proof helpers: on XLA's CPU threads (flush-to-zero and
@@ -427,7 +491,7 @@ def canonicalize_threshold(threshold, x_dtype):
   Raises TypeError for a non-real threshold, ValueError for a non-scalar one.
   """
   x_dtype = np.dtype(x_dtype)
-  if _is_static(threshold):
+  if is_static(threshold):
     return _static_operand(threshold, x_dtype)
   return _traced_operand(threshold, x_dtype)
 

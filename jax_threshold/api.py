@@ -34,30 +34,73 @@ RealLike = Union[ArrayLike, fractions.Fraction, decimal.Decimal]
 threshold_mask = jax.jit(_threshold.threshold_mask)
 
 
-def _common_dtype(grad_output: jax.Array, x: jax.Array) -> tuple[jax.Array, jax.Array]:
-  """A weakly typed operand (a Python scalar, a weak_type array) takes the other's dtype where
+def _common_dtype(grad_output, x) -> np.dtype | None:
+  """The dtype both operands are converted to, or None to leave them as they are.
+
+  A weakly typed operand (a Python scalar, a weak_type array) takes the other's dtype where
   JAX's promotion (as in jnp.where) gives that dtype; two weak ones take their promoted dtype.
-  Anything else is left for the dtype check to report."""
-  if grad_output.dtype == x.dtype:
-    return grad_output, x
-  g_weak, x_weak = jax.typeof(grad_output).weak_type, jax.typeof(x).weak_type
+  Anything else is left for the dtype check to report. Reads the operands' types only, so it
+  runs before the call (no copy) and again while tracing."""
+  g_type, x_type = jax.typeof(grad_output), jax.typeof(x)
+  if g_type.dtype == x_type.dtype:
+    return None
+  g_weak, x_weak = g_type.weak_type, x_type.weak_type
   if not (g_weak or x_weak):
-    return grad_output, x
+    return None
   promoted = np.dtype(jnp.result_type(grad_output, x))
   if g_weak and x_weak:
-    target = promoted
+    return promoted
+  target = np.dtype(x_type.dtype if g_weak else g_type.dtype)
+  if promoted != target:  # e.g. a Python float against integer x: JAX gives a float
+    _dtypes.check_supported(g_type.dtype, "grad_output")
+    _dtypes.check_supported(x_type.dtype, "x")
+    weak, strong = ("grad_output", "x") if g_weak else ("x", "grad_output")
+    raise TypeError(
+      f"threshold_backward: the weakly typed {weak} ({promoted.name}) does not "
+      f"take {strong}'s dtype {target.name}: JAX promotes the pair to "
+      f"{promoted.name}; pass {weak} as an array of dtype {target.name}"
+    )
+  return target
+
+
+def _checked_dtype(grad_output, x) -> np.dtype:
+  """The dtype the primitive binds grad_output and x with; TypeError / ValueError (naming the
+  dtypes, the shapes) for a pair it does not take."""
+  dtype = getattr(grad_output, "dtype", None)
+  if dtype in _dtypes.CANONICAL_DTYPES and dtype == getattr(x, "dtype", None):
+    if grad_output.shape == x.shape:  # the common call, decided without the types
+      return dtype
+  target = _common_dtype(grad_output, x)
+  g_type, x_type = jax.typeof(grad_output), jax.typeof(x)
+  if target is None:
+    dtype = _dtypes.check_same_dtype(g_type.dtype, x_type.dtype)
   else:
-    target = np.dtype(x.dtype if g_weak else grad_output.dtype)
-    if promoted != target:  # e.g. a Python float against integer x: JAX gives a float
-      _dtypes.check_supported(grad_output.dtype, "grad_output")
-      _dtypes.check_supported(x.dtype, "x")
-      weak, strong = ("grad_output", "x") if g_weak else ("x", "grad_output")
-      raise TypeError(
-        f"threshold_backward: the weakly typed {weak} ({promoted.name}) does not "
-        f"take {strong}'s dtype {target.name}: JAX promotes the pair to "
-        f"{promoted.name}; pass {weak} as an array of dtype {target.name}"
-      )
-  return (lax.convert_element_type(grad_output, target), lax.convert_element_type(x, target))
+    dtype = _dtypes.check_same_dtype(target, target)
+  if g_type.shape != x_type.shape:
+    broadcast_shapes(g_type.shape, x_type.shape)
+  return dtype
+
+
+# Arguments the jitted bodies take as they are: jax.Arrays, NumPy arrays and scalars of a dtype
+# jit takes (transferred by jit's own dispatch, never copied eagerly, so jax.debug_nans sees only
+# the result), and Python numbers (weakly typed, as jnp.asarray makes them). Anything else goes
+# through jnp.asarray first, with its errors, as before.
+_JIT_DTYPES = frozenset(
+  np.dtype(d)
+  for d in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32)
+  + (np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128, jnp.bfloat16)
+)
+_PYTHON_NUMBERS = (bool, int, float, complex)
+
+
+def _takes_as_argument(value) -> bool:
+  if isinstance(value, jax.Array) or type(value) in _PYTHON_NUMBERS:
+    return True
+  return isinstance(value, (np.ndarray, np.generic)) and value.dtype in _JIT_DTYPES
+
+
+def _as_operand(value):
+  return value if _takes_as_argument(value) else jnp.asarray(value)
 
 
 def threshold_backward(
@@ -101,28 +144,72 @@ def threshold_backward(
     Array([0. , 4.4, 4.3, 4.2], dtype=float32)
   """
   implementation = _lowering.resolve(implementation)
-  grad_output, x = _common_dtype(jnp.asarray(grad_output), jnp.asarray(x))
-  dtype = _dtypes.check_same_dtype(grad_output.dtype, x.dtype)
-  broadcast_shapes(grad_output.shape, x.shape)
-  threshold = canonicalize_threshold(threshold, dtype)
+  grad_output, x = _as_operand(grad_output), _as_operand(x)
+  if _threshold.is_static(threshold):
+    threshold = canonicalize_threshold(threshold, _checked_dtype(grad_output, x))
+    static = True
+  else:
+    threshold, static = _threshold.traced_argument(threshold), False
+  return _threshold_backward(
+    grad_output, x, threshold, implementation=implementation, static_threshold=static
+  )
+
+
+# Inlined while tracing: a caller's jaxpr holds the same equations as binding there would (jax
+# 0.12 names that jax.Inline.JAX_EARLY, where True inlines only when lowering; 0.10's True).
+_INLINE_WHILE_TRACING = getattr(getattr(jax, "Inline", None), "JAX_EARLY", True)
+
+
+# The trace-time work of a call, inside jit's cached dispatch: an eager call with arrays of a
+# known type takes jit's C++ path, and a traced one sees the primitive's equations (see above).
+# A static threshold arrives already canonical (its value is known outside the trace, e.g. to
+# choose a plan); a traced one is canonicalised here.
+@functools.partial(
+  jax.jit, static_argnames=("implementation", "static_threshold"), inline=_INLINE_WHILE_TRACING
+)
+def _threshold_backward(grad_output, x, threshold, *, implementation, static_threshold):
+  target = _common_dtype(grad_output, x)
+  if target is not None:
+    grad_output = lax.convert_element_type(grad_output, target)
+    x = lax.convert_element_type(x, target)
+  dtype = _checked_dtype(grad_output, x)
+  if not static_threshold:
+    threshold = canonicalize_threshold(threshold, dtype)
   grad_output, x, threshold = match_varying_axes(grad_output, x, threshold)
   return threshold_backward_p.bind(grad_output, x, threshold, implementation=implementation)
 
 
-def _scalar_value(value, dtype):
-  if _dtypes.is_integer(dtype) and isinstance(value, (int, float, np.number)):
+def _check_static_value(value, dtype):
+  if dtype.kind in "iu" and isinstance(value, (int, float, np.number)):  # integer x (np.dtype)
     # A static value must fit x's integer type (float -> int conversion of an
     # out-of-range value differs between NumPy and XLA); it is truncated toward 0.
     info = np.iinfo(dtype)
     if not (info.min <= value <= info.max):  # False for NaN too
       raise ValueError(f"threshold: value {value!r} does not fit x's dtype {dtype.name}")
+
+
+def _not_real_value(value) -> TypeError:
+  return TypeError(
+    "threshold: value must be a real number (a Python number or a 0-d "
+    f"array); got {type(value).__name__} {value!r}"
+  )
+
+
+def _value_argument(value):
+  """The replacement value as an argument of the jitted body (see `_as_operand`)."""
+  if _takes_as_argument(value):
+    return value
+  try:
+    return jnp.asarray(value)
+  except (TypeError, ValueError):
+    raise _not_real_value(value) from None
+
+
+def _scalar_value(value, dtype):
   try:
     value = jnp.asarray(value)
   except (TypeError, ValueError):
-    raise TypeError(
-      "threshold: value must be a real number (a Python number or a 0-d "
-      f"array); got {type(value).__name__} {value!r}"
-    ) from None
+    raise _not_real_value(value) from None
   if value.ndim:
     raise ValueError(
       "threshold: value must be a scalar (a Python number or a 0-d array); "
@@ -195,9 +282,30 @@ def threshold(
     Array([0., 1.], dtype=float32)
   """
   implementation = _lowering.resolve(implementation)
-  x = jnp.asarray(x)
-  dtype = _dtypes.check_supported(x.dtype, "x")
-  threshold = canonicalize_threshold(threshold, dtype)
+  x = _as_operand(x)
+  dtype = getattr(x, "dtype", None)
+  if dtype not in _dtypes.CANONICAL_DTYPES:
+    dtype = _dtypes.check_supported(jax.typeof(x).dtype, "x")
+  if _threshold.is_static(threshold):
+    threshold = canonicalize_threshold(threshold, dtype)
+    static = True
+  else:
+    threshold, static = _threshold.traced_argument(threshold), False
+    _threshold.check_traced_type(threshold)  # its errors before the value's, as ever
+  _check_static_value(value, dtype)
+  return _threshold_forward(
+    x, threshold, _value_argument(value), implementation=implementation, static_threshold=static
+  )
+
+
+# As `_threshold_backward`: the trace-time work inside jit's cached dispatch.
+@functools.partial(
+  jax.jit, static_argnames=("implementation", "static_threshold"), inline=_INLINE_WHILE_TRACING
+)
+def _threshold_forward(x, threshold, value, *, implementation, static_threshold):
+  dtype = np.dtype(x.dtype)
+  if not static_threshold:
+    threshold = canonicalize_threshold(threshold, dtype)
   value = _scalar_value(value, dtype)
   x, threshold, value = match_varying_axes(x, threshold, value)
   if _dtypes.is_integer(dtype):  # not differentiable: no custom rule needed
