@@ -23,10 +23,10 @@ static_assert(static_cast<int>(KernelSoc::kAscend910) ==
                   static_cast<int>(KernelSoc::kHost) == static_cast<int>(cpu_ascendc::Soc::kHost),
               "KernelSoc and cpu_ascendc::Soc agree");
 
-using ReluGradEntryPoint = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+using ReluGradEntryPoint = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, ReluGradTilingData);
 // ThresholdGradV2D's: (grad, feature, threshold, out, workspace, tiling).
 using ThresholdGradEntryPoint = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*,
-                                         uint8_t*);
+                                         ThresholdGradV2DTilingData);
 
 template <typename Entry>
 struct EntryInfo {
@@ -137,7 +137,7 @@ HostLaunch MakeThresholdGradV2DLaunch(KernelDType dtype, const void* grad, const
   return MakeLaunch(ThresholdGradV2DEntry(dtype), grad, feature, out, tiling, ub_size, soc,
                     std::move(regions), [=](ThresholdGradEntryPoint entry) {
                       entry(Gm(grad), Gm(feature), Gm(threshold), static_cast<uint8_t*>(out),
-                            static_cast<uint8_t*>(workspace), Gm(tiling));
+                            static_cast<uint8_t*>(workspace), *tiling);
                     });
 }
 
@@ -147,7 +147,7 @@ HostLaunch MakeReluGradLaunch(KernelDType dtype, const void* grad, const void* f
   return MakeLaunch(ReluGradEntry(dtype), grad, feature, out, tiling, ub_size, soc, {},
                     [=](ReluGradEntryPoint entry) {
                       entry(Gm(grad), Gm(feature), static_cast<uint8_t*>(out),
-                            static_cast<uint8_t*>(workspace), Gm(tiling));
+                            static_cast<uint8_t*>(workspace), *tiling);
                     });
 }
 

@@ -111,9 +111,7 @@ class SelectKernel {
   __aicore__ inline SelectKernel() {}
 
   __aicore__ inline void Init(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold, GM_ADDR out,
-                              GM_ADDR tiling) {
-    TilingData data;
-    kernel_common::LoadTiling(tiling, &data);
+                              const TilingData& data) {
     range_ = kernel_common::SplitForCore(data.tiling, GetBlockIdx());
     tileDataNum_ = static_cast<uint32_t>(data.tiling.tile_data_num);
     if (range_.count == 0) {
@@ -183,9 +181,11 @@ class SelectKernel {
   }
 
   TPipe pipe_;
-  TQue<TPosition::VECIN, BUFFER_NUM> gradQue_;
-  TQue<TPosition::VECIN, BUFFER_NUM> featureQue_;
-  TQue<TPosition::VECOUT, BUFFER_NUM> outQue_;
+  // Depth 1: a stage hands on one tile at a time; InitBuffer's BUFFER_NUM buffers per queue let
+  // the next tile's copy-in fill one while the current one is computed (double buffering).
+  TQue<TPosition::VECIN, 1> gradQue_;
+  TQue<TPosition::VECIN, 1> featureQue_;
+  TQue<TPosition::VECOUT, 1> outQue_;
   ThresholdSelect<T> select_;
   GlobalTensor<T> gradGm_;
   GlobalTensor<T> featureGm_;
@@ -198,7 +198,7 @@ class SelectKernel {
 // GM threshold, null for ReluGrad).
 template <typename T, typename TilingData>
 __aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold,
-                                       GM_ADDR out, GM_ADDR tiling) {
+                                       GM_ADDR out, const TilingData& tiling) {
   SelectKernel<T, TilingData> op;
   op.Init(grad, feature, threshold, out, tiling);
   op.Process();
@@ -208,9 +208,11 @@ __aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR th
 }  // namespace ascend_kernels
 
 // Kernel entry points, as the host launcher and the NPU build call them: one block of
-// SelectKernel<TYPE, ...> (the workspace is unused). ReluGrad's is
+// SelectKernel<TYPE, ...> (the workspace is unused), on vector cores only. ReluGrad's is
 // (grad, feature, out, workspace, tiling); ThresholdGradV2D's has the threshold's GM address
 // after feature (read when the tiling says ThresholdSource::kGm, else unused and may be null).
+// The tiling struct is passed by value: the launch copies it into the kernel's arguments in
+// stream order, so the host keeps no device copy (kernel_args.h).
 //
 // Synchronisation: the kernel has no explicit PipeBarrier/SetFlag. Between stages it relies on
 // its TQue EnQue/DeQue (which carry the MTE2 -> V -> MTE3 events); inside Compute, on the
@@ -223,35 +225,39 @@ __aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR th
 // Init, before any vector or copy instruction.
 #define ASCEND_KERNELS_RELU_GRAD_ENTRY(NAME, TYPE)                                            \
   extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out,      \
-                                             GM_ADDR workspace, GM_ADDR tiling) {             \
+                                             GM_ADDR workspace, ReluGradTilingData tiling) {  \
     (void)workspace;                                                                          \
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);                                           \
     ascend_kernels::kernel_common::RunSelectKernel<TYPE, ascend_kernels::ReluGradTilingData>( \
         grad, feature, nullptr, out, tiling);                                                 \
   }
 
 #define ASCEND_KERNELS_THRESHOLD_GRAD_ENTRY(NAME, TYPE)                                         \
   extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold,  \
-                                             GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) {  \
+                                             GM_ADDR out, GM_ADDR workspace,                    \
+                                             ThresholdGradV2DTilingData tiling) {               \
     (void)workspace;                                                                            \
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);                                             \
     ascend_kernels::kernel_common::RunSelectKernel<TYPE,                                        \
                                                    ascend_kernels::ThresholdGradV2DTilingData>( \
         grad, feature, threshold, out, tiling);                                                 \
   }
 
 // An entry the target SoC cannot run (soc_features.h): same signature, empty body.
-#define ASCEND_KERNELS_ABSENT_RELU_GRAD_ENTRY(NAME)                                      \
-  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out, \
-                                             GM_ADDR workspace, GM_ADDR tiling) {        \
-    (void)grad;                                                                          \
-    (void)feature;                                                                       \
-    (void)out;                                                                           \
-    (void)workspace;                                                                     \
-    (void)tiling;                                                                        \
+#define ASCEND_KERNELS_ABSENT_RELU_GRAD_ENTRY(NAME)                                          \
+  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out,     \
+                                             GM_ADDR workspace, ReluGradTilingData tiling) { \
+    (void)grad;                                                                              \
+    (void)feature;                                                                           \
+    (void)out;                                                                               \
+    (void)workspace;                                                                         \
+    (void)tiling;                                                                            \
   }
 
 #define ASCEND_KERNELS_ABSENT_THRESHOLD_GRAD_ENTRY(NAME)                                       \
   extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold, \
-                                             GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) { \
+                                             GM_ADDR out, GM_ADDR workspace,                   \
+                                             ThresholdGradV2DTilingData tiling) {              \
     (void)grad;                                                                                \
     (void)feature;                                                                             \
     (void)threshold;                                                                           \

@@ -1,8 +1,8 @@
 // The contract between the host side (executor, tiling) and the AscendC kernels.
 //
-// The tiling structs are what the host writes and the kernel reads through its `tiling` GM
-// pointer, exactly as an AscendC kernel reads its TilingData. Plain, fixed-layout structs so the
-// same bytes mean the same thing to g++ on the host and to the AscendC compiler on the NPU.
+// The tiling structs are what the host writes and the kernel receives as its by-value `tiling`
+// parameter (copied into the launch's arguments, in stream order). Plain, fixed-layout structs so
+// the same bytes mean the same thing to g++ on the host and to the AscendC compiler on the NPU.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,14 @@ enum class KernelDType : int32_t {
   kBFloat16 = 27,
 };
 
+}  // namespace ascend_kernels
+
+// The tiling structs are at global scope, named in ascend_kernels by using-declarations: a kernel
+// entry takes its tiling struct by value, and CANN's launch generator (asc-devkit
+// cmake/asc/legacy_modules/util/extract_host_stub.py) recognises such a parameter by its bare
+// type name among the structs the kernel source defines, copies their definitions into the host
+// stub and forward-declares the type at global scope in aclrtlaunch_<entry>.h.
+
 // Per-core split of a contiguous element range, docs/behaviour.md §3. Counts are in elements.
 // Cores with index < tail_block_num are "big" (big_core_data_num elements), the rest "small".
 // `total_num` is the real element count: the last core clips its range to it, so no kernel ever
@@ -40,6 +48,8 @@ struct ElementwiseTiling {
   uint64_t tail_block_num;
 };
 
+namespace ascend_kernels {
+
 // How an element of x is classified against the threshold, so the kernel does exactly one kind
 // of comparison per dtype (docs/behaviour.md §1):
 //  - float16 / bfloat16 / float32: x (widened to float32) > threshold_f32.
@@ -55,6 +65,8 @@ struct ElementwiseTiling {
 //    tiling bytes do not depend on the threshold's value; the other fields are then 0.
 enum class ThresholdMode : int32_t { kCompare = 0, kAllPass = 1, kNonePass = 2 };
 enum class ThresholdSource : int32_t { kTiling = 0, kGm = 1 };
+
+}  // namespace ascend_kernels
 
 struct ThresholdParams {
   int32_t mode;    // ThresholdMode
@@ -74,5 +86,12 @@ struct ThresholdGradV2DTilingData {
 struct ReluGradTilingData {
   ElementwiseTiling tiling;
 };
+
+namespace ascend_kernels {
+
+using ::ElementwiseTiling;
+using ::ReluGradTilingData;
+using ::ThresholdGradV2DTilingData;
+using ::ThresholdParams;
 
 }  // namespace ascend_kernels

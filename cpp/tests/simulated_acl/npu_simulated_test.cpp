@@ -23,9 +23,12 @@ using jax_threshold::fuzz::PoolOptions;
 
 constexpr std::chrono::milliseconds kTimeout{60000};
 
-// Device 0 and 1: Ascend910B1s of 40 and 48 vector cores; device 2 cannot say its core count.
+// Device 0 and 1: Ascend910B1s of 40 and 48 vector cores; device 2 cannot say its core count;
+// device 3 is used by the dead-kernel test only (kernels are checked once per device and
+// process, and tests share the process when the binary runs alone).
 const std::vector<simulated_acl::DeviceSpec> kDevices = {
-    {"Ascend910B1", 40}, {"Ascend910B1", 48}, {"Ascend910B1", 0}};
+    {"Ascend910B1", 40}, {"Ascend910B1", 48}, {"Ascend910B1", 0}, {"Ascend910B4", 40}};
+constexpr int kDeadKernelDevice = 3;
 
 XLA_FFI_Handler* Handler(const char* platform) {
   for (const auto& t : jax_threshold::ffi_handler::FfiTargets()) {
@@ -262,13 +265,33 @@ TEST_F(NpuSimulatedTest, ARefusedLaunchIsAnError) {
 TEST_F(NpuSimulatedTest, ADeadKernelIsAnErrorNotASilentSuccess) {
   Prepared p = Prepare(kCases[0], 9);  // a scalar threshold of -1: ThresholdGradV2D float32
   simulated_acl::KillKernel("threshold_grad_v2_d_float32");
-  Device device(0);
+  Device device(kDeadKernelDevice);
   const CallOutcome outcome = device.Run(p.grad, p.x, p.threshold, p.out);
   EXPECT_NE(outcome.code, XLA_FFI_Error_Code_OK)
       << "a kernel that never ran reported success; out matches the CPU result: "
       << (device.Download(p.out) == p.expected);
   EXPECT_NE(outcome.message.find("threshold_grad_v2_d_float32"), std::string::npos)
       << outcome.message;
+  EXPECT_NE(outcome.message.find("did not run"), std::string::npos) << outcome.message;
+}
+
+// Once its kernels have run on a device, a call allocates nothing there but the generated
+// launcher's overflow-status buffer, one per launch, and submits without waiting.
+TEST_F(NpuSimulatedTest, ACallAllocatesOnlyTheLaunchersOverflowBuffers) {
+  Prepared p = Prepare(kCases[1], 17);  // 7 slices, thresholds -1, 0, 1: both kernels
+  Device device(0);
+  Operand grad = p.grad, x = p.x, threshold = p.threshold, out = p.out;
+  ASSERT_EQ(device.Run(grad, x, threshold, out).code, XLA_FFI_Error_Code_OK);
+  for (Operand* o : {&grad, &x, &threshold, &out}) device.Upload(*o);
+  const simulated_acl::Counters before = simulated_acl::GetCounters();
+  const CallOutcome outcome = Call(Handler("ASCEND"), device.stream(), grad, x, threshold, out);
+  ASSERT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << outcome.message;
+  const simulated_acl::Counters after = simulated_acl::GetCounters();
+  EXPECT_GT(after.launches, before.launches);
+  EXPECT_EQ(after.mallocs - before.mallocs, after.launches - before.launches);
+  EXPECT_EQ(after.blocks_run, before.blocks_run);  // queued, not yet run
+  ASSERT_EQ(aclrtSynchronizeStream(device.stream()), ACL_SUCCESS);
+  EXPECT_EQ(device.Download(out), p.expected);
 }
 
 TEST_F(NpuSimulatedTest, AMissingStreamIsAnErrorNamingIt) {

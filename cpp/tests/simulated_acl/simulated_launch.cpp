@@ -1,7 +1,8 @@
 // SIMULATION, test code only: the aclrtlaunch_<entry> launchers that CANN's ascendc_library()
 // generates for each kernel entry, in the generator's shape (asc-devkit
 // cmake/asc/legacy_modules/util/extract_host_stub.py): `uint32_t aclrtlaunch_<entry>(uint32_t
-// numBlocks, aclrtStream stream, <the entry's parameters>)`, returning the launch's error code; a
+// numBlocks, aclrtStream stream, <the entry's parameters>)`, the by-value tiling struct taken by
+// host pointer and copied into the launch's arguments, returning the launch's error code; a
 // kernel whose handle is null prints an error and returns 0; every call allocates and frees an
 // 8-byte overflow-status buffer. Instead of a device launch, each call queues the same kernel
 // entry on the stream, to run on the CPU AscendC model (ascend_kernels/host_launch.h) under the
@@ -72,14 +73,8 @@ aclError RunError(const char* name, const std::string& what) {
 // lie in that device's live memory (a real device would fault or read another device's data).
 template <typename Tiling>
 aclError Run(const char* name, int device, KernelDType dtype, uint32_t num_blocks, void* grad,
-             void* feature, void* threshold, void* out, void* workspace,
-             const void* tiling_device) {
+             void* feature, void* threshold, void* out, void* workspace, const Tiling& tiling) {
   std::string why;
-  if (!InDeviceMemory(device, tiling_device, sizeof(Tiling), &why)) {
-    return RunError(name, "the tiling argument " + why);
-  }
-  Tiling tiling;
-  std::memcpy(&tiling, tiling_device, sizeof(tiling));
   const uint64_t bytes = tiling.tiling.total_num * ElementBytes(dtype);
   const struct {
     const char* what;
@@ -112,22 +107,24 @@ aclError Run(const char* name, int device, KernelDType dtype, uint32_t num_block
 template <typename Tiling>
 uint32_t Launch(const char* name, KernelDType dtype, uint32_t num_blocks, aclrtStream stream,
                 void* grad, void* feature, void* threshold, void* out, void* workspace,
-                void* tiling) {
+                const Tiling* tiling) {
   if (KernelIsDead(name)) {
     std::fprintf(stderr, "[ERROR] simulated: kernel %s has no handle\n", name);
     return 0;  // what the generated launcher returns
   }
   const int device = StreamDevice(stream);
   if (device < 0) return ACL_ERROR_RT_PARAM_INVALID;
+  if (tiling == nullptr) return ACL_ERROR_INVALID_PARAM;
   if (aclError rc = TakeInjectedLaunchFailure(); rc != ACL_SUCCESS) return rc;
-  void* overflow = nullptr;  // the generated launcher's per-call overflow-status buffer
+  const Tiling copy = *tiling;  // the launch's arguments hold the struct from here on
+  void* overflow = nullptr;     // the generated launcher's per-call overflow-status buffer
   if (aclError rc = aclrtMalloc(&overflow, 8, ACL_MEM_MALLOC_HUGE_FIRST); rc != ACL_SUCCESS) {
     return rc;
   }
   CountLaunch();
   const aclError rc = Enqueue(stream, [=] {
     return Run<Tiling>(name, device, dtype, num_blocks, grad, feature, threshold, out, workspace,
-                       tiling);
+                       copy);
   });
   aclrtFree(overflow);
   return rc;
@@ -139,7 +136,7 @@ uint32_t Launch(const char* name, KernelDType dtype, uint32_t num_blocks, aclrtS
 #define SIMULATED_RELU_GRAD(ENTRY, DTYPE)                                                      \
   extern "C" uint32_t aclrtlaunch_##ENTRY(uint32_t numBlocks, aclrtStream stream, void* grad,  \
                                           void* feature, void* out, void* workspace,           \
-                                          void* tiling) {                                      \
+                                          ReluGradTilingData* tiling) {                        \
     return simulated_acl::Launch<ascend_kernels::ReluGradTilingData>(                          \
         #ENTRY, ascend_kernels::KernelDType::DTYPE, numBlocks, stream, grad, feature, nullptr, \
         out, workspace, tiling);                                                               \
@@ -147,7 +144,7 @@ uint32_t Launch(const char* name, KernelDType dtype, uint32_t num_blocks, aclrtS
 #define SIMULATED_THRESHOLD_GRAD(ENTRY, DTYPE)                                                   \
   extern "C" uint32_t aclrtlaunch_##ENTRY(uint32_t numBlocks, aclrtStream stream, void* grad,    \
                                           void* feature, void* threshold, void* out,             \
-                                          void* workspace, void* tiling) {                       \
+                                          void* workspace, ThresholdGradV2DTilingData* tiling) { \
     return simulated_acl::Launch<ascend_kernels::ThresholdGradV2DTilingData>(                    \
         #ENTRY, ascend_kernels::KernelDType::DTYPE, numBlocks, stream, grad, feature, threshold, \
         out, workspace, tiling);                                                                 \
