@@ -81,6 +81,12 @@ EntryInfo<ReluGradEntryPoint> ReluGradEntry(KernelDType dtype) {
 
 uint8_t* Gm(const void* p) { return const_cast<uint8_t*>(static_cast<const uint8_t*>(p)); }
 
+// Elements of operand j (kBatchGrad, kBatchX, kBatchOut) a launch may touch from its base.
+uint64_t OperandElements(const ReluGradTilingData& t, int) { return t.tiling.total_num; }
+uint64_t OperandElements(const ThresholdGradV2DTilingData& t, int j) {
+  return t.batch.slice_num > 0 ? BatchSpan(t.batch, j) : t.tiling.total_num;
+}
+
 // An unknown dtype gives an empty launch (block_dim 0, no run_block): the caller validates.
 // `call(entry)` runs the entry point with the launch's arguments; `regions` are the GM tensors
 // of the launch besides grad, feature and out (GlobalTensor views must stay inside them).
@@ -94,11 +100,13 @@ HostLaunch MakeLaunch(const EntryInfo<Entry>& info, const void* grad, const void
   }
   launch.kernel_name = info.name;
   launch.block_dim = static_cast<uint32_t>(tiling->tiling.block_dim);
-  const uint64_t bytes = tiling->tiling.total_num * info.elem_bytes;
   regions.reserve(regions.size() + 3);
-  regions.push_back({static_cast<const uint8_t*>(grad), bytes});
-  regions.push_back({static_cast<const uint8_t*>(feature), bytes});
-  regions.push_back({static_cast<const uint8_t*>(out), bytes});
+  regions.push_back(
+      {static_cast<const uint8_t*>(grad), OperandElements(*tiling, kBatchGrad) * info.elem_bytes});
+  regions.push_back(
+      {static_cast<const uint8_t*>(feature), OperandElements(*tiling, kBatchX) * info.elem_bytes});
+  regions.push_back(
+      {static_cast<const uint8_t*>(out), OperandElements(*tiling, kBatchOut) * info.elem_bytes});
   const uint32_t block_dim = launch.block_dim;
   const Entry entry = info.entry;
   const auto rules_soc = static_cast<cpu_ascendc::Soc>(soc);  // same values
@@ -112,15 +120,17 @@ HostLaunch MakeLaunch(const EntryInfo<Entry>& info, const void* grad, const void
 // Bytes of the GM threshold element a ThresholdGradV2D tiling asks for (0: none).
 uint64_t GmThresholdBytes(const ThresholdGradV2DTilingData& tiling) {
   if (tiling.threshold.source != static_cast<int32_t>(ThresholdSource::kGm)) return 0;
+  const uint64_t elements =
+      tiling.batch.slice_num > 0 ? BatchSpan(tiling.batch, kBatchThreshold) : 1;
   switch (static_cast<KernelDType>(tiling.threshold.gm_dtype)) {
     case KernelDType::kInt8:
     case KernelDType::kUInt8:
-      return 1;
+      return elements;
     case KernelDType::kInt32:
     case KernelDType::kFloat32:
-      return 4;
+      return 4 * elements;
     default:
-      return 8;
+      return 8 * elements;
   }
 }
 

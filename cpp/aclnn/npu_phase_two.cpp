@@ -35,7 +35,39 @@ NpuLaunch LaunchOf(const ExecutorPlan& p, const char* grad, const char* x, const
           tgv2d,  p.relu_grad_tiling};
 }
 
-// Every launch of the plan: the whole tensors, or one per slice of a batch. A device-threshold
+// A device-threshold batch as one ThresholdGradV2D launch over all the platform's cores: each
+// block finds its slices' elements and threshold elements from the tiling's batch (kernel_args.h).
+// False (one launch per slice instead) for batches the tiling cannot describe: more than
+// kMaxBatchRank looped dims, or negative strides.
+bool OneLaunch(const ExecutorPlan& p, NpuLaunch* launch) {
+  const ThresholdBatch& b = *p.batch;
+  if (!p.ReadsThresholdOnDevice() || b.core_num == 0 ||
+      b.sizes.size() > ascend_kernels::kMaxBatchRank) {
+    return false;
+  }
+  ascend_kernels::ThresholdGradV2DTilingData tiling = p.threshold_grad_tiling;
+  ascend_kernels::ThresholdBatchTiling& batch = tiling.batch;
+  batch.slice_num = static_cast<uint64_t>(b.count);
+  batch.slice_len = p.threshold_grad_tiling.tiling.total_num;
+  batch.rank = b.sizes.size();
+  for (size_t d = 0; d < b.sizes.size(); ++d) {
+    batch.sizes[d] = static_cast<uint64_t>(b.sizes[d]);
+    for (int j = 0; j < 4; ++j) {
+      if (b.strides[d][j] < 0) return false;
+      batch.strides[d][j] = b.strides[d][j];  // ThresholdBatch's operand order is the tiling's
+    }
+  }
+  std::string error;  // all slices' elements: out's element count, which phase one checked
+  if (!ThresholdGradV2DTiling(batch.slice_num * batch.slice_len, p.dtype, p.ub_size, b.core_num,
+                              &tiling.tiling, &error)) {
+    return false;
+  }
+  *launch = LaunchOf(p, p.grad, p.x, b.threshold, p.out, KernelKind::kThresholdGradV2D, tiling);
+  return true;
+}
+
+// Every launch of the plan: the whole tensors, one for a device-threshold batch, or one per
+// slice of a host-threshold batch. A device-threshold
 // plan's launches are ThresholdGradV2D with the plan's tiling and their threshold element's
 // device address; otherwise the threshold is read here, on the host.
 std::vector<NpuLaunch> PlanLaunches(const ExecutorPlan& p) {
@@ -46,6 +78,10 @@ std::vector<NpuLaunch> PlanLaunches(const ExecutorPlan& p) {
     return launches;
   }
   const ThresholdBatch& b = *p.batch;
+  if (NpuLaunch whole; OneLaunch(p, &whole)) {
+    launches.push_back(whole);
+    return launches;
+  }
   launches.reserve(static_cast<size_t>(b.count));
   for (int64_t k = 0; k < b.count; ++k) {
     const std::array<int64_t, 4> off = b.Offsets(k);

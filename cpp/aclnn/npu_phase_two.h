@@ -1,12 +1,19 @@
 // Phase two on an Ascend NPU (built with JAX_THRESHOLD_ASCEND): like aclnnThresholdBackward
 // on the device, it submits the planned kernel launches on `stream` and returns without waiting.
 //
-// Each launch passes its tiling struct (the plan's, or a batch slice's with its threshold) by
-// value: the generated aclrtlaunch_<entry> copies it into the launch's arguments in stream order,
-// so no tiling lives in device memory and nothing is shared between devices or calls. A
-// device-threshold plan (aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize) passes each launch
-// its threshold element's device address and a tiling that does not depend on its value; nothing
-// on the device is read here.
+// A device-threshold batch (a vmapped threshold) is one ThresholdGradV2D launch over all the
+// platform's cores (ThresholdBatch::core_num): its tiling splits every slice's elements, slice
+// after slice, and carries the batch's looped dims and strides, from which each block finds its
+// slices' tensors and threshold elements (kernel_args.h, ThresholdBatchTiling). Batches the tiling
+// cannot describe (more than kMaxBatchRank looped dims, negative strides) and host-threshold
+// batches run one launch per slice.
+//
+// Each launch passes its tiling struct (the plan's, or a batch's or slice's) by value: the
+// generated aclrtlaunch_<entry> copies it into the launch's arguments in stream order, so no tiling
+// lives in device memory and nothing is shared between devices or calls. A device-threshold plan
+// (aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize) passes each launch its threshold
+// element's device address and a tiling that does not depend on its value; nothing on the device is
+// read here.
 //
 // A launch that did not run is an error: each kernel entry is run once per device at its first
 // use, on one element over a sentinel, and waited for (ACLNN_ERR_RUNTIME_ERROR naming the entry

@@ -77,9 +77,25 @@ struct ThresholdParams {
   int64_t threshold_int;
 };
 
+// A batch of slices in one ThresholdGradV2D launch, each slice with its own threshold element in
+// GM (threshold source kGm): `slice_num` slices of `slice_len` contiguous elements. Slice k's
+// first element of operand j (ascend_kernels::kBatchGrad, kBatchX, kBatchThreshold, kBatchOut) is
+// `strides[d][j]` elements per step of k's digit along dim d (mixed radix over `sizes`, outer to
+// inner, `rank` <= 4 dims) from the operand's base. The launch's `tiling` splits all slice_num *
+// slice_len elements over the cores, slice after slice; a core walks its range slice piece by
+// slice piece. slice_num 0: not a batch, the launch covers its tensors whole.
+struct ThresholdBatchTiling {
+  uint64_t slice_num;
+  uint64_t slice_len;
+  uint64_t rank;
+  uint64_t sizes[4];
+  int64_t strides[4][4];
+};
+
 struct ThresholdGradV2DTilingData {
   ElementwiseTiling tiling;
   ThresholdParams threshold;
+  ThresholdBatchTiling batch;
 };
 
 // ReluGrad is ThresholdGradV2D at threshold exactly 0: no threshold to carry.
@@ -91,7 +107,21 @@ namespace ascend_kernels {
 
 using ::ElementwiseTiling;
 using ::ReluGradTilingData;
+using ::ThresholdBatchTiling;
 using ::ThresholdGradV2DTilingData;
 using ::ThresholdParams;
+
+inline constexpr uint64_t kMaxBatchRank = 4;  // ThresholdBatchTiling::sizes
+inline constexpr int kBatchGrad = 0, kBatchX = 1, kBatchThreshold = 2, kBatchOut = 3;
+
+// Elements of operand j a batch spans from its base (strides are non-negative): the furthest
+// slice's start plus a slice (one element for the threshold).
+inline uint64_t BatchSpan(const ThresholdBatchTiling& b, int j) {
+  uint64_t last = 0;
+  for (uint64_t d = 0; d < b.rank; ++d) {
+    last += (b.sizes[d] - 1) * static_cast<uint64_t>(b.strides[d][j]);
+  }
+  return last + (j == kBatchThreshold ? 1 : b.slice_len);
+}
 
 }  // namespace ascend_kernels

@@ -189,6 +189,7 @@ struct Case {
   XLA_FFI_DataType dtype;
   std::vector<int64_t> out_dims, threshold_dims;
   XLA_FFI_DataType threshold_dtype;
+  std::vector<int64_t> grad_dims = {};  // empty: out's
 };
 
 // The operands of `c` and the CPU handler's result for them.
@@ -197,7 +198,7 @@ struct Prepared {
   std::vector<unsigned char> expected;
 };
 Prepared Prepare(const Case& c, uint32_t seed) {
-  Prepared p{Random(c.dtype, c.out_dims, seed),
+  Prepared p{Random(c.dtype, c.grad_dims.empty() ? c.out_dims : c.grad_dims, seed),
              Random(c.dtype, c.out_dims, seed + 1),
              Random(c.threshold_dtype, c.threshold_dims, seed + 2),
              Random(c.dtype, c.out_dims, 0),
@@ -247,6 +248,40 @@ TEST_F(NpuSimulatedTest, TwoDevicesEachGetTheirOwnResults) {
       ASSERT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << "device " << id << ": " << outcome.message;
       EXPECT_EQ(device.Download(out), p.expected) << "device " << id << ", dtype " << c.dtype;
     }
+  }
+}
+
+// A batch of thresholds is one launch over all the device's cores, each block finding its slices
+// and their thresholds: exact for slices of every size from one element up, of every dtype, with
+// a grad_output broadcast along the batch.
+TEST_F(NpuSimulatedTest, ABatchIsOneLaunchExactForEverySliceSize) {
+  std::vector<Case> cases;
+  for (int64_t len : {1, 2, 3, 7, 8, 15, 16, 31, 33, 64, 127, 255, 256, 257, 1000, 4099}) {
+    cases.push_back({XLA_FFI_DataType_F32, {37, len}, {37, 1}, XLA_FFI_DataType_F32});
+  }
+  for (int64_t len : {1, 5, 300}) {
+    cases.push_back({XLA_FFI_DataType_F16, {11, len}, {11, 1}, XLA_FFI_DataType_F32});
+    cases.push_back({XLA_FFI_DataType_BF16, {11, len}, {11, 1}, XLA_FFI_DataType_F32});
+    cases.push_back({XLA_FFI_DataType_S32, {11, len}, {11, 1}, XLA_FFI_DataType_S32});
+    cases.push_back({XLA_FFI_DataType_S8, {11, len}, {11, 1}, XLA_FFI_DataType_S8});
+    cases.push_back({XLA_FFI_DataType_U8, {11, len}, {11, 1}, XLA_FFI_DataType_U8});
+    cases.push_back(
+        {XLA_FFI_DataType_F32, {9, len}, {9, 1}, XLA_FFI_DataType_F32, {1, len}});  // grad: 1 row
+  }
+  cases.push_back({XLA_FFI_DataType_F32, {3, 5, 7}, {3, 5, 1}, XLA_FFI_DataType_F32});
+  uint32_t seed = 300;
+  for (const Case& c : cases) {
+    Prepared p = Prepare(c, seed += 10);
+    Device device(1);
+    Operand grad = p.grad, x = p.x, threshold = p.threshold, out = p.out;
+    ASSERT_EQ(device.Run(grad, x, threshold, out).code, XLA_FFI_Error_Code_OK);  // first uses
+    const int64_t before = simulated_acl::GetCounters().launches;
+    const CallOutcome outcome = device.Run(grad, x, threshold, out);
+    ASSERT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << outcome.message;
+    EXPECT_EQ(simulated_acl::GetCounters().launches - before, 1)
+        << "dtype " << c.dtype << ", slice of " << c.out_dims.back();
+    EXPECT_EQ(device.Download(out), p.expected)
+        << "dtype " << c.dtype << ", slice of " << c.out_dims.back();
   }
 }
 

@@ -45,11 +45,22 @@ uint64_t ElementBytes(KernelDType dtype) {
   }
 }
 
-uint64_t GmThresholdBytes(const ThresholdGradV2DTilingData& t) {
-  if (t.threshold.source != static_cast<int32_t>(ascend_kernels::ThresholdSource::kGm)) return 0;
+// Elements of operand j a launch may touch from its base (kernel_args.h's batch).
+uint64_t Span(const ThresholdGradV2DTilingData& t, int j) {
+  if (j == ascend_kernels::kBatchThreshold &&
+      t.threshold.source != static_cast<int32_t>(ascend_kernels::ThresholdSource::kGm)) {
+    return 0;
+  }
+  if (t.batch.slice_num > 0) return ascend_kernels::BatchSpan(t.batch, j);
+  return j == ascend_kernels::kBatchThreshold ? 1 : t.tiling.total_num;
+}
+uint64_t Span(const ReluGradTilingData& t, int j) {
+  return j == ascend_kernels::kBatchThreshold ? 0 : t.tiling.total_num;
+}
+uint64_t ThresholdBytes(const ThresholdGradV2DTilingData& t) {
   return ElementBytes(static_cast<KernelDType>(t.threshold.gm_dtype));
 }
-uint64_t GmThresholdBytes(const ReluGradTilingData&) { return 0; }
+uint64_t ThresholdBytes(const ReluGradTilingData&) { return 0; }
 
 ascend_kernels::HostLaunch MakeLaunch(KernelDType dtype, void* grad, void* feature, void* threshold,
                                       void* out, void* workspace,
@@ -75,15 +86,16 @@ template <typename Tiling>
 aclError Run(const char* name, int device, KernelDType dtype, uint32_t num_blocks, void* grad,
              void* feature, void* threshold, void* out, void* workspace, const Tiling& tiling) {
   std::string why;
-  const uint64_t bytes = tiling.tiling.total_num * ElementBytes(dtype);
+  const uint64_t e = ElementBytes(dtype);
   const struct {
     const char* what;
     void* p;
     uint64_t bytes;
-  } args[] = {{"grad", grad, bytes},
-              {"feature", feature, bytes},
-              {"out", out, bytes},
-              {"threshold", threshold, GmThresholdBytes(tiling)}};
+  } args[] = {{"grad", grad, Span(tiling, ascend_kernels::kBatchGrad) * e},
+              {"feature", feature, Span(tiling, ascend_kernels::kBatchX) * e},
+              {"out", out, Span(tiling, ascend_kernels::kBatchOut) * e},
+              {"threshold", threshold,
+               Span(tiling, ascend_kernels::kBatchThreshold) * ThresholdBytes(tiling)}};
   for (const auto& a : args) {
     if (a.bytes > 0 && !InDeviceMemory(device, a.p, a.bytes, &why)) {
       return RunError(name, std::string("the ") + a.what + " argument " + why);
