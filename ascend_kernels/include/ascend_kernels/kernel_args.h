@@ -9,10 +9,6 @@
 
 #include "ascend_kernels/dtype_soc_table.h"  // KernelDType
 
-namespace ascend_kernels {
-
-}  // namespace ascend_kernels
-
 // The tiling structs are at global scope, named in ascend_kernels by using-declarations: a kernel
 // entry takes its tiling struct by value, and CANN's launch generator (asc-devkit
 // cmake/asc/legacy_modules/util/extract_host_stub.py) recognises such a parameter by its bare
