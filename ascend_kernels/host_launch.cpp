@@ -23,10 +23,10 @@ static_assert(static_cast<int>(KernelSoc::kAscend910) ==
                   static_cast<int>(KernelSoc::kHost) == static_cast<int>(cpu_ascendc::Soc::kHost),
               "KernelSoc and cpu_ascendc::Soc agree");
 
-using ReluGradEntryPoint = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+using ReluGradEntryPoint = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, ReluGradTilingData);
 // ThresholdGradV2D's: (grad, feature, threshold, out, workspace, tiling).
 using ThresholdGradEntryPoint = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*,
-                                         uint8_t*);
+                                         ThresholdGradV2DTilingData);
 
 template <typename Entry>
 struct EntryInfo {
@@ -80,6 +80,12 @@ EntryInfo<ReluGradEntryPoint> ReluGradEntry(KernelDType dtype) {
 
 uint8_t* Gm(const void* p) { return const_cast<uint8_t*>(static_cast<const uint8_t*>(p)); }
 
+// Elements of operand j (kBatchGrad, kBatchX, kBatchOut) a launch may touch from its base.
+uint64_t OperandElements(const ReluGradTilingData& t, int) { return t.tiling.total_num; }
+uint64_t OperandElements(const ThresholdGradV2DTilingData& t, int j) {
+  return t.batch.slice_num > 0 ? BatchSpan(t.batch, j) : t.tiling.total_num;
+}
+
 // An unknown dtype gives an empty launch (block_dim 0, no run_block): the caller validates.
 // `call(entry)` runs the entry point with the launch's arguments; `regions` are the GM tensors
 // of the launch besides grad, feature and out (GlobalTensor views must stay inside them).
@@ -93,11 +99,14 @@ HostLaunch MakeLaunch(const EntryInfo<Entry>& info, KernelDType dtype, const voi
   }
   launch.kernel_name = info.name;
   launch.block_dim = static_cast<uint32_t>(tiling->tiling.block_dim);
-  const uint64_t bytes = tiling->tiling.total_num * FactsOfDType(static_cast<int32_t>(dtype)).bytes;
+  const uint64_t elem_bytes = FactsOfDType(static_cast<int32_t>(dtype)).bytes;
   regions.reserve(regions.size() + 3);
-  regions.push_back({static_cast<const uint8_t*>(grad), bytes});
-  regions.push_back({static_cast<const uint8_t*>(feature), bytes});
-  regions.push_back({static_cast<const uint8_t*>(out), bytes});
+  regions.push_back(
+      {static_cast<const uint8_t*>(grad), OperandElements(*tiling, kBatchGrad) * elem_bytes});
+  regions.push_back(
+      {static_cast<const uint8_t*>(feature), OperandElements(*tiling, kBatchX) * elem_bytes});
+  regions.push_back(
+      {static_cast<const uint8_t*>(out), OperandElements(*tiling, kBatchOut) * elem_bytes});
   const uint32_t block_dim = launch.block_dim;
   const Entry entry = info.entry;
   const auto rules_soc = static_cast<cpu_ascendc::Soc>(soc);  // same values
@@ -111,7 +120,9 @@ HostLaunch MakeLaunch(const EntryInfo<Entry>& info, KernelDType dtype, const voi
 // Bytes of the GM threshold element a ThresholdGradV2D tiling asks for (0: none).
 uint64_t GmThresholdBytes(const ThresholdGradV2DTilingData& tiling) {
   if (tiling.threshold.source != static_cast<int32_t>(ThresholdSource::kGm)) return 0;
-  return FactsOfDType(tiling.threshold.gm_dtype).bytes;
+  const uint64_t elements =
+      tiling.batch.slice_num > 0 ? BatchSpan(tiling.batch, kBatchThreshold) : 1;
+  return elements * FactsOfDType(tiling.threshold.gm_dtype).bytes;
 }
 
 }  // namespace
@@ -127,7 +138,7 @@ HostLaunch MakeThresholdGradV2DLaunch(KernelDType dtype, const void* grad, const
   return MakeLaunch(ThresholdGradV2DEntry(dtype), dtype, grad, feature, out, tiling, ub_size, soc,
                     std::move(regions), [=](ThresholdGradEntryPoint entry) {
                       entry(Gm(grad), Gm(feature), Gm(threshold), static_cast<uint8_t*>(out),
-                            static_cast<uint8_t*>(workspace), Gm(tiling));
+                            static_cast<uint8_t*>(workspace), *tiling);
                     });
 }
 
@@ -137,7 +148,7 @@ HostLaunch MakeReluGradLaunch(KernelDType dtype, const void* grad, const void* f
   return MakeLaunch(ReluGradEntry(dtype), dtype, grad, feature, out, tiling, ub_size, soc, {},
                     [=](ReluGradEntryPoint entry) {
                       entry(Gm(grad), Gm(feature), static_cast<uint8_t*>(out),
-                            static_cast<uint8_t*>(workspace), Gm(tiling));
+                            static_cast<uint8_t*>(workspace), *tiling);
                     });
 }
 

@@ -12,8 +12,9 @@
 #
 # The aclrtlaunch_<entry>.h headers that ascendc_library() generates are written to a temporary
 # directory in the generator's shape: `uint32_t aclrtlaunch_<entry>(uint32_t numBlocks,
-# aclrtStream stream, void* ...)`, one void* per kernel argument, as the entry macros of
-# ascend_kernels/common/select_kernel.h declare them. Not part of CI (it has no CANN headers).
+# aclrtStream stream, void* ..., <Tiling>* tiling)`, one void* per GM argument and the by-value
+# tiling struct (forward-declared at global scope) by host pointer, as the entry macros of
+# ascend_kernels/common/select_kernel.h declare them (asc-devkit extract_host_stub.py). Not part of CI (it has no CANN headers).
 set -euo pipefail
 
 if [[ $# -lt 1 || ! -f "$1/acl/acl.h" ]]; then
@@ -29,15 +30,17 @@ CXX=${CXX:-g++}
 STUBS=$(mktemp -d)
 trap 'rm -rf "$STUBS"' EXIT
 
-stand_in() {  # stand_in ENTRY ARG...: aclrtlaunch_ENTRY.h taking one void* per kernel argument
-  local entry=$1
-  shift
+stand_in() {  # stand_in ENTRY TILING ARG...: aclrtlaunch_ENTRY.h, one void* per GM argument
+  local entry=$1 tiling=$2
+  shift 2
   local params=""
   for arg in "$@"; do params+=", void* $arg"; done
+  params+=", $tiling* tiling"
   cat >"$STUBS/aclrtlaunch_$entry.h" <<EOF
 #ifndef HEADER_ACLRTLAUNCH_${entry^^}_H
 #define HEADER_ACLRTLAUNCH_${entry^^}_H
 #include "acl/acl_base.h"
+struct $tiling;
 #ifndef ACLRT_LAUNCH_KERNEL
 #define ACLRT_LAUNCH_KERNEL(kernel_func) aclrtlaunch_##kernel_func
 #endif
@@ -46,8 +49,8 @@ extern "C" uint32_t aclrtlaunch_$entry(uint32_t numBlocks, aclrtStream stream$pa
 EOF
 }
 for dtype in float32 float16 bfloat16 int32 int8 uint8 int64; do
-  stand_in "relu_grad_$dtype" grad feature out workspace tiling
-  stand_in "threshold_grad_v2_d_$dtype" grad feature threshold out workspace tiling
+  stand_in "relu_grad_$dtype" ReluGradTilingData grad feature out workspace
+  stand_in "threshold_grad_v2_d_$dtype" ThresholdGradV2DTilingData grad feature threshold out workspace
 done
 
 FLAGS=(-std=c++17 -fsyntax-only -Wall -Wextra -Werror -I"$STUBS" -isystem "$CANN_INC"

@@ -50,20 +50,5 @@ __aicore__ inline CoreRange SplitForCore(const ElementwiseTiling& t, uint64_t bl
   return r;
 }
 
-// Reads a tiling struct from the kernel's `tiling` GM argument.
-template <typename Tiling>
-__aicore__ inline void LoadTiling(GM_ADDR tiling, Tiling* dst) {
-  static_assert(sizeof(Tiling) % sizeof(uint64_t) == 0, "tiling structs are whole 8-byte words");
-#if defined(ASCEND_KERNELS_CPU_ASCENDC)
-  std::memcpy(dst, tiling, sizeof(Tiling));
-#else
-  const __gm__ uint64_t* src = reinterpret_cast<const __gm__ uint64_t*>(tiling);
-  uint64_t* words = reinterpret_cast<uint64_t*>(dst);
-  for (uint32_t i = 0; i < sizeof(Tiling) / sizeof(uint64_t); ++i) {
-    words[i] = src[i];
-  }
-#endif
-}
-
 }  // namespace kernel_common
 }  // namespace ascend_kernels

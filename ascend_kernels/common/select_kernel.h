@@ -84,6 +84,38 @@ __aicore__ inline uint64_t LoadThresholdBits(GM_ADDR threshold, int32_t dtype) {
   }
 }
 
+// Bytes of a GM threshold element of `dtype` (as LoadThresholdBits reads it).
+__aicore__ inline uint64_t ThresholdElementBytes(int32_t dtype) {
+  switch (static_cast<KernelDType>(dtype)) {
+    case KernelDType::kInt8:
+    case KernelDType::kUInt8:
+      return 1;
+    case KernelDType::kInt32:
+    case KernelDType::kFloat32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+// The launch's batch of slices (kernel_args.h), if it is one: ThresholdGradV2D's only.
+__aicore__ inline bool IsBatch(const ThresholdGradV2DTilingData& data) {
+  return data.batch.slice_num > 0 &&
+         data.threshold.source == static_cast<int32_t>(ThresholdSource::kGm);
+}
+__aicore__ inline bool IsBatch(const ReluGradTilingData&) { return false; }
+__aicore__ inline ThresholdBatchTiling BatchOf(const ThresholdGradV2DTilingData& data) {
+  return data.batch;
+}
+__aicore__ inline int32_t GmDtypeOf(const ThresholdGradV2DTilingData& data) {
+  return data.threshold.gm_dtype;
+}
+__aicore__ inline int32_t GmDtypeOf(const ReluGradTilingData&) { return 0; }
+__aicore__ inline ThresholdBatchTiling BatchOf(const ReluGradTilingData&) {
+  ThresholdBatchTiling none{};
+  return none;
+}
+
 // ThresholdGradV2D's threshold: precomputed by the host in the tiling data, or read from GM
 // (`threshold`, one element) and converted here, exactly as the host would have.
 template <typename T>
@@ -111,26 +143,44 @@ class SelectKernel {
   __aicore__ inline SelectKernel() {}
 
   __aicore__ inline void Init(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold, GM_ADDR out,
-                              GM_ADDR tiling) {
-    TilingData data;
-    kernel_common::LoadTiling(tiling, &data);
+                              const TilingData& data) {
     range_ = kernel_common::SplitForCore(data.tiling, GetBlockIdx());
     tileDataNum_ = static_cast<uint32_t>(data.tiling.tile_data_num);
     if (range_.count == 0) {
       return;
     }
-    gradGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(grad) + range_.offset, range_.count);
-    featureGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(feature) + range_.offset, range_.count);
-    outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(out) + range_.offset, range_.count);
+    batched_ = IsBatch(data);
+    if (batched_) {  // pointers and threshold per slice piece, in ProcessBatch
+      batch_ = BatchOf(data);
+      gradBase_ = grad;
+      featureBase_ = feature;
+      thresholdBase_ = threshold;
+      outBase_ = out;
+      gmDtype_ = GmDtypeOf(data);
+    } else {
+      gradGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(grad) + range_.offset, range_.count);
+      featureGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(feature) + range_.offset,
+                                 range_.count);
+      outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(out) + range_.offset, range_.count);
+    }
 
     const uint32_t capacity = ThresholdSelect<T>::Capacity(tileDataNum_);
     pipe_.InitBuffer(gradQue_, BUFFER_NUM, capacity * sizeof(T));
     pipe_.InitBuffer(featureQue_, BUFFER_NUM, capacity * sizeof(T));
     pipe_.InitBuffer(outQue_, BUFFER_NUM, capacity * sizeof(T));
-    select_.Init(pipe_, capacity, ThresholdOf<T>(data, threshold));
+    if (batched_) {
+      ThresholdParams first{};  // each slice piece sets its own (ProcessBatch)
+      select_.Init(pipe_, capacity, first);
+    } else {
+      select_.Init(pipe_, capacity, ThresholdOf<T>(data, threshold));
+    }
   }
 
   __aicore__ inline void Process() {
+    if (batched_) {
+      ProcessBatch();
+      return;
+    }
     for (uint64_t i = 0; i < range_.tile_num; ++i) {
       const uint32_t count =
           i + 1 == range_.tile_num ? static_cast<uint32_t>(range_.tail_num) : tileDataNum_;
@@ -141,6 +191,42 @@ class SelectKernel {
   }
 
  private:
+  // The core's range of the batch's elements (slice after slice), one slice piece at a time:
+  // each piece with its slice's tensors and threshold element, in tiles of tileDataNum_.
+  __aicore__ inline void ProcessBatch() {
+    const uint64_t len = batch_.slice_len;
+    const uint64_t end = range_.offset + range_.count;
+    for (uint64_t pos = range_.offset; pos < end;) {
+      const uint64_t slice = pos / len;
+      const uint64_t first = pos - slice * len;
+      const uint64_t n = end - pos < len - first ? end - pos : len - first;
+      int64_t off[4] = {0, 0, 0, 0};
+      uint64_t rest = slice;
+      for (uint64_t d = batch_.rank; d-- > 0;) {  // inner dims first
+        const int64_t idx = static_cast<int64_t>(rest % batch_.sizes[d]);
+        rest /= batch_.sizes[d];
+        for (int j = 0; j < 4; ++j) off[j] += idx * batch_.strides[d][j];
+      }
+      gradGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(gradBase_) + off[kBatchGrad] + first, n);
+      featureGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(featureBase_) + off[kBatchX] + first,
+                                 n);
+      outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(outBase_) + off[kBatchOut] + first, n);
+      const GM_ADDR element =
+          thresholdBase_ +
+          off[kBatchThreshold] * static_cast<int64_t>(ThresholdElementBytes(gmDtype_));
+      select_.SetThreshold(ThresholdParamsFromBits(static_cast<int32_t>(KernelDTypeOf<T>::kValue),
+                                                   gmDtype_, LoadThresholdBits(element, gmDtype_)));
+      for (uint64_t tile = 0; tile * tileDataNum_ < n; ++tile) {
+        const uint64_t left = n - tile * tileDataNum_;
+        const uint32_t count = static_cast<uint32_t>(left < tileDataNum_ ? left : tileDataNum_);
+        CopyIn(tile, count);
+        Compute(count);
+        CopyOut(tile, count);
+      }
+      pos += n;
+    }
+  }
+
   __aicore__ inline void CopyIn(uint64_t tile, uint32_t count) {
     LocalTensor<T> gradLocal = gradQue_.template AllocTensor<T>();
     LocalTensor<T> featureLocal = featureQue_.template AllocTensor<T>();
@@ -183,22 +269,31 @@ class SelectKernel {
   }
 
   TPipe pipe_;
-  TQue<TPosition::VECIN, BUFFER_NUM> gradQue_;
-  TQue<TPosition::VECIN, BUFFER_NUM> featureQue_;
-  TQue<TPosition::VECOUT, BUFFER_NUM> outQue_;
+  // Depth 1: a stage hands on one tile at a time; InitBuffer's BUFFER_NUM buffers per queue let
+  // the next tile's copy-in fill one while the current one is computed (double buffering).
+  TQue<TPosition::VECIN, 1> gradQue_;
+  TQue<TPosition::VECIN, 1> featureQue_;
+  TQue<TPosition::VECOUT, 1> outQue_;
   ThresholdSelect<T> select_;
   GlobalTensor<T> gradGm_;
   GlobalTensor<T> featureGm_;
   GlobalTensor<T> outGm_;
   CoreRange range_{0, 0, 0, 0};
   uint32_t tileDataNum_ = 0;
+  bool batched_ = false;
+  ThresholdBatchTiling batch_{};
+  GM_ADDR gradBase_ = nullptr;
+  GM_ADDR featureBase_ = nullptr;
+  GM_ADDR thresholdBase_ = nullptr;
+  GM_ADDR outBase_ = nullptr;
+  int32_t gmDtype_ = 0;
 };
 
 // Runs one block of the kernel whose tiling data is `TilingData` (`threshold`: ThresholdGradV2D's
 // GM threshold, null for ReluGrad).
 template <typename T, typename TilingData>
 __aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold,
-                                       GM_ADDR out, GM_ADDR tiling) {
+                                       GM_ADDR out, const TilingData& tiling) {
   SelectKernel<T, TilingData> op;
   op.Init(grad, feature, threshold, out, tiling);
   op.Process();
@@ -208,9 +303,11 @@ __aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR th
 }  // namespace ascend_kernels
 
 // Kernel entry points, as the host launcher and the NPU build call them: one block of
-// SelectKernel<TYPE, ...> (the workspace is unused). ReluGrad's is
+// SelectKernel<TYPE, ...> (the workspace is unused), on vector cores only. ReluGrad's is
 // (grad, feature, out, workspace, tiling); ThresholdGradV2D's has the threshold's GM address
 // after feature (read when the tiling says ThresholdSource::kGm, else unused and may be null).
+// The tiling struct is passed by value: the launch copies it into the kernel's arguments in
+// stream order, so the host keeps no device copy (kernel_args.h).
 //
 // Synchronisation: the kernel has no explicit PipeBarrier/SetFlag. Between stages it relies on
 // its TQue EnQue/DeQue (which carry the MTE2 -> V -> MTE3 events); inside Compute, on the
@@ -223,35 +320,39 @@ __aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR th
 // Init, before any vector or copy instruction.
 #define ASCEND_KERNELS_RELU_GRAD_ENTRY(NAME, TYPE)                                            \
   extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out,      \
-                                             GM_ADDR workspace, GM_ADDR tiling) {             \
+                                             GM_ADDR workspace, ReluGradTilingData tiling) {  \
     (void)workspace;                                                                          \
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);                                           \
     ascend_kernels::kernel_common::RunSelectKernel<TYPE, ascend_kernels::ReluGradTilingData>( \
         grad, feature, nullptr, out, tiling);                                                 \
   }
 
 #define ASCEND_KERNELS_THRESHOLD_GRAD_ENTRY(NAME, TYPE)                                         \
   extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold,  \
-                                             GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) {  \
+                                             GM_ADDR out, GM_ADDR workspace,                    \
+                                             ThresholdGradV2DTilingData tiling) {               \
     (void)workspace;                                                                            \
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);                                             \
     ascend_kernels::kernel_common::RunSelectKernel<TYPE,                                        \
                                                    ascend_kernels::ThresholdGradV2DTilingData>( \
         grad, feature, threshold, out, tiling);                                                 \
   }
 
 // An entry the target SoC cannot run (soc_features.h): same signature, empty body.
-#define ASCEND_KERNELS_ABSENT_RELU_GRAD_ENTRY(NAME)                                      \
-  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out, \
-                                             GM_ADDR workspace, GM_ADDR tiling) {        \
-    (void)grad;                                                                          \
-    (void)feature;                                                                       \
-    (void)out;                                                                           \
-    (void)workspace;                                                                     \
-    (void)tiling;                                                                        \
+#define ASCEND_KERNELS_ABSENT_RELU_GRAD_ENTRY(NAME)                                          \
+  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out,     \
+                                             GM_ADDR workspace, ReluGradTilingData tiling) { \
+    (void)grad;                                                                              \
+    (void)feature;                                                                           \
+    (void)out;                                                                               \
+    (void)workspace;                                                                         \
+    (void)tiling;                                                                            \
   }
 
 #define ASCEND_KERNELS_ABSENT_THRESHOLD_GRAD_ENTRY(NAME)                                       \
   extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold, \
-                                             GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) { \
+                                             GM_ADDR out, GM_ADDR workspace,                   \
+                                             ThresholdGradV2DTilingData tiling) {              \
     (void)grad;                                                                                \
     (void)feature;                                                                             \
     (void)threshold;                                                                           \

@@ -166,6 +166,11 @@ class ThresholdSelect {
       chunk_ = capacity < kWideChunk ? capacity : kWideChunk;
       if (!byteOps_) pipe.InitBuffer(scratchBuf_, 2 * chunk_ * sizeof(half));
     }
+    SetThreshold(p);
+  }
+
+  // The threshold the next Computes compare with (a batch's slices each have their own).
+  __aicore__ inline void SetThreshold(const ThresholdParams& p) {
     if constexpr (kPath == SelectPath::kFloat) {
       if constexpr (sizeof(T) == sizeof(double)) {
 #if defined(ASCEND_KERNELS_CPU_ASCENDC)

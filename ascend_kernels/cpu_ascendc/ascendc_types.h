@@ -13,8 +13,14 @@
 // paths such as float64).
 #define ASCEND_KERNELS_CPU_ASCENDC 1
 
+// Kernel entries stay inside the library that links them: the NPU build's host objects may
+// define the same extern "C" names.
 #ifndef __global__
-#define __global__
+#define __global__ __attribute__((visibility("hidden")))
+#endif
+// The kernel type of an entry (AIV-only, mixed...) matters to the device launch only.
+#ifndef KERNEL_TASK_TYPE_DEFAULT
+#define KERNEL_TASK_TYPE_DEFAULT(type)
 #endif
 #ifndef __aicore__
 #define __aicore__

@@ -19,16 +19,19 @@
 
 namespace ascend_kernels {
 
+// The generated launcher takes the tiling struct by host pointer and copies it into the launch's
+// arguments before returning (extract_host_stub.py), hence the non-const pointer to a copy here.
 #define JT_LAUNCH(ENTRY)        \
   return static_cast<aclError>( \
-      ACLRT_LAUNCH_KERNEL(ENTRY)(block_dim, stream, grad, feature, out, workspace, tiling_device))
+      ACLRT_LAUNCH_KERNEL(ENTRY)(block_dim, stream, grad, feature, out, workspace, &tiling_copy))
 #define JT_LAUNCH_WITH_THRESHOLD(ENTRY)                    \
   return static_cast<aclError>(ACLRT_LAUNCH_KERNEL(ENTRY)( \
-      block_dim, stream, grad, feature, threshold, out, workspace, tiling_device))
+      block_dim, stream, grad, feature, threshold, out, workspace, &tiling_copy))
 
 aclError LaunchThresholdGradV2DOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream,
                                      void* grad, void* feature, void* threshold, void* out,
-                                     void* workspace, void* tiling_device) {
+                                     void* workspace, const ThresholdGradV2DTilingData& tiling) {
+  ThresholdGradV2DTilingData tiling_copy = tiling;
   switch (dtype) {
     case KernelDType::kFloat32:
       JT_LAUNCH_WITH_THRESHOLD(threshold_grad_v2_d_float32);
@@ -48,7 +51,9 @@ aclError LaunchThresholdGradV2DOnNpu(KernelDType dtype, uint32_t block_dim, aclr
 }
 
 aclError LaunchReluGradOnNpu(KernelDType dtype, uint32_t block_dim, aclrtStream stream, void* grad,
-                             void* feature, void* out, void* workspace, void* tiling_device) {
+                             void* feature, void* out, void* workspace,
+                             const ReluGradTilingData& tiling) {
+  ReluGradTilingData tiling_copy = tiling;
   switch (dtype) {
     case KernelDType::kFloat32:
       JT_LAUNCH(relu_grad_float32);

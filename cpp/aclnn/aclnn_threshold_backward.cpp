@@ -857,6 +857,7 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
       !TileKernel(other, info.core_num, plan, &error)) {
     return fail(ACLNN_ERR_INNER_TILING_ERROR, error);
   }
+  batch.core_num = core_num;
   batch.element_bytes = DataTypeSize(out->dtype);
   batch.threshold_dtype = threshold->dtype;
   batch.threshold = tdata;

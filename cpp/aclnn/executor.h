@@ -39,6 +39,7 @@ struct ThresholdBatch {
   // each slice with its own `range_workspace` bytes.
   uint32_t ranges = 0;
   uint64_t range_workspace = 0;
+  uint32_t core_num = 0;  // the platform's cores: the NPU runs a whole batch in one launch on them
 
   std::array<int64_t, 4> Offsets(int64_t k) const;
 };

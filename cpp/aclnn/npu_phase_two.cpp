@@ -1,85 +1,75 @@
 #include "aclnn/npu_phase_two.h"
 
+#include <array>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <string>
-#include <unordered_map>
+#include <tuple>
 #include <vector>
 
 #include "aclnn/executor.h"
 #include "aclnn/threshold_params.h"
 #include "npu_launch.h"
+#include "relu_grad/op_host/relu_grad_tiling.h"
+#include "threshold_grad_v2_d/op_host/threshold_grad_v2_d_tiling.h"
 
 namespace jax_threshold::aclnn {
 namespace {
 
-constexpr uint64_t kTilingSlot = 128;  // bytes per tiling struct on the device, aligned
-static_assert(sizeof(ascend_kernels::ThresholdGradV2DTilingData) <= kTilingSlot &&
-                  sizeof(ascend_kernels::ReluGradTilingData) <= kTilingSlot,
-              "tiling structs fit their slot");
-
-// One kernel launch: the slice's pointers and its tiling bytes.
+// One kernel launch: the slice's pointers and its tiling, passed by value.
 struct NpuLaunch {
   KernelKind kernel;
   void* grad;
   void* x;
   void* threshold;  // ThresholdGradV2D's GM threshold element (device-threshold plans), or null
   void* out;
-  std::string tiling;  // kTilingSlot bytes
+  ascend_kernels::ThresholdGradV2DTilingData threshold_grad_tiling;
+  ascend_kernels::ReluGradTilingData relu_grad_tiling;
 };
-
-// Immutable device copies of tilings, for the life of the process (launches in flight on any
-// stream may read them at any time, so none is ever freed or rewritten).
-class TilingCache {
- public:
-  static TilingCache& Get() {
-    static TilingCache* cache = new TilingCache;  // never destroyed: the device may outlive it
-    return *cache;
-  }
-  // The device copy of `tiling`, uploaded on first use; null when the cache is full.
-  void* Find(const std::string& tiling, aclError* rc) {
-    std::lock_guard<std::mutex> lock(mu_);
-    *rc = ACL_SUCCESS;
-    if (auto it = buffers_.find(tiling); it != buffers_.end()) return it->second;
-    if (buffers_.size() >= kMaxNpuTilings) return nullptr;
-    void* device = nullptr;
-    *rc = aclrtMalloc(&device, kTilingSlot, ACL_MEM_MALLOC_HUGE_FIRST);
-    if (*rc != ACL_SUCCESS || device == nullptr) return nullptr;
-    *rc = aclrtMemcpy(device, kTilingSlot, tiling.data(), kTilingSlot, ACL_MEMCPY_HOST_TO_DEVICE);
-    if (*rc != ACL_SUCCESS) {
-      aclrtFree(device);
-      return nullptr;
-    }
-    buffers_.emplace(tiling, device);
-    return device;
-  }
-
- private:
-  std::mutex mu_;
-  std::unordered_map<std::string, void*> buffers_;
-};
-
-template <typename T>
-std::string TilingBytes(const T& tiling) {
-  std::string bytes(kTilingSlot, '\0');
-  std::memcpy(&bytes[0], &tiling, sizeof(tiling));
-  return bytes;
-}
 
 NpuLaunch LaunchOf(const ExecutorPlan& p, const char* grad, const char* x, const char* threshold,
                    char* out, KernelKind kernel,
                    const ascend_kernels::ThresholdGradV2DTilingData& tgv2d) {
-  return {kernel,
-          const_cast<char*>(grad),
-          const_cast<char*>(x),
-          const_cast<char*>(threshold),
-          out,
-          kernel == KernelKind::kReluGrad ? TilingBytes(p.relu_grad_tiling) : TilingBytes(tgv2d)};
+  return {kernel, const_cast<char*>(grad), const_cast<char*>(x), const_cast<char*>(threshold), out,
+          tgv2d,  p.relu_grad_tiling};
 }
 
-// Every launch of the plan: the whole tensors, or one per slice of a batch. A device-threshold
-// plan's launches are ThresholdGradV2D with the plan's tiling (one cached buffer for all) and
-// their threshold element's device address; otherwise the threshold is read here, on the host.
+// A device-threshold batch as one ThresholdGradV2D launch over all the platform's cores: each
+// block finds its slices' elements and threshold elements from the tiling's batch (kernel_args.h).
+// False (one launch per slice instead) for batches the tiling cannot describe: more than
+// kMaxBatchRank looped dims, or negative strides.
+bool OneLaunch(const ExecutorPlan& p, NpuLaunch* launch) {
+  const ThresholdBatch& b = *p.batch;
+  if (!p.ReadsThresholdOnDevice() || b.core_num == 0 ||
+      b.sizes.size() > ascend_kernels::kMaxBatchRank) {
+    return false;
+  }
+  ascend_kernels::ThresholdGradV2DTilingData tiling = p.threshold_grad_tiling;
+  ascend_kernels::ThresholdBatchTiling& batch = tiling.batch;
+  batch.slice_num = static_cast<uint64_t>(b.count);
+  batch.slice_len = p.threshold_grad_tiling.tiling.total_num;
+  batch.rank = b.sizes.size();
+  for (size_t d = 0; d < b.sizes.size(); ++d) {
+    batch.sizes[d] = static_cast<uint64_t>(b.sizes[d]);
+    for (int j = 0; j < 4; ++j) {
+      if (b.strides[d][j] < 0) return false;
+      batch.strides[d][j] = b.strides[d][j];  // ThresholdBatch's operand order is the tiling's
+    }
+  }
+  std::string error;  // all slices' elements: out's element count, which phase one checked
+  if (!ThresholdGradV2DTiling(batch.slice_num * batch.slice_len, p.dtype, p.ub_size, b.core_num,
+                              &tiling.tiling, &error)) {
+    return false;
+  }
+  *launch = LaunchOf(p, p.grad, p.x, b.threshold, p.out, KernelKind::kThresholdGradV2D, tiling);
+  return true;
+}
+
+// Every launch of the plan: the whole tensors, one for a device-threshold batch, or one per
+// slice of a host-threshold batch. A device-threshold
+// plan's launches are ThresholdGradV2D with the plan's tiling and their threshold element's
+// device address; otherwise the threshold is read here, on the host.
 std::vector<NpuLaunch> PlanLaunches(const ExecutorPlan& p) {
   std::vector<NpuLaunch> launches;
   if (!p.batch) {
@@ -88,6 +78,10 @@ std::vector<NpuLaunch> PlanLaunches(const ExecutorPlan& p) {
     return launches;
   }
   const ThresholdBatch& b = *p.batch;
+  if (NpuLaunch whole; OneLaunch(p, &whole)) {
+    launches.push_back(whole);
+    return launches;
+  }
   launches.reserve(static_cast<size_t>(b.count));
   for (int64_t k = 0; k < b.count; ++k) {
     const std::array<int64_t, 4> off = b.Offsets(k);
@@ -120,17 +114,129 @@ aclnnStatus AclFailure(const char* function, aclError rc, ExecutorPlan* plan) {
               std::string(function) + " failed with ACL error " + std::to_string(rc));
 }
 
-aclError Submit(const ExecutorPlan& p, const NpuLaunch& l, aclrtStream stream, void* tiling) {
-  const uint32_t block_dim = static_cast<uint32_t>(l.kernel == KernelKind::kReluGrad
-                                                       ? p.relu_grad_tiling.tiling.block_dim
-                                                       : p.threshold_grad_tiling.tiling.block_dim);
-  return l.kernel == KernelKind::kReluGrad
-             ? ascend_kernels::LaunchReluGradOnNpu(p.dtype, block_dim, stream, l.grad, l.x, l.out,
-                                                   /*workspace=*/nullptr, tiling)
-             : ascend_kernels::LaunchThresholdGradV2DOnNpu(p.dtype, block_dim, stream, l.grad, l.x,
-                                                           l.threshold, l.out,
-                                                           /*workspace=*/nullptr, tiling);
+aclError Submit(const ExecutorPlan& p, const NpuLaunch& l, aclrtStream stream) {
+  if (l.kernel == KernelKind::kReluGrad) {
+    return ascend_kernels::LaunchReluGradOnNpu(
+        p.dtype, static_cast<uint32_t>(l.relu_grad_tiling.tiling.block_dim), stream, l.grad, l.x,
+        l.out, /*workspace=*/nullptr, l.relu_grad_tiling);
+  }
+  return ascend_kernels::LaunchThresholdGradV2DOnNpu(
+      p.dtype, static_cast<uint32_t>(l.threshold_grad_tiling.tiling.block_dim), stream, l.grad, l.x,
+      l.threshold, l.out, /*workspace=*/nullptr, l.threshold_grad_tiling);
 }
+
+// The kernel entry's name, as ascendc_library() names its launcher (aclrtlaunch_<entry>).
+std::string EntryName(KernelKind kernel, ascend_kernels::KernelDType dtype) {
+  std::string name = kernel == KernelKind::kReluGrad ? "relu_grad_" : "threshold_grad_v2_d_";
+  switch (dtype) {
+    case ascend_kernels::KernelDType::kFloat32:
+      return name + "float32";
+    case ascend_kernels::KernelDType::kFloat16:
+      return name + "float16";
+    case ascend_kernels::KernelDType::kBFloat16:
+      return name + "bfloat16";
+    case ascend_kernels::KernelDType::kInt32:
+      return name + "int32";
+    case ascend_kernels::KernelDType::kInt8:
+      return name + "int8";
+    case ascend_kernels::KernelDType::kUInt8:
+      return name + "uint8";
+    case ascend_kernels::KernelDType::kInt64:
+      return name + "int64";
+    case ascend_kernels::KernelDType::kFloat64:
+      return name + "float64";
+  }
+  return name + "?";
+}
+
+// A launch that did not run must not pass for one: a generated launcher whose kernel handle is
+// null (e.g. registered for another SoC) prints an error and returns 0. So each kernel entry is
+// run once per device, at its first use there, on one element of zeros (whose result is 0 for
+// both kernels at threshold 0) over an output holding a sentinel, and waited for: it must have
+// overwritten the sentinel. This is the only synchronisation and device allocation of the path.
+class FirstUseCheck {
+ public:
+  static FirstUseCheck& Get() {
+    static FirstUseCheck* check = new FirstUseCheck;  // never destroyed: used until exit
+    return *check;
+  }
+
+  aclnnStatus Ensure(const ExecutorPlan& p, KernelKind kernel, aclrtStream stream) {
+    int32_t device = 0;
+    if (aclError rc = aclrtGetDevice(&device); rc != ACL_SUCCESS) {
+      return Fail(ACLNN_ERR_RUNTIME_ERROR,
+                  "aclrtGetDevice failed with ACL error " + std::to_string(rc));
+    }
+    const auto key = std::make_tuple(device, static_cast<int>(kernel), static_cast<int>(p.dtype));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (checked_.count(key) != 0) return ACLNN_SUCCESS;
+    }
+    const std::string entry = EntryName(kernel, p.dtype);
+    std::string error = Run(p, kernel, stream);
+    if (!error.empty()) {
+      return Fail(ACLNN_ERR_RUNTIME_ERROR,
+                  "kernel " + entry + " on device " + std::to_string(device) + ": " + error);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    checked_.insert(key);
+    return ACLNN_SUCCESS;
+  }
+
+ private:
+  static std::string AclFailed(const char* what, aclError rc) {
+    return std::string(what) + " failed with ACL error " + std::to_string(rc);
+  }
+
+  // The check's launch; an empty string when the kernel ran.
+  static std::string Run(const ExecutorPlan& p, KernelKind kernel, aclrtStream stream) {
+    constexpr size_t kBlock = 32;  // one 32-byte block per tensor: grad, x, out
+    constexpr unsigned char kSentinel = 0xA5;
+    NpuLaunch l{kernel, nullptr, nullptr, nullptr, nullptr, {}, {}};
+    std::string tiling_error;
+    const bool tiled =
+        kernel == KernelKind::kReluGrad
+            ? ReluGradTiling(1, p.dtype, p.ub_size, 1, &l.relu_grad_tiling.tiling, &tiling_error)
+            : ThresholdGradV2DTiling(1, p.dtype, p.ub_size, 1, &l.threshold_grad_tiling.tiling,
+                                     &tiling_error);
+    if (!tiled) return "no one-element tiling: " + tiling_error;
+    void* device = nullptr;
+    if (aclError rc = aclrtMalloc(&device, 3 * kBlock, ACL_MEM_MALLOC_HUGE_FIRST);
+        rc != ACL_SUCCESS || device == nullptr) {
+      return AclFailed("aclrtMalloc", rc);
+    }
+    std::array<unsigned char, 3 * kBlock> host{};
+    std::memset(host.data() + 2 * kBlock, kSentinel, kBlock);
+    char* base = static_cast<char*>(device);
+    l.grad = base;
+    l.x = base + kBlock;
+    l.out = base + 2 * kBlock;
+    std::string error;
+    aclError rc =
+        aclrtMemcpy(device, host.size(), host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE);
+    if (rc != ACL_SUCCESS) error = AclFailed("aclrtMemcpy", rc);
+    if (error.empty() && (rc = Submit(p, l, stream)) != ACL_SUCCESS) {
+      error = AclFailed("its launch", rc);
+    }
+    if (error.empty() && (rc = aclrtSynchronizeStream(stream)) != ACL_SUCCESS) {
+      error = AclFailed("aclrtSynchronizeStream", rc);
+    }
+    if (error.empty() && (rc = aclrtMemcpy(host.data(), kBlock, l.out, kBlock,
+                                           ACL_MEMCPY_DEVICE_TO_HOST)) != ACL_SUCCESS) {
+      error = AclFailed("aclrtMemcpy", rc);
+    }
+    if (error.empty() && host[0] == kSentinel) {
+      error =
+          "its launch reported success but the kernel did not run (is its handle registered "
+          "for this device's SoC?)";
+    }
+    aclrtFree(device);
+    return error;
+  }
+
+  std::mutex mu_;
+  std::set<std::tuple<int32_t, int, int>> checked_;  // (device, kernel, dtype)
+};
 
 }  // namespace
 
@@ -150,40 +256,22 @@ aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size
   if (p->kernel == KernelKind::kNone) return ACLNN_SUCCESS;
 
   const std::vector<NpuLaunch> launches = PlanLaunches(*p);
-  // Launches whose tiling the cache holds are submitted at once; the rest share one buffer of
-  // this call, freed after a synchronisation.
-  std::vector<size_t> uncached;
-  for (size_t i = 0; i < launches.size(); ++i) {
-    aclError rc = ACL_SUCCESS;
-    void* tiling = TilingCache::Get().Find(launches[i].tiling, &rc);
-    if (rc != ACL_SUCCESS) return AclFailure("aclrtMalloc/aclrtMemcpy (tiling)", rc, p);
-    if (tiling == nullptr) {
-      uncached.push_back(i);
-      continue;
+  bool checked[2] = {false, false};  // ThresholdGradV2D, ReluGrad
+  for (const NpuLaunch& l : launches) {
+    bool& done = checked[l.kernel == KernelKind::kReluGrad ? 1 : 0];
+    if (done) continue;
+    if (aclnnStatus status = FirstUseCheck::Get().Ensure(*p, l.kernel, stream);
+        status != ACLNN_SUCCESS) {
+      p->run_status.store(status);
+      return status;
     }
-    if (aclError launch_rc = Submit(*p, launches[i], stream, tiling); launch_rc != ACL_SUCCESS) {
-      return AclFailure(KernelKindName(launches[i].kernel), launch_rc, p);
+    done = true;
+  }
+  for (const NpuLaunch& l : launches) {
+    if (aclError rc = Submit(*p, l, stream); rc != ACL_SUCCESS) {
+      return AclFailure(KernelKindName(l.kernel), rc, p);
     }
   }
-  if (uncached.empty()) return ACLNN_SUCCESS;
-  std::string host(uncached.size() * kTilingSlot, '\0');
-  for (size_t j = 0; j < uncached.size(); ++j) {
-    std::memcpy(&host[j * kTilingSlot], launches[uncached[j]].tiling.data(), kTilingSlot);
-  }
-  void* device = nullptr;
-  if (aclError rc = aclrtMalloc(&device, host.size(), ACL_MEM_MALLOC_HUGE_FIRST);
-      rc != ACL_SUCCESS || device == nullptr) {
-    return AclFailure("aclrtMalloc", rc, p);
-  }
-  aclError rc =
-      aclrtMemcpy(device, host.size(), host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE);
-  for (size_t j = 0; j < uncached.size() && rc == ACL_SUCCESS; ++j) {
-    rc = Submit(*p, launches[uncached[j]], stream, static_cast<char*>(device) + j * kTilingSlot);
-  }
-  const aclError sync_rc = aclrtSynchronizeStream(stream);
-  aclrtFree(device);
-  if (rc != ACL_SUCCESS) return AclFailure("launch of an uncached tiling", rc, p);
-  if (sync_rc != ACL_SUCCESS) return AclFailure("aclrtSynchronizeStream", sync_rc, p);
   return ACLNN_SUCCESS;
 }
 

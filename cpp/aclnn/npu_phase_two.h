@@ -1,18 +1,25 @@
 // Phase two on an Ascend NPU (built with JAX_THRESHOLD_ASCEND): like aclnnThresholdBackward
-// on the device, it submits the planned kernel launches on `stream` and returns, with no stream
-// synchronisation and no per-call device allocation.
+// on the device, it submits the planned kernel launches on `stream` and returns without waiting.
 //
-// Each launch's tiling struct (the plan's, or a batch slice's with its threshold) must be in
-// device memory. Tilings live in a process-wide cache of immutable device buffers keyed by their
-// bytes: a tiling is uploaded once (aclrtMalloc + a synchronous aclrtMemcpy, before the launch
-// that first uses it) and reused by every later call with the same shapes, dtype and threshold,
-// so a compiled program's calls allocate nothing. A device-threshold plan
+// A device-threshold batch (a vmapped threshold) is one ThresholdGradV2D launch over all the
+// platform's cores (ThresholdBatch::core_num): its tiling splits every slice's elements, slice
+// after slice, and carries the batch's looped dims and strides, from which each block finds its
+// slices' tensors and threshold elements (kernel_args.h, ThresholdBatchTiling). Batches the tiling
+// cannot describe (more than kMaxBatchRank looped dims, negative strides) and host-threshold
+// batches run one launch per slice.
+//
+// Each launch passes its tiling struct (the plan's, or a batch's or slice's) by value: the
+// generated aclrtlaunch_<entry> copies it into the launch's arguments in stream order, so no tiling
+// lives in device memory and nothing is shared between devices or calls. A device-threshold plan
 // (aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize) passes each launch its threshold
-// element's device address and one tiling that does not depend on the threshold's value, so
-// every slice of a batch and every call with the same shapes share one cached buffer; nothing
-// on the device is read here. The cache holds at most kMaxNpuTilings buffers (128 bytes each); a
-// call needing more (a host-read batch of many distinct thresholds) puts the rest in one buffer
-// of its own, synchronises the stream and frees it (correct, slower).
+// element's device address and a tiling that does not depend on its value; nothing on the device is
+// read here.
+//
+// A launch that did not run is an error: each kernel entry is run once per device at its first
+// use, on one element over a sentinel, and waited for (ACLNN_ERR_RUNTIME_ERROR naming the entry
+// when it left the sentinel). Apart from that one-time check, a call allocates no device memory
+// of its own and never synchronises; CANN's generated launcher itself allocates and frees an
+// 8-byte overflow-status buffer on every launch.
 //
 // Refused with ACLNN_ERR_PARAM_INVALID (nothing submitted): plans that need the executor's
 // strided / broadcast copies or a workspace (these are host code: broadcast in JAX first).
@@ -24,8 +31,6 @@
 #include "jax_threshold/aclnn_threshold_backward.h"
 
 namespace jax_threshold::aclnn {
-
-inline constexpr uint64_t kMaxNpuTilings = 4096;
 
 aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size,
                                         aclOpExecutor* executor, aclrtStream stream);

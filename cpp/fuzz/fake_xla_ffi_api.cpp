@@ -105,6 +105,13 @@ XLA_FFI_Error* FakeNumThreads(XLA_FFI_ThreadPool_NumThreads_Args* args) {
   return nullptr;
 }
 
+XLA_FFI_Error* FakeStreamGet(XLA_FFI_Stream_Get_Args* args) {
+  FakeXlaFfiApi* self = args->ctx->owner;
+  if (self->options_.stream == nullptr) return Unimplemented(args);
+  args->stream = self->options_.stream;
+  return nullptr;
+}
+
 FakeXlaFfiApi::FakeXlaFfiApi(const PoolOptions& options)
     : ctx_(new XLA_FFI_ExecutionContext{this}), options_(options) {
   api_.struct_size = XLA_FFI_Api_STRUCT_SIZE;
@@ -114,7 +121,7 @@ FakeXlaFfiApi::FakeXlaFfiApi(const PoolOptions& options)
   api_.XLA_FFI_Error_GetMessage = ErrorGetMessage;
   api_.XLA_FFI_Error_Destroy = ErrorDestroy;
   api_.XLA_FFI_Handler_Register = Unimplemented<XLA_FFI_Handler_Register_Args>;
-  api_.XLA_FFI_Stream_Get = Unimplemented<XLA_FFI_Stream_Get_Args>;
+  api_.XLA_FFI_Stream_Get = FakeStreamGet;
   api_.XLA_FFI_Type_Register = Unimplemented<XLA_FFI_Type_Register_Args>;
   api_.XLA_FFI_ExecutionContext_Get = ContextGet;
   api_.XLA_FFI_State_Set = Unimplemented<XLA_FFI_State_Set_Args>;

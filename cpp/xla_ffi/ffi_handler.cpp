@@ -23,6 +23,9 @@
 #include "xla_ffi/xla_thread_pool_stream.h"
 
 #ifdef JAX_THRESHOLD_ASCEND
+#include <mutex>
+#include <unordered_map>
+
 #include "acl/acl.h"
 #include "aclnn/npu_phase_two.h"
 #include "ascend_kernels/dtype_soc_table.h"  // the SoC's UB
@@ -231,6 +234,71 @@ ffi::Future ThresholdBackwardStaticCpu(ffi::ThreadPool pool, ffi::AnyBuffer grad
 //===-- NPU (JAX Ascend PJRT plugin) -------------------------------------------------------===//
 #ifdef JAX_THRESHOLD_ASCEND
 
+// The call's aclrtStream, or why XLA gave none. Decoded here rather than as
+// ffi::PlatformStream<aclrtStream>, whose failure ("Failed to get platform stream: ...") would
+// not say what is missing: XLA hands a stream only to plugins that provide a GPU-style context.
+struct NpuStream {
+  aclrtStream stream = nullptr;
+  std::string error;  // XLA_FFI_Stream_Get's message when it failed
+};
+struct NpuStreamContext {};
+
+}  // namespace
+}  // namespace jax_threshold::ffi_handler
+
+template <>
+struct xla::ffi::CtxDecoding<jax_threshold::ffi_handler::NpuStreamContext> {
+  using Type = jax_threshold::ffi_handler::NpuStream;
+  static std::optional<Type> Decode(const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* ctx,
+                                    DiagnosticEngine&) {
+    XLA_FFI_Stream_Get_Args args;
+    args.struct_size = XLA_FFI_Stream_Get_Args_STRUCT_SIZE;
+    args.extension_start = nullptr;
+    args.ctx = ctx;
+    args.stream = nullptr;
+    Type decoded;
+    if (XLA_FFI_Error* error = api->XLA_FFI_Stream_Get(&args)) {
+      decoded.error = internal::GetErrorMessage(api, error);
+      internal::DestroyError(api, error);
+    } else {
+      decoded.stream = static_cast<aclrtStream>(args.stream);
+    }
+    return decoded;
+  }
+};
+
+namespace jax_threshold::ffi_handler {
+namespace {
+
+// The current device's vector core count, asked once per device (aclrtGetDeviceInfo): the
+// 910B1/B2 have 48, the 910B3/B4 40, so there is no default to fall back to.
+ffi::Error VectorCoreCount(uint32_t* core_num) {
+  static std::mutex mu;
+  static auto* counts = new std::unordered_map<int32_t, uint32_t>;  // by device id
+  int32_t device = 0;
+  if (aclError rc = aclrtGetDevice(&device); rc != ACL_SUCCESS) {
+    return ffi::Error(ffi::ErrorCode::kInternal,
+                      "jax_threshold: aclrtGetDevice failed with ACL error " + std::to_string(rc));
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = counts->find(device); it != counts->end()) {
+    *core_num = it->second;
+    return ffi::Error::Success();
+  }
+  int64_t cores = 0;
+  const aclError rc =
+      aclrtGetDeviceInfo(static_cast<uint32_t>(device), ACL_DEV_ATTR_VECTOR_CORE_NUM, &cores);
+  if (rc != ACL_SUCCESS || cores <= 0 || cores > 4096) {
+    return ffi::Error(ffi::ErrorCode::kInternal,
+                      "jax_threshold: aclrtGetDeviceInfo(ACL_DEV_ATTR_VECTOR_CORE_NUM) of device " +
+                          std::to_string(device) + " gave ACL error " + std::to_string(rc) +
+                          " and " + std::to_string(cores) + " cores");
+  }
+  *core_num = static_cast<uint32_t>(cores);
+  counts->emplace(device, *core_num);
+  return ffi::Error::Success();
+}
+
 // The platform phase one plans for: the device's SoC, which must be the one the kernels were
 // compiled for (JAX_THRESHOLD_NPU_SOC, from SOC_VERSION in ascend_kernels/npu/CMakeLists.txt),
 // its UB, and its vector core count.
@@ -258,22 +326,23 @@ ffi::Error NpuPlatform(aclnn::PlatformInfo* info) {
         "jax_threshold: the kernels were built for another SOC_VERSION than device " + soc);
   }
   info->ub_size = ascend_kernels::FactsOfSoc(static_cast<int32_t>(info->soc)).ub_bytes;
-  int32_t device = 0;
-  int64_t cores = 0;
-  if (aclrtGetDevice(&device) == ACL_SUCCESS &&
-      aclGetDeviceCapability(static_cast<uint32_t>(device), ACL_DEVICE_INFO_VECTOR_CORE_NUM,
-                             &cores) == ACL_SUCCESS &&
-      cores > 0) {
-    info->core_num = static_cast<uint32_t>(cores);
-  }  // else the PlatformInfo default (48, the 910B's AIV count)
-  return ffi::Error::Success();
+  return VectorCoreCount(&info->core_num);
 }
 
 // Phase one on the host, phase two submitted on the stream (aclnn/npu_phase_two.h); returns
 // without waiting for the kernels.
-ffi::Error RunOnNpu(aclrtStream stream, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
-                    const ThresholdValues& threshold, const ffi::AnyBuffer& out,
-                    ThresholdMemory memory) {
+ffi::Error RunOnNpu(const NpuStream& npu_stream, const ffi::AnyBuffer& grad,
+                    const ffi::AnyBuffer& x, const ThresholdValues& threshold,
+                    const ffi::AnyBuffer& out, ThresholdMemory memory) {
+  if (npu_stream.stream == nullptr) {
+    return ffi::Error(
+        ffi::ErrorCode::kFailedPrecondition,
+        "jax_threshold: the ASCEND custom call got no aclrtStream from XLA (" +
+            (npu_stream.error.empty() ? std::string("XLA_FFI_Stream_Get gave a null stream")
+                                      : "XLA_FFI_Stream_Get failed: " + npu_stream.error) +
+            "); the JAX Ascend PJRT plugin must hand FFI handlers its stream (docs/npu.md)");
+  }
+  const aclrtStream stream = npu_stream.stream;
   aclnn::PlatformInfo platform;
   if (ffi::Error e = NpuPlatform(&platform); e.failure()) return e;
   CallState state;
@@ -287,12 +356,12 @@ ffi::Error RunOnNpu(aclrtStream stream, const ffi::AnyBuffer& grad, const ffi::A
 
 // A traced threshold lives on the device: ThresholdGradV2D reads each launch's element at Init,
 // in stream order after its producer, so nothing here waits or copies.
-ffi::Error ThresholdBackwardNpu(aclrtStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
+ffi::Error ThresholdBackwardNpu(NpuStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
                                 ffi::AnyBuffer threshold, ffi::Result<ffi::AnyBuffer> out) {
   return RunOnNpu(stream, grad, x, OperandThreshold(threshold), *out, ThresholdMemory::kDevice);
 }
 
-ffi::Error ThresholdBackwardStaticNpu(aclrtStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
+ffi::Error ThresholdBackwardStaticNpu(NpuStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
                                       ffi::Result<ffi::AnyBuffer> out,
                                       std::string_view threshold_dtype, double threshold_float,
                                       int64_t threshold_int) {
@@ -329,7 +398,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardStaticCpu, ThresholdB
 #ifdef JAX_THRESHOLD_ASCEND
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardNpu, ThresholdBackwardNpu,
                               xla::ffi::Ffi::Bind()
-                                  .Ctx<xla::ffi::PlatformStream<aclrtStream>>()
+                                  .Ctx<NpuStreamContext>()
                                   .Arg<xla::ffi::AnyBuffer>()  // grad_output
                                   .Arg<xla::ffi::AnyBuffer>()  // x
                                   .Arg<xla::ffi::AnyBuffer>()  // threshold
@@ -337,7 +406,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardNpu, ThresholdBackwar
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardStaticNpu, ThresholdBackwardStaticNpu,
                               xla::ffi::Ffi::Bind()
-                                  .Ctx<xla::ffi::PlatformStream<aclrtStream>>()
+                                  .Ctx<NpuStreamContext>()
                                   .Arg<xla::ffi::AnyBuffer>()  // grad_output
                                   .Arg<xla::ffi::AnyBuffer>()  // x
                                   .Ret<xla::ffi::AnyBuffer>()

@@ -1,15 +1,19 @@
 // The contract between the host side (executor, tiling) and the AscendC kernels.
 //
-// The tiling structs are what the host writes and the kernel reads through its `tiling` GM
-// pointer, exactly as an AscendC kernel reads its TilingData. Plain, fixed-layout structs so the
-// same bytes mean the same thing to g++ on the host and to the AscendC compiler on the NPU.
+// The tiling structs are what the host writes and the kernel receives as its by-value `tiling`
+// parameter (copied into the launch's arguments, in stream order). Plain, fixed-layout structs so
+// the same bytes mean the same thing to g++ on the host and to the AscendC compiler on the NPU.
 #pragma once
 
 #include <cstdint>
 
 #include "ascend_kernels/dtype_soc_table.h"  // KernelDType
 
-namespace ascend_kernels {
+// The tiling structs are at global scope, named in ascend_kernels by using-declarations: a kernel
+// entry takes its tiling struct by value, and CANN's launch generator (asc-devkit
+// cmake/asc/legacy_modules/util/extract_host_stub.py) recognises such a parameter by its bare
+// type name among the structs the kernel source defines, copies their definitions into the host
+// stub and forward-declares the type at global scope in aclrtlaunch_<entry>.h.
 
 // Per-core split of a contiguous element range, docs/behaviour.md §3. Counts are in elements.
 // Cores with index < tail_block_num are "big" (big_core_data_num elements), the rest "small".
@@ -29,6 +33,8 @@ struct ElementwiseTiling {
   uint64_t tail_block_num;
 };
 
+namespace ascend_kernels {
+
 // How an element of x is classified against the threshold, so the kernel does exactly one kind
 // of comparison per dtype (docs/behaviour.md §1):
 //  - float16 / bfloat16 / float32: x (widened to float32) > threshold_f32.
@@ -45,6 +51,8 @@ struct ElementwiseTiling {
 enum class ThresholdMode : int32_t { kCompare = 0, kAllPass = 1, kNonePass = 2 };
 enum class ThresholdSource : int32_t { kTiling = 0, kGm = 1 };
 
+}  // namespace ascend_kernels
+
 struct ThresholdParams {
   int32_t mode;    // ThresholdMode
   int32_t source;  // ThresholdSource
@@ -54,14 +62,51 @@ struct ThresholdParams {
   int64_t threshold_int;
 };
 
+// A batch of slices in one ThresholdGradV2D launch, each slice with its own threshold element in
+// GM (threshold source kGm): `slice_num` slices of `slice_len` contiguous elements. Slice k's
+// first element of operand j (ascend_kernels::kBatchGrad, kBatchX, kBatchThreshold, kBatchOut) is
+// `strides[d][j]` elements per step of k's digit along dim d (mixed radix over `sizes`, outer to
+// inner, `rank` <= 4 dims) from the operand's base. The launch's `tiling` splits all slice_num *
+// slice_len elements over the cores, slice after slice; a core walks its range slice piece by
+// slice piece. slice_num 0: not a batch, the launch covers its tensors whole.
+struct ThresholdBatchTiling {
+  uint64_t slice_num;
+  uint64_t slice_len;
+  uint64_t rank;
+  uint64_t sizes[4];
+  int64_t strides[4][4];
+};
+
 struct ThresholdGradV2DTilingData {
   ElementwiseTiling tiling;
   ThresholdParams threshold;
+  ThresholdBatchTiling batch;
 };
 
 // ReluGrad is ThresholdGradV2D at threshold exactly 0: no threshold to carry.
 struct ReluGradTilingData {
   ElementwiseTiling tiling;
 };
+
+namespace ascend_kernels {
+
+using ::ElementwiseTiling;
+using ::ReluGradTilingData;
+using ::ThresholdBatchTiling;
+using ::ThresholdGradV2DTilingData;
+using ::ThresholdParams;
+
+inline constexpr uint64_t kMaxBatchRank = 4;  // ThresholdBatchTiling::sizes
+inline constexpr int kBatchGrad = 0, kBatchX = 1, kBatchThreshold = 2, kBatchOut = 3;
+
+// Elements of operand j a batch spans from its base (strides are non-negative): the furthest
+// slice's start plus a slice (one element for the threshold).
+inline uint64_t BatchSpan(const ThresholdBatchTiling& b, int j) {
+  uint64_t last = 0;
+  for (uint64_t d = 0; d < b.rank; ++d) {
+    last += (b.sizes[d] - 1) * static_cast<uint64_t>(b.strides[d][j]);
+  }
+  return last + (j == kBatchThreshold ? 1 : b.slice_len);
+}
 
 }  // namespace ascend_kernels

@@ -1,0 +1,365 @@
+// The NPU host path run end to end against the simulated ACL runtime (SIMULATION: see
+// simulated_acl.h and docs/npu.md): the "ASCEND" FFI handler and the executor's NPU phase two
+// launch the kernels through the generated-launcher stand-ins, which run them on the CPU AscendC
+// model; results are compared bit for bit with the "cpu" handler's on the same operands.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fuzz/fake_xla_ffi_api.h"
+#include "simulated_acl.h"
+#include "xla_ffi/ffi_handler.h"
+
+namespace {
+
+using jax_threshold::fuzz::CallOutcome;
+using jax_threshold::fuzz::FakeXlaFfiApi;
+using jax_threshold::fuzz::PoolOptions;
+
+constexpr std::chrono::milliseconds kTimeout{60000};
+
+// Device 0 and 1: Ascend910B1s of 40 and 48 vector cores; device 2 cannot say its core count;
+// device 3 is used by the dead-kernel test only (kernels are checked once per device and
+// process, and tests share the process when the binary runs alone).
+const std::vector<simulated_acl::DeviceSpec> kDevices = {
+    {"Ascend910B1", 40}, {"Ascend910B1", 48}, {"Ascend910B1", 0}, {"Ascend910B4", 40}};
+constexpr int kDeadKernelDevice = 3;
+
+XLA_FFI_Handler* Handler(const char* platform) {
+  for (const auto& t : jax_threshold::ffi_handler::FfiTargets()) {
+    if (std::string(t.platform) == platform &&
+        std::string(t.name) == jax_threshold::ffi_handler::kThresholdBackwardTarget) {
+      return t.handler;
+    }
+  }
+  return nullptr;
+}
+
+size_t Bytes(XLA_FFI_DataType dtype) {
+  switch (dtype) {
+    case XLA_FFI_DataType_S8:
+    case XLA_FFI_DataType_U8:
+      return 1;
+    case XLA_FFI_DataType_F16:
+    case XLA_FFI_DataType_BF16:
+      return 2;
+    default:
+      return 4;
+  }
+}
+
+// One operand or result: its bytes on the host, and where the call sees them.
+struct Operand {
+  XLA_FFI_DataType dtype;
+  std::vector<int64_t> dims;
+  std::vector<unsigned char> host;
+  void* data = nullptr;  // host.data() for the CPU handler, a device copy for the NPU one
+  size_t ElementCount() const {
+    size_t n = 1;
+    for (int64_t d : dims) n *= static_cast<size_t>(d);
+    return n;
+  }
+};
+
+Operand Random(XLA_FFI_DataType dtype, std::vector<int64_t> dims, uint32_t seed) {
+  Operand o{dtype, std::move(dims), {}, nullptr};
+  o.host.resize(o.ElementCount() * Bytes(dtype));
+  std::mt19937 rng(seed);
+  if (dtype == XLA_FFI_DataType_F32) {
+    std::normal_distribution<float> dist(0.f, 2.f);
+    for (size_t i = 0; i < o.ElementCount(); ++i) {
+      const float v = dist(rng);
+      std::memcpy(&o.host[i * 4], &v, 4);
+    }
+  } else {
+    for (auto& b : o.host) b = static_cast<unsigned char>(rng());
+  }
+  return o;
+}
+
+// Calls `handler` on (grad, x, threshold) -> out; the stream the fake API hands out is `stream`.
+CallOutcome Call(XLA_FFI_Handler* handler, void* stream, Operand& grad, Operand& x,
+                 Operand& threshold, Operand& out) {
+  Operand* all[4] = {&grad, &x, &threshold, &out};
+  XLA_FFI_Buffer buffers[4];
+  for (int i = 0; i < 4; ++i) {
+    buffers[i] = {XLA_FFI_Buffer_STRUCT_SIZE,
+                  nullptr,
+                  all[i]->dtype,
+                  all[i]->data,
+                  static_cast<int64_t>(all[i]->dims.size()),
+                  all[i]->dims.data()};
+  }
+  XLA_FFI_ArgType arg_types[3] = {XLA_FFI_ArgType_BUFFER, XLA_FFI_ArgType_BUFFER,
+                                  XLA_FFI_ArgType_BUFFER};
+  void* args[3] = {&buffers[0], &buffers[1], &buffers[2]};
+  XLA_FFI_RetType ret_types[1] = {XLA_FFI_RetType_BUFFER};
+  void* rets[1] = {&buffers[3]};
+  PoolOptions options;
+  options.stream = stream;
+  FakeXlaFfiApi fake(options);
+  XLA_FFI_CallFrame frame{};
+  frame.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
+  frame.api = fake.api();
+  frame.ctx = fake.ctx();
+  frame.stage = XLA_FFI_ExecutionStage_EXECUTE;
+  frame.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, 3, arg_types, args};
+  frame.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, 1, ret_types, rets};
+  frame.attrs = {XLA_FFI_Attrs_STRUCT_SIZE, nullptr, 0, nullptr, nullptr, nullptr};
+  XLA_FFI_Error* error = handler(&frame);
+  CallOutcome outcome = fake.Finish(error, frame.future, kTimeout);
+  fake.Drain(kTimeout);
+  return outcome;
+}
+
+// The CPU handler's result for these operands (the CPU AscendC model under the host's rules).
+std::vector<unsigned char> OnCpu(Operand grad, Operand x, Operand threshold, Operand out) {
+  for (Operand* o : {&grad, &x, &threshold, &out}) o->data = o->host.data();
+  const CallOutcome outcome = Call(Handler("cpu"), nullptr, grad, x, threshold, out);
+  EXPECT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << outcome.message;
+  return out.host;
+}
+
+// A device of the simulated runtime, current on the calling thread, with a stream of its own.
+class Device {
+ public:
+  explicit Device(int id) : id_(id) {
+    EXPECT_EQ(aclrtSetDevice(id), ACL_SUCCESS);
+    EXPECT_EQ(aclrtCreateStream(&stream_), ACL_SUCCESS);
+  }
+  ~Device() {
+    aclrtSetDevice(id_);
+    aclrtDestroyStream(stream_);
+    for (void* p : owned_) aclrtFree(p);
+  }
+  aclrtStream stream() const { return stream_; }
+  void MakeCurrent() const { ASSERT_EQ(aclrtSetDevice(id_), ACL_SUCCESS); }
+
+  // Gives `o` a device copy of its bytes.
+  void Upload(Operand& o) {
+    MakeCurrent();
+    ASSERT_EQ(aclrtMalloc(&o.data, o.host.size(), ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    owned_.push_back(o.data);
+    ASSERT_EQ(
+        aclrtMemcpy(o.data, o.host.size(), o.host.data(), o.host.size(), ACL_MEMCPY_HOST_TO_DEVICE),
+        ACL_SUCCESS);
+  }
+  std::vector<unsigned char> Download(const Operand& o) {
+    std::vector<unsigned char> host(o.host.size());
+    MakeCurrent();
+    EXPECT_EQ(aclrtMemcpy(host.data(), host.size(), o.data, host.size(), ACL_MEMCPY_DEVICE_TO_HOST),
+              ACL_SUCCESS);
+    return host;
+  }
+  // Runs the ASCEND handler on device copies of the operands; `out` is filled with `fill` first.
+  CallOutcome Run(Operand& grad, Operand& x, Operand& threshold, Operand& out,
+                  unsigned char fill = 0x5A) {
+    for (Operand* o : {&grad, &x, &threshold}) Upload(*o);
+    std::fill(out.host.begin(), out.host.end(), fill);
+    Upload(out);
+    MakeCurrent();
+    CallOutcome outcome = Call(Handler("ASCEND"), stream_, grad, x, threshold, out);
+    if (outcome.code != XLA_FFI_Error_Code_OK) return outcome;
+    if (aclError rc = aclrtSynchronizeStream(stream_); rc != ACL_SUCCESS) {
+      outcome.code = XLA_FFI_Error_Code_INTERNAL;
+      outcome.message = "the stream failed with ACL error " + std::to_string(rc) + ": " +
+                        simulated_acl::LastRunError();
+    }
+    return outcome;
+  }
+
+ private:
+  int id_;
+  aclrtStream stream_ = nullptr;
+  std::vector<void*> owned_;
+};
+
+class NpuSimulatedTest : public ::testing::Test {
+ protected:
+  void SetUp() override { simulated_acl::Reset(kDevices); }
+  void TearDown() override { simulated_acl::Reset(kDevices); }
+};
+
+struct Case {
+  XLA_FFI_DataType dtype;
+  std::vector<int64_t> out_dims, threshold_dims;
+  XLA_FFI_DataType threshold_dtype;
+  std::vector<int64_t> grad_dims = {};  // empty: out's
+};
+
+// The operands of `c` and the CPU handler's result for them.
+struct Prepared {
+  Operand grad, x, threshold, out;
+  std::vector<unsigned char> expected;
+};
+Prepared Prepare(const Case& c, uint32_t seed) {
+  Prepared p{Random(c.dtype, c.grad_dims.empty() ? c.out_dims : c.grad_dims, seed),
+             Random(c.dtype, c.out_dims, seed + 1),
+             Random(c.threshold_dtype, c.threshold_dims, seed + 2),
+             Random(c.dtype, c.out_dims, 0),
+             {}};
+  if (c.threshold_dtype == XLA_FFI_DataType_F32) {  // thresholds among x's values' range
+    for (size_t i = 0; i < p.threshold.ElementCount(); ++i) {
+      const float t = static_cast<float>(i % 3) - 1.f;  // -1, 0 (ReluGrad's bits), 1
+      std::memcpy(&p.threshold.host[i * 4], &t, 4);
+    }
+  }
+  p.expected = OnCpu(p.grad, p.x, p.threshold, p.out);
+  return p;
+}
+
+const Case kCases[] = {
+    {XLA_FFI_DataType_F32, {3, 1000}, {}, XLA_FFI_DataType_F32},
+    {XLA_FFI_DataType_F32, {7, 333}, {7, 1}, XLA_FFI_DataType_F32},  // a vmap-batched threshold
+    {XLA_FFI_DataType_F32, {64, 1}, {64, 1}, XLA_FFI_DataType_F32},  // slices of one element
+    {XLA_FFI_DataType_F16, {5, 4099}, {5, 1}, XLA_FFI_DataType_F32},
+    {XLA_FFI_DataType_BF16, {2, 70000}, {}, XLA_FFI_DataType_F32},
+    {XLA_FFI_DataType_S32, {4, 100}, {4, 1}, XLA_FFI_DataType_S32},
+    {XLA_FFI_DataType_S8, {9, 31}, {9, 1}, XLA_FFI_DataType_S8},
+    {XLA_FFI_DataType_U8, {3, 517}, {}, XLA_FFI_DataType_U8},
+};
+
+TEST_F(NpuSimulatedTest, AscendHandlerMatchesTheCpuHandlerOnOneDevice) {
+  uint32_t seed = 1;
+  for (const Case& c : kCases) {
+    Prepared p = Prepare(c, seed += 10);
+    Device device(0);
+    const CallOutcome outcome = device.Run(p.grad, p.x, p.threshold, p.out);
+    ASSERT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << outcome.message;
+    EXPECT_EQ(device.Download(p.out), p.expected) << "dtype " << c.dtype;
+  }
+}
+
+// The same call on two devices, each with its own stream and memory: nothing one device's call
+// leaves behind may be handed to a kernel on the other.
+TEST_F(NpuSimulatedTest, TwoDevicesEachGetTheirOwnResults) {
+  uint32_t seed = 100;
+  for (const Case& c : kCases) {
+    Prepared p = Prepare(c, seed += 10);
+    for (int id : {0, 1, 0}) {
+      Device device(id);
+      Operand grad = p.grad, x = p.x, threshold = p.threshold, out = p.out;
+      const CallOutcome outcome = device.Run(grad, x, threshold, out);
+      ASSERT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << "device " << id << ": " << outcome.message;
+      EXPECT_EQ(device.Download(out), p.expected) << "device " << id << ", dtype " << c.dtype;
+    }
+  }
+}
+
+// A batch of thresholds is one launch over all the device's cores, each block finding its slices
+// and their thresholds: exact for slices of every size from one element up, of every dtype, with
+// a grad_output broadcast along the batch.
+TEST_F(NpuSimulatedTest, ABatchIsOneLaunchExactForEverySliceSize) {
+  std::vector<Case> cases;
+  for (int64_t len : {1, 2, 3, 7, 8, 15, 16, 31, 33, 64, 127, 255, 256, 257, 1000, 4099}) {
+    cases.push_back({XLA_FFI_DataType_F32, {37, len}, {37, 1}, XLA_FFI_DataType_F32});
+  }
+  for (int64_t len : {1, 5, 300}) {
+    cases.push_back({XLA_FFI_DataType_F16, {11, len}, {11, 1}, XLA_FFI_DataType_F32});
+    cases.push_back({XLA_FFI_DataType_BF16, {11, len}, {11, 1}, XLA_FFI_DataType_F32});
+    cases.push_back({XLA_FFI_DataType_S32, {11, len}, {11, 1}, XLA_FFI_DataType_S32});
+    cases.push_back({XLA_FFI_DataType_S8, {11, len}, {11, 1}, XLA_FFI_DataType_S8});
+    cases.push_back({XLA_FFI_DataType_U8, {11, len}, {11, 1}, XLA_FFI_DataType_U8});
+    cases.push_back(
+        {XLA_FFI_DataType_F32, {9, len}, {9, 1}, XLA_FFI_DataType_F32, {1, len}});  // grad: 1 row
+  }
+  cases.push_back({XLA_FFI_DataType_F32, {3, 5, 7}, {3, 5, 1}, XLA_FFI_DataType_F32});
+  uint32_t seed = 300;
+  for (const Case& c : cases) {
+    Prepared p = Prepare(c, seed += 10);
+    Device device(1);
+    Operand grad = p.grad, x = p.x, threshold = p.threshold, out = p.out;
+    ASSERT_EQ(device.Run(grad, x, threshold, out).code, XLA_FFI_Error_Code_OK);  // first uses
+    const int64_t before = simulated_acl::GetCounters().launches;
+    const CallOutcome outcome = device.Run(grad, x, threshold, out);
+    ASSERT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << outcome.message;
+    EXPECT_EQ(simulated_acl::GetCounters().launches - before, 1)
+        << "dtype " << c.dtype << ", slice of " << c.out_dims.back();
+    EXPECT_EQ(device.Download(out), p.expected)
+        << "dtype " << c.dtype << ", slice of " << c.out_dims.back();
+  }
+}
+
+TEST_F(NpuSimulatedTest, ARefusedLaunchIsAnError) {
+  Prepared p = Prepare(kCases[0], 7);
+  Device device(0);
+  simulated_acl::FailLaunches(1, ACL_ERROR_RT_PARAM_INVALID);
+  const CallOutcome outcome = device.Run(p.grad, p.x, p.threshold, p.out);
+  EXPECT_NE(outcome.code, XLA_FFI_Error_Code_OK);
+  EXPECT_NE(outcome.message.find(std::to_string(ACL_ERROR_RT_PARAM_INVALID)), std::string::npos)
+      << outcome.message;
+}
+
+// A kernel whose handle is dead returns 0 from its launcher without running: the call must fail,
+// not leave `out` unwritten behind a success.
+TEST_F(NpuSimulatedTest, ADeadKernelIsAnErrorNotASilentSuccess) {
+  Prepared p = Prepare(kCases[0], 9);  // a scalar threshold of -1: ThresholdGradV2D float32
+  simulated_acl::KillKernel("threshold_grad_v2_d_float32");
+  Device device(kDeadKernelDevice);
+  const CallOutcome outcome = device.Run(p.grad, p.x, p.threshold, p.out);
+  EXPECT_NE(outcome.code, XLA_FFI_Error_Code_OK)
+      << "a kernel that never ran reported success; out matches the CPU result: "
+      << (device.Download(p.out) == p.expected);
+  EXPECT_NE(outcome.message.find("threshold_grad_v2_d_float32"), std::string::npos)
+      << outcome.message;
+  EXPECT_NE(outcome.message.find("did not run"), std::string::npos) << outcome.message;
+}
+
+// Once its kernels have run on a device, a call allocates nothing there but the generated
+// launcher's overflow-status buffer, one per launch, and submits without waiting.
+TEST_F(NpuSimulatedTest, ACallAllocatesOnlyTheLaunchersOverflowBuffers) {
+  Prepared p = Prepare(kCases[1], 17);  // 7 slices, thresholds -1, 0, 1: both kernels
+  Device device(0);
+  Operand grad = p.grad, x = p.x, threshold = p.threshold, out = p.out;
+  ASSERT_EQ(device.Run(grad, x, threshold, out).code, XLA_FFI_Error_Code_OK);
+  for (Operand* o : {&grad, &x, &threshold, &out}) device.Upload(*o);
+  const simulated_acl::Counters before = simulated_acl::GetCounters();
+  const CallOutcome outcome = Call(Handler("ASCEND"), device.stream(), grad, x, threshold, out);
+  ASSERT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << outcome.message;
+  const simulated_acl::Counters after = simulated_acl::GetCounters();
+  EXPECT_GT(after.launches, before.launches);
+  EXPECT_EQ(after.mallocs - before.mallocs, after.launches - before.launches);
+  EXPECT_EQ(after.blocks_run, before.blocks_run);  // queued, not yet run
+  ASSERT_EQ(aclrtSynchronizeStream(device.stream()), ACL_SUCCESS);
+  EXPECT_EQ(device.Download(out), p.expected);
+}
+
+TEST_F(NpuSimulatedTest, AMissingStreamIsAnErrorNamingIt) {
+  Prepared p = Prepare(kCases[0], 11);
+  Device device(0);
+  for (Operand* o : {&p.grad, &p.x, &p.threshold, &p.out}) device.Upload(*o);
+  const CallOutcome outcome = Call(Handler("ASCEND"), nullptr, p.grad, p.x, p.threshold, p.out);
+  EXPECT_EQ(outcome.code, XLA_FFI_Error_Code_FAILED_PRECONDITION) << outcome.message;
+  EXPECT_NE(outcome.message.find("no aclrtStream"), std::string::npos) << outcome.message;
+  EXPECT_NE(outcome.message.find("XLA_FFI_Stream_Get"), std::string::npos) << outcome.message;
+  EXPECT_EQ(simulated_acl::GetCounters().launches, 0);
+}
+
+TEST_F(NpuSimulatedTest, ACoreCountTheDeviceCannotGiveIsAnError) {
+  Prepared p = Prepare(kCases[0], 13);
+  Device device(2);
+  const CallOutcome outcome = device.Run(p.grad, p.x, p.threshold, p.out);
+  EXPECT_NE(outcome.code, XLA_FFI_Error_Code_OK);
+  EXPECT_NE(outcome.message.find("ACL_DEV_ATTR_VECTOR_CORE_NUM"), std::string::npos)
+      << outcome.message;
+}
+
+// The core count is asked once per device, not per call.
+TEST_F(NpuSimulatedTest, TheCoreCountIsAskedOncePerDevice) {
+  Prepared p = Prepare(kCases[0], 15);
+  for (int id : {0, 1}) {
+    Device device(id);
+    for (int call = 0; call < 3; ++call) {
+      Operand grad = p.grad, x = p.x, threshold = p.threshold, out = p.out;
+      ASSERT_EQ(device.Run(grad, x, threshold, out).code, XLA_FFI_Error_Code_OK);
+    }
+  }
+  EXPECT_LE(simulated_acl::GetCounters().device_info, 2);
+}
+
+}  // namespace

@@ -1,0 +1,177 @@
+// SIMULATION, test code only: the aclrtlaunch_<entry> launchers that CANN's ascendc_library()
+// generates for each kernel entry, in the generator's shape (asc-devkit
+// cmake/asc/legacy_modules/util/extract_host_stub.py): `uint32_t aclrtlaunch_<entry>(uint32_t
+// numBlocks, aclrtStream stream, <the entry's parameters>)`, the by-value tiling struct taken by
+// host pointer and copied into the launch's arguments, returning the launch's error code; a
+// kernel whose handle is null prints an error and returns 0; every call allocates and frees an
+// 8-byte overflow-status buffer. Instead of a device launch, each call queues the same kernel
+// entry on the stream, to run on the CPU AscendC model (ascend_kernels/host_launch.h) under the
+// device's SoC rules when the stream is synchronised.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "aclnn/soc_dtypes.h"
+#include "ascend_kernels/host_launch.h"
+#include "ascend_kernels/kernel_args.h"
+#include "simulated_acl.h"
+
+namespace simulated_acl {
+namespace {
+
+using ascend_kernels::KernelDType;
+using ascend_kernels::ReluGradTilingData;
+using ascend_kernels::ThresholdGradV2DTilingData;
+
+ascend_kernels::KernelSoc SocOf(int device) {
+  return Device(device).soc_name.rfind("Ascend950", 0) == 0
+             ? ascend_kernels::KernelSoc::kAscend950
+             : ascend_kernels::KernelSoc::kAscend910B;
+}
+
+uint64_t ElementBytes(KernelDType dtype) {
+  switch (dtype) {
+    case KernelDType::kInt8:
+    case KernelDType::kUInt8:
+      return 1;
+    case KernelDType::kFloat16:
+    case KernelDType::kBFloat16:
+      return 2;
+    case KernelDType::kInt64:
+    case KernelDType::kFloat64:
+      return 8;
+    default:
+      return 4;
+  }
+}
+
+// Elements of operand j a launch may touch from its base (kernel_args.h's batch).
+uint64_t Span(const ThresholdGradV2DTilingData& t, int j) {
+  if (j == ascend_kernels::kBatchThreshold &&
+      t.threshold.source != static_cast<int32_t>(ascend_kernels::ThresholdSource::kGm)) {
+    return 0;
+  }
+  if (t.batch.slice_num > 0) return ascend_kernels::BatchSpan(t.batch, j);
+  return j == ascend_kernels::kBatchThreshold ? 1 : t.tiling.total_num;
+}
+uint64_t Span(const ReluGradTilingData& t, int j) {
+  return j == ascend_kernels::kBatchThreshold ? 0 : t.tiling.total_num;
+}
+uint64_t ThresholdBytes(const ThresholdGradV2DTilingData& t) {
+  return ElementBytes(static_cast<KernelDType>(t.threshold.gm_dtype));
+}
+uint64_t ThresholdBytes(const ReluGradTilingData&) { return 0; }
+
+ascend_kernels::HostLaunch MakeLaunch(KernelDType dtype, void* grad, void* feature, void* threshold,
+                                      void* out, void* workspace,
+                                      const ThresholdGradV2DTilingData* tiling, uint64_t ub,
+                                      ascend_kernels::KernelSoc soc) {
+  return ascend_kernels::MakeThresholdGradV2DLaunch(dtype, grad, feature, threshold, out, workspace,
+                                                    tiling, ub, soc);
+}
+ascend_kernels::HostLaunch MakeLaunch(KernelDType dtype, void* grad, void* feature, void*,
+                                      void* out, void* workspace, const ReluGradTilingData* tiling,
+                                      uint64_t ub, ascend_kernels::KernelSoc soc) {
+  return ascend_kernels::MakeReluGradLaunch(dtype, grad, feature, out, workspace, tiling, ub, soc);
+}
+
+aclError RunError(const char* name, const std::string& what) {
+  SetRunError(std::string(name) + ": " + what);
+  return ACL_ERROR_RT_AICORE_EXCEPTION;
+}
+
+// One launch, run in stream order on `device`: every pointer argument the kernel will touch must
+// lie in that device's live memory (a real device would fault or read another device's data).
+template <typename Tiling>
+aclError Run(const char* name, int device, KernelDType dtype, uint32_t num_blocks, void* grad,
+             void* feature, void* threshold, void* out, void* workspace, const Tiling& tiling) {
+  std::string why;
+  const uint64_t e = ElementBytes(dtype);
+  const struct {
+    const char* what;
+    void* p;
+    uint64_t bytes;
+  } args[] = {{"grad", grad, Span(tiling, ascend_kernels::kBatchGrad) * e},
+              {"feature", feature, Span(tiling, ascend_kernels::kBatchX) * e},
+              {"out", out, Span(tiling, ascend_kernels::kBatchOut) * e},
+              {"threshold", threshold,
+               Span(tiling, ascend_kernels::kBatchThreshold) * ThresholdBytes(tiling)}};
+  for (const auto& a : args) {
+    if (a.bytes > 0 && !InDeviceMemory(device, a.p, a.bytes, &why)) {
+      return RunError(name, std::string("the ") + a.what + " argument " + why);
+    }
+  }
+  const ascend_kernels::KernelSoc soc = SocOf(device);
+  const uint64_t ub =
+      jax_threshold::aclnn::SocUbBytes(static_cast<jax_threshold::aclnn::SocVersion>(soc));
+  const ascend_kernels::HostLaunch launch =
+      MakeLaunch(dtype, grad, feature, threshold, out, workspace, &tiling, ub, soc);
+  if (!launch.run_block) return RunError(name, "no kernel for this dtype");
+  if (launch.block_dim != num_blocks) {
+    return RunError(name, "launched on " + std::to_string(num_blocks) +
+                              " blocks, its tiling splits for " + std::to_string(launch.block_dim));
+  }
+  for (uint32_t i = 0; i < num_blocks; ++i) launch.run_block(i);
+  CountBlocks(num_blocks);
+  return ACL_SUCCESS;
+}
+
+template <typename Tiling>
+uint32_t Launch(const char* name, KernelDType dtype, uint32_t num_blocks, aclrtStream stream,
+                void* grad, void* feature, void* threshold, void* out, void* workspace,
+                const Tiling* tiling) {
+  if (KernelIsDead(name)) {
+    std::fprintf(stderr, "[ERROR] simulated: kernel %s has no handle\n", name);
+    return 0;  // what the generated launcher returns
+  }
+  const int device = StreamDevice(stream);
+  if (device < 0) return ACL_ERROR_RT_PARAM_INVALID;
+  if (tiling == nullptr) return ACL_ERROR_INVALID_PARAM;
+  if (aclError rc = TakeInjectedLaunchFailure(); rc != ACL_SUCCESS) return rc;
+  const Tiling copy = *tiling;  // the launch's arguments hold the struct from here on
+  void* overflow = nullptr;     // the generated launcher's per-call overflow-status buffer
+  if (aclError rc = aclrtMalloc(&overflow, 8, ACL_MEM_MALLOC_HUGE_FIRST); rc != ACL_SUCCESS) {
+    return rc;
+  }
+  CountLaunch();
+  const aclError rc = Enqueue(stream, [=] {
+    return Run<Tiling>(name, device, dtype, num_blocks, grad, feature, threshold, out, workspace,
+                       copy);
+  });
+  aclrtFree(overflow);
+  return rc;
+}
+
+}  // namespace
+}  // namespace simulated_acl
+
+#define SIMULATED_RELU_GRAD(ENTRY, DTYPE)                                                      \
+  extern "C" uint32_t aclrtlaunch_##ENTRY(uint32_t numBlocks, aclrtStream stream, void* grad,  \
+                                          void* feature, void* out, void* workspace,           \
+                                          ReluGradTilingData* tiling) {                        \
+    return simulated_acl::Launch<ascend_kernels::ReluGradTilingData>(                          \
+        #ENTRY, ascend_kernels::KernelDType::DTYPE, numBlocks, stream, grad, feature, nullptr, \
+        out, workspace, tiling);                                                               \
+  }
+#define SIMULATED_THRESHOLD_GRAD(ENTRY, DTYPE)                                                   \
+  extern "C" uint32_t aclrtlaunch_##ENTRY(uint32_t numBlocks, aclrtStream stream, void* grad,    \
+                                          void* feature, void* threshold, void* out,             \
+                                          void* workspace, ThresholdGradV2DTilingData* tiling) { \
+    return simulated_acl::Launch<ascend_kernels::ThresholdGradV2DTilingData>(                    \
+        #ENTRY, ascend_kernels::KernelDType::DTYPE, numBlocks, stream, grad, feature, threshold, \
+        out, workspace, tiling);                                                                 \
+  }
+
+SIMULATED_RELU_GRAD(relu_grad_float32, kFloat32)
+SIMULATED_RELU_GRAD(relu_grad_float16, kFloat16)
+SIMULATED_RELU_GRAD(relu_grad_bfloat16, kBFloat16)
+SIMULATED_RELU_GRAD(relu_grad_int32, kInt32)
+SIMULATED_RELU_GRAD(relu_grad_int8, kInt8)
+SIMULATED_RELU_GRAD(relu_grad_uint8, kUInt8)
+SIMULATED_RELU_GRAD(relu_grad_int64, kInt64)
+SIMULATED_THRESHOLD_GRAD(threshold_grad_v2_d_float32, kFloat32)
+SIMULATED_THRESHOLD_GRAD(threshold_grad_v2_d_float16, kFloat16)
+SIMULATED_THRESHOLD_GRAD(threshold_grad_v2_d_bfloat16, kBFloat16)
+SIMULATED_THRESHOLD_GRAD(threshold_grad_v2_d_int32, kInt32)
+SIMULATED_THRESHOLD_GRAD(threshold_grad_v2_d_int8, kInt8)
+SIMULATED_THRESHOLD_GRAD(threshold_grad_v2_d_uint8, kUInt8)
