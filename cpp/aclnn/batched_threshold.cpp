@@ -324,15 +324,19 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
 aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
     const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
     uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
-  return PlanThresholdTensor(grad_output, x, threshold, out, workspace_size, executor, platform,
-                             ThresholdReader::kHost);
+  const aclnnStatus status = PlanThresholdTensor(grad_output, x, threshold, out, workspace_size,
+                                                 executor, platform, ThresholdReader::kHost);
+  if (status == ACLNN_SUCCESS) RecordBindings(*executor, grad_output, x, threshold, out);
+  return status;
 }
 
 aclnnStatus aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize(
     const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
     uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
-  return PlanThresholdTensor(grad_output, x, threshold, out, workspace_size, executor, platform,
-                             ThresholdReader::kKernel);
+  const aclnnStatus status = PlanThresholdTensor(grad_output, x, threshold, out, workspace_size,
+                                                 executor, platform, ThresholdReader::kKernel);
+  if (status == ACLNN_SUCCESS) RecordBindings(*executor, grad_output, x, threshold, out);
+  return status;
 }
 
 }  // namespace jax_threshold::aclnn
