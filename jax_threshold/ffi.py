@@ -150,8 +150,26 @@ def _ffi_lowering(ctx, grad_output, x, threshold, *, implementation, platform):
   return _ffi_rule(TARGET, ctx)(ctx, grad_output, x, threshold)
 
 
+def _register_types_now() -> None:
+  """Makes jax.ffi.register_ffi_type reach XLA at once on CPU.
+
+  XLA refuses a handler whose state type it does not know yet. Registrations made before the CPU
+  backend exists wait in jaxlib's xla_client, and its CPU client flushes the waiting targets
+  before the waiting types; installing the type handler that client installs (the same
+  function: a no-op once installed) registers the types first.
+  """
+  from jaxlib import xla_client  # noqa: PLC0415
+
+  xla_client.register_custom_type_handler("cpu", xla_client._xla.register_custom_type)
+
+
 def _register() -> None:
   platforms = set()
+  types = _aclnn_ext.ffi_types()
+  if types:
+    _register_types_now()
+  for name, platform, registration in types:
+    jax.ffi.register_ffi_type(name, registration, platform=platform)
   for name, platform, capsule in _aclnn_ext.ffi_handlers():
     jax.ffi.register_ffi_target(name, capsule, platform=platform)
     platforms.add(platform)

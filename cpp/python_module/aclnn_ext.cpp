@@ -243,12 +243,34 @@ NB_MODULE(_aclnn_ext, m) {
       [] {
         nb::list handlers;
         for (const auto& target : jax_threshold::ffi_handler::FfiTargets()) {
-          handlers.append(nb::make_tuple(target.name, target.platform,
-                                         nb::capsule(reinterpret_cast<void*>(target.handler))));
+          nb::object handler = nb::capsule(reinterpret_cast<void*>(target.handler));
+          if (target.instantiate != nullptr) {
+            nb::dict stages;
+            stages["instantiate"] = nb::capsule(reinterpret_cast<void*>(target.instantiate));
+            stages["execute"] = handler;
+            handler = stages;
+          }
+          handlers.append(nb::make_tuple(target.name, target.platform, handler));
         }
         return handlers;
       },
-      "[(target name, XLA platform, handler PyCapsule)] for jax.ffi.register_ffi_target.");
+      "[(target name, XLA platform, handler PyCapsule or {stage: PyCapsule})] for "
+      "jax.ffi.register_ffi_target.");
+  m.def(
+      "ffi_types",
+      [] {
+        nb::dict registration;
+        registration["type_id"] = nb::capsule(
+            reinterpret_cast<void*>(jax_threshold::ffi_handler::ExecutablePlansTypeId()));
+        registration["type_info"] = nb::capsule(const_cast<void*>(
+            static_cast<const void*>(jax_threshold::ffi_handler::ExecutablePlansTypeInfo())));
+        nb::list types;
+        types.append(nb::make_tuple(jax_threshold::ffi_handler::kExecutablePlansTypeName, "cpu",
+                                    registration));
+        return types;
+      },
+      "[(type name, XLA platform, registration)] for jax.ffi.register_ffi_type: the handlers' "
+      "per-executable state, registered before the targets.");
   m.attr("FFI_INLINE_MAX_BYTES") = jax_threshold::ffi_handler::kInlineMaxBytes;
 #else
   m.attr("HAS_FFI_HANDLER") = false;
