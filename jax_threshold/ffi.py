@@ -14,6 +14,11 @@ Targets (versioned; `ffi_targets()` lists them):
     threshold_float (f64) and threshold_int (i64); used when the lowering sees
     a 0-d constant threshold. Both keep docs/behaviour.md §1's precision: the value
     reaches the executor in the operand's own dtype.
+  jax_threshold_threshold_backward_relu_grad_v1: (grad_output, x) -> out, the
+    threshold exactly 0: the primitive's `relu_grad` flag (a threshold known
+    at trace time to be ±0) selects it, and the handler plans CANN's ReluGrad
+    kernel (the operand target's kernel reads a traced threshold on the device,
+    so it always runs ThresholdGradV2D, which gives the same bits at 0).
 
 On a mesh the call is partitioned as an elementwise op (each device runs it on
 its own block): `partitioning.py` gives it a Shardy sharding rule and registers
@@ -60,6 +65,7 @@ _ffi_api_version.check(_aclnn_ext)
 
 TARGET = "jax_threshold_threshold_backward_v1"
 STATIC_TARGET = "jax_threshold_threshold_backward_static_v1"
+RELU_GRAD_TARGET = "jax_threshold_threshold_backward_relu_grad_v1"
 
 # XLA custom-call platform -> JAX lowering platform. "ASCEND" is the custom-call
 # platform of the community JAX Ascend PJRT plugin, whose JAX platform is "ascend";
@@ -80,7 +86,7 @@ _STATIC_DTYPES = frozenset(
 
 def ffi_targets() -> tuple[str, ...]:
   """The custom-call target names this module's lowering emits."""
-  return (TARGET, STATIC_TARGET)
+  return (TARGET, STATIC_TARGET, RELU_GRAD_TARGET)
 
 
 def _constant_threshold(threshold: mlir.ir.Value, aval):
@@ -131,12 +137,15 @@ def _ffi_rule(target, ctx):
   return jax.ffi.ffi_lowering(target, extra_attributes=extra)
 
 
-def _ffi_lowering(ctx, grad_output, x, threshold, *, implementation, platform):
+def _ffi_lowering(ctx, grad_output, x, threshold, *, implementation, platform, relu_grad=False):
   """Lowers threshold_backward to one XLA FFI custom call (partitioned elementwise on a mesh).
 
   On CPU, a vmap-batched threshold over a small x runs transposed (batch_transpose.py): the
   kernel launches along the batch axis instead of once per threshold.
   """
+  if relu_grad and ctx.avals_in[2].ndim == 0:  # the threshold is 0: no threshold operand
+    ctx = ctx.replace(avals_in=ctx.avals_in[:2])
+    return _ffi_rule(RELU_GRAD_TARGET, ctx)(ctx, grad_output, x)
   if platform == "cpu" and _batch_transpose.applies(ctx):
     return _batch_transpose.lowering(ctx, grad_output, x, threshold, implementation="ffi")
   del implementation  # already resolved to "ffi" by lowering.py

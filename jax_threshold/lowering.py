@@ -43,7 +43,7 @@ def _resolve_for_platform(name: str, platform: str | None) -> str:
 def _make_dispatch_rule(platform: str | None):
   """The lowering rule for one platform (None: platforms without their own rule)."""
 
-  def rule(ctx, grad_output, x, threshold, *, implementation):
+  def rule(ctx, grad_output, x, threshold, *, implementation, relu_grad=False):
     chosen = _resolve_for_platform(implementation, platform)
     if chosen == "reference":
       return reference_lowering(ctx, grad_output, x, threshold, implementation=implementation)
@@ -55,6 +55,10 @@ def _make_dispatch_rule(platform: str | None):
       raise NotImplementedError(
         f"threshold_backward: implementation {chosen!r} has no lowering for platform "
         f"{where!r} (registered for: {registered}; {hint})"
+      )
+    if relu_grad:  # only lowerings that run kernels take the choice
+      return lowering(
+        ctx, grad_output, x, threshold, implementation=implementation, relu_grad=relu_grad
       )
     return lowering(ctx, grad_output, x, threshold, implementation=implementation)
 

@@ -59,7 +59,7 @@ class UnsupportedCallError(ValueError):
 
 def _operand_count(target: str) -> int:
   """Operands of a target: grad_output, x and, unless the threshold is in attributes, it."""
-  return 2 if target.endswith("_static_v1") else 3
+  return 2 if target.endswith(("_static_v1", "_relu_grad_v1")) else 3
 
 
 def _describe(shape) -> str:

@@ -24,6 +24,10 @@ Params
   implementation: "auto", "reference" or "ffi", validated but not resolved to a
     platform; `lowering.py` resolves it when lowering (so "auto" can differ by
     platform).
+  relu_grad: True when the threshold was known at trace time to be exactly 0
+    (either sign). A flag, not the value, so no recompile per threshold: the
+    custom call then runs CANN's ReluGrad kernel, which gives the same bits as
+    ThresholdGradV2D at 0; the reference lowering ignores it. Optional (False).
 
 Output: the broadcast shape of grad_output, x and threshold; x's dtype.
 
@@ -184,7 +188,10 @@ threshold_backward_p = jax.extend.core.Primitive("threshold_backward")
 threshold_backward_p.def_impl(functools.partial(dispatch.apply_primitive, threshold_backward_p))
 
 
-def _threshold_backward_abstract_eval(grad_output, x, threshold, *, implementation):
+def _threshold_backward_abstract_eval(
+  grad_output, x, threshold, *, implementation, relu_grad=False
+):
+  del relu_grad  # a kernel choice: the result's type does not depend on it
   _implementation.validate_name(implementation)
   dtype = _dtypes.check_same_dtype(grad_output.dtype, x.dtype)
   allowed = _dtypes.threshold_operand_dtypes(dtype)
@@ -209,7 +216,7 @@ def _move_batch_dim_to_front(operand, bdim, unbatched_rank, out_rank):
   return lax.reshape(operand, (size,) + (1,) * (out_rank - unbatched_rank) + rest)
 
 
-def _threshold_backward_batch_rule(batched_args, batch_dims, *, implementation):
+def _threshold_backward_batch_rule(batched_args, batch_dims, *, implementation, relu_grad=False):
   grad_output, x, threshold = batched_args
   g_bdim, x_bdim, t_bdim = batch_dims
   unbatched_rank = lambda a, d: a.ndim - (d is not None)
@@ -234,18 +241,24 @@ def _threshold_backward_batch_rule(batched_args, batch_dims, *, implementation):
     )
   elif threshold.ndim:
     threshold = lax.expand_dims(threshold, (0,))
-  out = threshold_backward_p.bind(grad_output, x, threshold, implementation=implementation)
+  out = threshold_backward_p.bind(
+    grad_output, x, threshold, implementation=implementation, relu_grad=relu_grad
+  )
   return out, 0
 
 
 batching.primitive_batchers[threshold_backward_p] = _threshold_backward_batch_rule
 
 
-def _threshold_backward_jvp(grad_output_dot, grad_output, x, threshold, *, implementation):
+def _threshold_backward_jvp(
+  grad_output_dot, grad_output, x, threshold, *, implementation, relu_grad=False
+):
   # Linear in grad_output: the tangent goes through the same mask. x and
   # threshold only choose the mask, so their tangents contribute nothing.
   del grad_output
-  return threshold_backward_p.bind(grad_output_dot, x, threshold, implementation=implementation)
+  return threshold_backward_p.bind(
+    grad_output_dot, x, threshold, implementation=implementation, relu_grad=relu_grad
+  )
 
 
 ad.defjvp(threshold_backward_p, _threshold_backward_jvp, None, None)
@@ -266,7 +279,9 @@ def _unbroadcast(aval, ct):
   return lax.reshape(summed, shape, out_sharding=sharding)
 
 
-def _threshold_backward_transpose(ct, grad_output, x, threshold, *, implementation):
+def _threshold_backward_transpose(
+  ct, grad_output, x, threshold, *, implementation, relu_grad=False
+):
   if ad.is_undefined_primal(x) or ad.is_undefined_primal(threshold):
     raise ValueError(
       "threshold_backward is linear in grad_output only; it cannot be "
@@ -276,7 +291,9 @@ def _threshold_backward_transpose(ct, grad_output, x, threshold, *, implementati
   if type(ct) is ad.Zero:
     return ad.Zero(grad_output.aval), None, None
   # The mask is elementwise and symmetric: the transpose applies it again.
-  ct_grad_output = threshold_backward_p.bind(ct, x, threshold, implementation=implementation)
+  ct_grad_output = threshold_backward_p.bind(
+    ct, x, threshold, implementation=implementation, relu_grad=relu_grad
+  )
   return _unbroadcast(grad_output.aval, ct_grad_output), None, None
 
 

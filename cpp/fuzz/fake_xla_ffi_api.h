@@ -1,5 +1,6 @@
 // A fake of the XLA FFI C API (xla/ffi/api/c_api.h) for calling the project's handlers as XLA's
-// CPU runtime does: errors, futures and an intra-op thread pool of real threads. Every other API
+// CPU runtime does: errors, futures, an intra-op thread pool of real threads and the state an
+// instantiate stage sets for the execute stage (deleted with the fake). Every other API
 // function returns an UNIMPLEMENTED error. Misuse that XLA's runtime would not survive (a future
 // completed twice, an error destroyed that is not one) aborts with a message.
 #pragma once

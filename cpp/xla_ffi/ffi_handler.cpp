@@ -405,6 +405,31 @@ ffi::Future ThresholdBackwardStaticCpu(ffi::ThreadPool pool, ExecutablePlans* pl
       ReadyFuture);
 }
 
+// The threshold 0 in the dtype the lowering would give the threshold operand for `x`
+// (ffi_threshold.h), so phase one sees exactly 0 and plans ReluGrad.
+ThresholdValues ZeroThreshold(const ffi::AnyBuffer& x) {
+  static unsigned char zero[8] = {};  // 0 in every dtype; never written
+  ThresholdValues threshold;
+  const aclnn::aclDataType x_dtype = ToAclDataType(x.element_type());
+  switch (x_dtype) {
+    case aclnn::ACL_FLOAT16:
+    case aclnn::ACL_BF16:
+      threshold.dtype = aclnn::ACL_FLOAT;
+      break;
+    default:
+      threshold.dtype = x_dtype;  // float32, float64, integers (others fail the dtype check)
+      break;
+  }
+  threshold.data = zero;
+  return threshold;
+}
+
+ffi::Future ThresholdBackwardReluGradCpu(ffi::ThreadPool pool, ExecutablePlans* plans,
+                                         ffi::AnyBuffer grad, ffi::AnyBuffer x,
+                                         ffi::Result<ffi::AnyBuffer> out) {
+  return RunOnHost(pool, grad, x, ZeroThreshold(x), *out, plans, ThresholdMemory::kHost);
+}
+
 // Instantiation: the executable's (empty) plans; the first run of each signature fills them.
 ffi::ErrorOr<std::unique_ptr<ExecutablePlans>> InstantiatePlans() {
   return std::make_unique<ExecutablePlans>();
@@ -479,6 +504,11 @@ ffi::Error ThresholdBackwardNpu(aclrtStream stream, ffi::AnyBuffer grad, ffi::An
   return RunOnNpu(stream, grad, x, OperandThreshold(threshold), *out, ThresholdMemory::kDevice);
 }
 
+ffi::Error ThresholdBackwardReluGradNpu(aclrtStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
+                                        ffi::Result<ffi::AnyBuffer> out) {
+  return RunOnNpu(stream, grad, x, ZeroThreshold(x), *out, ThresholdMemory::kHost);
+}
+
 ffi::Error ThresholdBackwardStaticNpu(aclrtStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
                                       ffi::Result<ffi::AnyBuffer> out,
                                       std::string_view threshold_dtype, double threshold_float,
@@ -525,7 +555,24 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardStaticCpu, ThresholdB
                                   .Attr<double>("threshold_float")
                                   .Attr<int64_t>("threshold_int"));
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardReluGradCpu,
+                              ThresholdBackwardReluGradCpu,
+                              xla::ffi::Ffi::Bind()
+                                  .Ctx<xla::ffi::ThreadPool>()
+                                  .Ctx<xla::ffi::State<ExecutablePlans>>()
+                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
+                                  .Arg<xla::ffi::AnyBuffer>()  // x
+                                  .Ret<xla::ffi::AnyBuffer>());
+
 #ifdef JAX_THRESHOLD_ASCEND
+XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardReluGradNpu,
+                              ThresholdBackwardReluGradNpu,
+                              xla::ffi::Ffi::Bind()
+                                  .Ctx<xla::ffi::PlatformStream<aclrtStream>>()
+                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
+                                  .Arg<xla::ffi::AnyBuffer>()  // x
+                                  .Ret<xla::ffi::AnyBuffer>());
+
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardNpu, ThresholdBackwardNpu,
                               xla::ffi::Ffi::Bind()
                                   .Ctx<xla::ffi::PlatformStream<aclrtStream>>()
@@ -560,11 +607,15 @@ std::vector<FfiTarget> FfiTargets() {
        JaxThresholdThresholdBackwardCpuInstantiate},
       {kThresholdBackwardStaticTarget, "cpu", JaxThresholdThresholdBackwardStaticCpu,
        JaxThresholdThresholdBackwardStaticCpuInstantiate},
+      {kThresholdBackwardReluGradTarget, "cpu", JaxThresholdThresholdBackwardReluGradCpu,
+       JaxThresholdThresholdBackwardCpuInstantiate},
   };
 #ifdef JAX_THRESHOLD_ASCEND
   targets.push_back({kThresholdBackwardTarget, "ASCEND", JaxThresholdThresholdBackwardNpu});
   targets.push_back(
       {kThresholdBackwardStaticTarget, "ASCEND", JaxThresholdThresholdBackwardStaticNpu});
+  targets.push_back(
+      {kThresholdBackwardReluGradTarget, "ASCEND", JaxThresholdThresholdBackwardReluGradNpu});
 #endif
   return targets;
 }

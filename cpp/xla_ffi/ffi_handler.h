@@ -14,8 +14,12 @@
 //       "int64"), threshold_float (f64, exact for float32 / float64 values), threshold_int (i64,
 //       exact for every integer dtype). The scalar handed to the executor has threshold_dtype,
 //       so both targets compare exactly as docs/behaviour.md §1 says.
+//   jax_threshold_threshold_backward_relu_grad_v1
+//       operands (grad_output, x), result out; the threshold is exactly 0 (the primitive's
+//       relu_grad flag), so phase one plans CANN's ReluGrad kernel. The operand target, whose
+//       kernel reads a traced threshold itself, always plans ThresholdGradV2D.
 //
-// Both accept any dtype the executor does (SocVersion::kHost on the CPU), any rank, empty and
+// All accept any dtype the executor does (SocVersion::kHost on the CPU), any rank, empty and
 // broadcasting operands; out's shape must be the broadcast shape of the operands. Whatever phase
 // one rejects comes back as an ffi::Error carrying the aclnn status code, its name and
 // aclGetRecentErrMsg()'s reason; a failed run likewise.
@@ -54,6 +58,8 @@ namespace jax_threshold::ffi_handler {
 inline constexpr char kThresholdBackwardTarget[] = "jax_threshold_threshold_backward_v1";
 inline constexpr char kThresholdBackwardStaticTarget[] =
     "jax_threshold_threshold_backward_static_v1";
+inline constexpr char kThresholdBackwardReluGradTarget[] =
+    "jax_threshold_threshold_backward_relu_grad_v1";
 
 using aclnn::HostSplit;
 using aclnn::kInlineMaxBytes;
