@@ -129,7 +129,11 @@ class FfiLoweringTest(parameterized.TestCase):
   def test_targets_are_versioned_and_listed(self):
     self.assertEqual(
       set(jt.ffi_targets()),
-      {"jax_threshold_threshold_backward_v1", "jax_threshold_threshold_backward_static_v1"},
+      {
+        "jax_threshold_threshold_backward_v1",
+        "jax_threshold_threshold_backward_static_v1",
+        "jax_threshold_threshold_backward_relu_grad_v1",
+      },
     )
     self.assertEqual(jt_ffi.ffi_targets(), jt.ffi_targets())
     names = {(name, platform) for name, platform, _ in _aclnn_ext.ffi_handlers()}

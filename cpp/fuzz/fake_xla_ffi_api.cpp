@@ -25,7 +25,6 @@ struct XLA_FFI_ExecutionContext {
   // The per-executable state the instantiate stage set, as XLA keeps it for the execute stage.
   int64_t state_type = 0;
   void* state = nullptr;
-  void (*state_deleter)(void*) = nullptr;
 };
 
 namespace jax_threshold::fuzz {
@@ -86,7 +85,6 @@ XLA_FFI_Error* StateSet(XLA_FFI_State_Set_Args* args) {
   }
   ctx->state_type = args->type_id->type_id;
   ctx->state = args->state;
-  ctx->state_deleter = args->deleter;
   return nullptr;
 }
 
@@ -163,7 +161,11 @@ FakeXlaFfiApi::~FakeXlaFfiApi() {
   }
   work_cv_.notify_all();
   for (std::thread& t : threads_) t.join();
-  if (ctx_->state != nullptr && ctx_->state_deleter != nullptr) ctx_->state_deleter(ctx_->state);
+  if (ctx_->state != nullptr) {
+    const auto type = types_.find(ctx_->state_type);
+    if (type == types_.end()) Fail("a state of a type that was not registered");
+    type->second(ctx_->state);
+  }
   delete ctx_;
 }
 
@@ -189,6 +191,10 @@ void FakeXlaFfiApi::Drain(std::chrono::milliseconds timeout) {
   if (!idle_cv_.wait_for(lock, timeout, [this] { return running_ == 0 && queue_.empty(); })) {
     Fail("scheduled tasks did not finish in time (a task waits for another, or hangs)");
   }
+}
+
+void FakeXlaFfiApi::RegisterType(int64_t type_id, void (*deleter)(void*)) {
+  types_[type_id] = deleter;
 }
 
 int64_t FakeXlaFfiApi::scheduled() const {

@@ -755,6 +755,9 @@ void Run(Input& in) {
   }
 
   FakeXlaFfiApi fake(call.pool);
+  Handler(0);  // the state type has its id
+  fake.RegisterType(jax_threshold::ffi_handler::ExecutablePlansTypeId()->type_id,
+                    jax_threshold::ffi_handler::ExecutablePlansTypeInfo()->deleter);
   XLA_FFI_Metadata metadata{XLA_FFI_Metadata_STRUCT_SIZE, {}, 0, {}};
   XLA_FFI_Metadata_Extension metadata_ext{
       {XLA_FFI_Metadata_Extension_STRUCT_SIZE, XLA_FFI_Extension_Metadata, nullptr}, &metadata};

@@ -40,13 +40,30 @@ namespace {
 class PyExecutor {
  public:
   explicit PyExecutor(aclOpExecutor* executor) : executor_(executor) {}
-  ~PyExecutor() { aclDestroyAclOpExecutor(executor_); }
+  ~PyExecutor() {
+    if (!destroyed_) aclDestroyAclOpExecutor(executor_);
+  }
   PyExecutor(const PyExecutor&) = delete;
   PyExecutor& operator=(const PyExecutor&) = delete;
-  aclOpExecutor* get() const { return executor_; }
+  // After Destroy(): an address that is never a live executor (not the released one, which a
+  // later executor may reuse), so the C API answers with its error code.
+  aclOpExecutor* get() const {
+    return destroyed_ ? reinterpret_cast<aclOpExecutor*>(const_cast<PyExecutor*>(this)) : executor_;
+  }
+  // The plan, for the read-only properties; a destroyed executor has none to show.
+  const ExecutorPlan* plan() const {
+    if (destroyed_) throw nb::value_error("the executor has been destroyed");
+    return GetExecutorPlan(executor_);
+  }
+  aclnnStatus Destroy() {
+    const aclnnStatus status = aclDestroyAclOpExecutor(get());
+    destroyed_ = true;
+    return status;
+  }
 
  private:
   aclOpExecutor* executor_;
+  bool destroyed_ = false;
 };
 
 struct TensorDeleter {
@@ -129,17 +146,18 @@ NB_MODULE(_aclnn_ext, m) {
   nb::class_<PyExecutor>(m, "Executor")
       .def_prop_ro("kernel",
                    [](const PyExecutor& e) {
+                     e.plan();
                      return std::string(aclnnThresholdBackwardKernelName(e.get()));
                    })
       .def_prop_ro("tiling",
                    [](const PyExecutor& e) -> nb::object {
-                     const ExecutorPlan* p = GetExecutorPlan(e.get());
+                     const ExecutorPlan* p = e.plan();
                      if (p->kernel == KernelKind::kNone) return nb::none();
                      return TilingDict(p->tiling());
                    })
       .def_prop_ro("threshold_params",
                    [](const PyExecutor& e) -> nb::object {
-                     const ExecutorPlan* p = GetExecutorPlan(e.get());
+                     const ExecutorPlan* p = e.plan();
                      if (p->kernel != KernelKind::kThresholdGradV2D) return nb::none();
                      const auto& t = p->threshold_grad_tiling.threshold;
                      nb::dict d;
@@ -150,18 +168,36 @@ NB_MODULE(_aclnn_ext, m) {
                      d["threshold_int"] = t.threshold_int;
                      return d;
                    })
-      .def_prop_ro("workspace_size",
-                   [](const PyExecutor& e) { return GetExecutorPlan(e.get())->workspace_size; })
+      .def_prop_ro("workspace_size", [](const PyExecutor& e) { return e.plan()->workspace_size; })
       .def_prop_ro(
           "copies",
           [](const PyExecutor& e) {
-            const ExecutorPlan* p = GetExecutorPlan(e.get());
+            const ExecutorPlan* p = e.plan();
             return std::make_tuple(p->grad_copy.has_value(), p->x_copy.has_value(),
                                    p->out_copy.has_value());
           },
           "(grad_output, x, out): which tensors go through a workspace copy")
       .def_prop_ro("run_status",
-                   [](const PyExecutor& e) { return aclnnThresholdBackwardRunStatus(e.get()); });
+                   [](const PyExecutor& e) {
+                     e.plan();
+                     return aclnnThresholdBackwardRunStatus(e.get());
+                   })
+      .def(
+          "set_repeatable", [](PyExecutor& e) { return aclSetAclOpExecutorRepeatable(e.get()); },
+          "aclSetAclOpExecutorRepeatable: the executor runs until destroyed.")
+      .def(
+          "set_tensor_addr",
+          [](PyExecutor& e, bool output, size_t index, nb::handle desc) {
+            TensorPtr t = ToTensor(desc, output ? "out" : "input");
+            void* addr = t == nullptr ? nullptr : t->data;
+            return output ? aclSetOutputTensorAddr(e.get(), index, t.get(), addr)
+                          : aclSetInputTensorAddr(e.get(), index, t.get(), addr);
+          },
+          nb::arg("output"), nb::arg("index"), nb::arg("tensor").none(),
+          "aclSetInputTensorAddr / aclSetOutputTensorAddr with the tensor (address, shape, "
+          "element strides, aclDataType) at its own address.")
+      .def("destroy", &PyExecutor::Destroy,
+           "aclDestroyAclOpExecutor; the executor is released whatever the status.");
 
   m.def(
       "threshold_backward_get_workspace_size",
