@@ -13,7 +13,7 @@ Two measurements, each a ratio taken in one run:
     grows over the call (after inputs exist and the function is compiled; see _child_peak). The ratio is broadcast /
     same-shape. Goal: <= 1.1.
 
-Usage: python benchmarks/bench_call_costs.py [--quick] [--out FILE.json]
+Usage: python benchmarks/bench_call_costs.py [--quick] [--out FILE.json] [--out-dir DIR]
 """
 
 import argparse
@@ -135,6 +135,7 @@ def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true", help="tiny sizes and few rounds")
   parser.add_argument("--out", help="write the results as JSON here")
+  parser.add_argument("--out-dir", help="write the results as bench_call_costs.json in this folder")
   args = parser.parse_args()
   rounds, calls, n = (3, 50, 1024) if args.quick else (15, 2000, 4096)
   results = {
@@ -152,8 +153,12 @@ def main():
     f"same shape +{m['same_shape_mib']:.1f} MiB: {m['ratio']:.2f}x "
     f"(goal <= {_GOALS['peak_memory']})"
   )
-  if args.out:
-    with open(args.out, "w") as f:
+  paths = [args.out] if args.out else []
+  if args.out_dir:
+    os.makedirs(args.out_dir, exist_ok=True)
+    paths.append(os.path.join(args.out_dir, "bench_call_costs.json"))
+  for path in paths:
+    with open(path, "w") as f:
       json.dump(results, f, indent=1)
 
 
