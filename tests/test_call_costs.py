@@ -116,6 +116,18 @@ class PlanPerCompiledCallTest(parameterized.TestCase):
       want = jt.threshold_backward(g, x, t, implementation="reference")
       np.testing.assert_array_equal(oracle.bits(f(g, x, t)), oracle.bits(want))
 
+  def test_a_reused_plan_of_a_batched_threshold_reads_the_new_thresholds(self):
+    f = jax.jit(
+      jax.vmap(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"), (None, 0, 0))
+    )
+    rng = np.random.default_rng(4)
+    g = _values(rng, (40,), np.float32)
+    for _ in range(4):
+      x = _values(rng, (6, 40), np.float32)
+      ts = rng.choice(np.array([-1.0, 0.0, 0.25, np.nan], np.float32), 6)
+      want = np.stack([np.where(x[i] > ts[i], g, np.float32(0)) for i in range(6)])
+      np.testing.assert_array_equal(oracle.bits(f(g, x, ts)), oracle.bits(want))
+
   def test_one_executable_from_many_threads_at_once(self):
     f = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"))
     rng = np.random.default_rng(2)

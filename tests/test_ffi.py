@@ -221,9 +221,15 @@ class FfiStaticThresholdTest(parameterized.TestCase):
         g, x, threshold, implementation=implementation
       )
     )
+    # A threshold whose operand is exactly 0 (x > 0) runs the ReluGrad target instead.
+    zero = np.asarray(threshold_operand.canonicalize_threshold(threshold, dtype)) == 0
     self.assertEqual(
       _custom_call_targets(ffi.lower(g, x).as_text()),
-      ["jax_threshold_threshold_backward_static_v1"],
+      [
+        "jax_threshold_threshold_backward_relu_grad_v1"
+        if zero
+        else "jax_threshold_threshold_backward_static_v1"
+      ],
     )
     np.testing.assert_array_equal(oracle.bits(ffi(g, x)), oracle.bits(ref(g, x)))
 

@@ -123,8 +123,8 @@ void ExecutablePlans::Put(std::unique_ptr<PlannedCall> plan) {
 
 // Everything one call owns until its last kernel block has finished.
 struct CallState {
-  std::unique_ptr<PlannedCall> plan = std::make_unique<PlannedCall>();
-  ExecutablePlans* home = nullptr;  // where a reusable plan goes back after the run
+  std::unique_ptr<PlannedCall> plan;  // a reused one, or made by phase one for this call
+  ExecutablePlans* home = nullptr;    // where a reusable plan goes back after the run
   std::unique_ptr<XlaThreadPoolStream> stream;
   std::optional<ffi::CountDownPromise> done;
 
@@ -289,6 +289,15 @@ bool RebindPlan(PlannedCall& plan, const ffi::AnyBuffer& grad, const ffi::AnyBuf
          aclnn::ACLNN_SUCCESS;
 }
 
+// Whether phase two will take the rebound buffers: an input may overlap out only as it did when
+// the plan was made (XLA may alias buffers differently from one run to the next). A plan that
+// cannot take them is dropped and the call plans afresh.
+bool RunsAsPlanned(const PlannedCall& plan) {
+  aclnn::ExecutorPlan* p = plan.executor->plan.get();
+  std::lock_guard<std::mutex> lock(p->bindings_mu);
+  return aclnn::CheckRebinding(*p) == aclnn::ACLNN_SUCCESS;
+}
+
 // Phase one for `state`, or a plan of `plans` rebound to this call's buffers. A plan made here
 // for an executable is repeatable and goes back to `plans` when its run has finished.
 ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const ffi::AnyBuffer& grad,
@@ -299,13 +308,14 @@ ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const ffi::AnyB
   if (plans != nullptr) {
     signature = SignatureOf(grad, x, threshold, out, platform, run_inline, memory);
     if (std::unique_ptr<PlannedCall> reused = plans->Take(signature)) {
-      if (RebindPlan(*reused, grad, x, threshold, out, memory)) {
+      if (RebindPlan(*reused, grad, x, threshold, out, memory) && RunsAsPlanned(*reused)) {
         state.plan = std::move(reused);
         state.home = plans;
         return ffi::Error::Success();
       }
     }
   }
+  state.plan = std::make_unique<PlannedCall>();
   if (ffi::Error e = PlanCall(*state.plan, grad, x, threshold, out, &platform, memory);
       e.failure()) {
     return e;
