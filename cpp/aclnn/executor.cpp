@@ -501,12 +501,12 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
 aclnnStatus StartRun(void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
                      char** base) {
   *base = nullptr;
-  if (executor == nullptr || executor->plan == nullptr) {
-    return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
-  }
+  if (executor == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
+  // Before anything reads it: a destroyed executor's memory is gone.
   if (!IsLiveExecutor(executor)) {
     return Fail(ACLNN_ERR_PARAM_INVALID, "not a live executor (destroyed, or never created)");
   }
+  if (executor->plan == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
   ExecutorPlan* plan = executor->plan.get();
   std::lock_guard<std::mutex> lock(plan->bindings_mu);
   if (aclnnStatus status = CheckRebinding(*plan); status != ACLNN_SUCCESS) return status;
@@ -577,11 +577,12 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
 }
 
 const char* aclnnThresholdBackwardKernelName(const aclOpExecutor* executor) {
-  const ExecutorPlan* plan = GetExecutorPlan(executor);
+  const ExecutorPlan* plan = IsLiveExecutor(executor) ? GetExecutorPlan(executor) : nullptr;
   return plan == nullptr ? "" : KernelKindName(plan->kernel);
 }
 
 aclnnStatus aclnnThresholdBackwardRunStatus(const aclOpExecutor* executor) {
+  if (executor != nullptr && !IsLiveExecutor(executor)) return ACLNN_ERR_PARAM_INVALID;
   const ExecutorPlan* plan = GetExecutorPlan(executor);
   return plan == nullptr ? ACLNN_ERR_PARAM_NULLPTR : plan->run_status.load();
 }

@@ -161,7 +161,7 @@ aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, size_t index, aclTen
 // or "" when nothing runs (empty tensors) or executor is null.
 const char* aclnnThresholdBackwardKernelName(const aclOpExecutor* executor);
 // ACLNN_SUCCESS until a run failed (for asynchronous runs, read it in on_done); PARAM_NULLPTR for
-// a null executor.
+// a null executor, PARAM_INVALID for a destroyed one (whose kernel name is "").
 aclnnStatus aclnnThresholdBackwardRunStatus(const aclOpExecutor* executor);
 
 // The reason of the last failing call on this thread (like aclGetRecentErrMsg).
