@@ -106,7 +106,19 @@ def threshold_backward(
   broadcast_shapes(grad_output.shape, x.shape)
   threshold = canonicalize_threshold(threshold, dtype)
   grad_output, x, threshold = match_varying_axes(grad_output, x, threshold)
-  return threshold_backward_p.bind(grad_output, x, threshold, implementation=implementation)
+  return threshold_backward_p.bind(
+    grad_output, x, threshold, implementation=implementation, relu_grad=_is_static_zero(threshold)
+  )
+
+
+def _is_static_zero(threshold) -> bool:
+  """Whether the threshold operand is known now (not traced) to be exactly 0, either sign."""
+  if isinstance(threshold, jax.core.Tracer):
+    return False
+  try:
+    return bool(np.asarray(threshold) == 0)
+  except (TypeError, ValueError):  # an operand NumPy cannot hold: no kernel choice
+    return False
 
 
 def _scalar_value(value, dtype):
@@ -157,7 +169,9 @@ def _threshold_activation_jvp(implementation, primals, tangents):
   out = _select(mask, x, value)
   # d/dx through the primitive (so every order of derivative runs through it);
   # d/dvalue is 1 exactly where x does not pass.
-  x_part = threshold_backward_p.bind(x_dot, x, threshold, implementation=implementation)
+  x_part = threshold_backward_p.bind(
+    x_dot, x, threshold, implementation=implementation, relu_grad=_is_static_zero(threshold)
+  )
   return out, _select(mask, x_part, value_dot)
 
 

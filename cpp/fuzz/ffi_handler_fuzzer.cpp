@@ -604,18 +604,28 @@ bool Overlap(const Buffer& a, const Buffer& b) {
          b.offset < a.offset + a.bytes;
 }
 
-XLA_FFI_Handler* Handler(int target) {
-  static XLA_FFI_Handler* handlers[2] = {};
-  if (handlers[0] == nullptr) {
+// The CPU target's execute stage, or (instantiate) its instantiate stage (null when it has none).
+XLA_FFI_Handler* Handler(int target, bool instantiate = false) {
+  static XLA_FFI_Handler* handlers[2][2] = {};
+  if (handlers[0][0] == nullptr) {
     for (const auto& t : jax_threshold::ffi_handler::FfiTargets()) {
       if (std::strcmp(t.platform, "cpu") != 0) continue;
       const bool is_static =
           std::strcmp(t.name, jax_threshold::ffi_handler::kThresholdBackwardStaticTarget) == 0;
-      handlers[is_static ? 1 : 0] = t.handler;
+      if (!is_static && std::strcmp(t.name, jax_threshold::ffi_handler::kThresholdBackwardTarget)) {
+        continue;  // the ReluGrad target: the static target's decode path with a fixed threshold
+      }
+      handlers[is_static ? 1 : 0][0] = t.handler;
+      handlers[is_static ? 1 : 0][1] = t.instantiate;
     }
-    if (handlers[0] == nullptr || handlers[1] == nullptr) Finding("no CPU handler of a target");
+    if (handlers[0][0] == nullptr || handlers[1][0] == nullptr) {
+      Finding("no CPU handler of a target");
+    }
+    // What jax_threshold.ffi's registration of the state type does in XLA: give it an id.
+    XLA_FFI_TypeId* id = jax_threshold::ffi_handler::ExecutablePlansTypeId();
+    if (id->type_id == 0) id->type_id = 1;
   }
-  return handlers[target];
+  return handlers[target][instantiate ? 1 : 0];
 }
 
 void Run(Input& in) {
@@ -745,6 +755,9 @@ void Run(Input& in) {
   }
 
   FakeXlaFfiApi fake(call.pool);
+  Handler(0);  // the state type has its id
+  fake.RegisterType(jax_threshold::ffi_handler::ExecutablePlansTypeId()->type_id,
+                    jax_threshold::ffi_handler::ExecutablePlansTypeInfo()->deleter);
   XLA_FFI_Metadata metadata{XLA_FFI_Metadata_STRUCT_SIZE, {}, 0, {}};
   XLA_FFI_Metadata_Extension metadata_ext{
       {XLA_FFI_Metadata_Extension_STRUCT_SIZE, XLA_FFI_Extension_Metadata, nullptr}, &metadata};
@@ -779,10 +792,33 @@ void Run(Input& in) {
   const std::vector<unsigned char> before(base, base + arena_size);
   const unsigned int csr = _mm_getcsr();
   if (call.caller_flushes) _mm_setcsr(csr | 0x8040);  // FTZ | DAZ, as XLA's CPU threads run
+  // XLA instantiates the executable's custom call (attributes only) before its first run; an
+  // instantiation it refuses leaves no state, and the run then fails cleanly.
+  if (XLA_FFI_Handler* instantiate = Handler(call.target, /*instantiate=*/true)) {
+    XLA_FFI_CallFrame inst = frame;
+    inst.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
+    inst.extension_start = nullptr;
+    inst.stage = XLA_FFI_ExecutionStage_INSTANTIATE;
+    inst.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, 0, nullptr, nullptr};
+    inst.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, 0, nullptr, nullptr};
+    inst.future = nullptr;
+    fake.Finish(instantiate(&inst), nullptr, kTimeout);
+  }
   XLA_FFI_Error* error = Handler(call.target)(&frame);
   _mm_setcsr(csr);
-  const CallOutcome outcome = fake.Finish(error, frame.future, kTimeout);
+  CallOutcome outcome = fake.Finish(error, frame.future, kTimeout);
   fake.Drain(kTimeout);
+  if (outcome.code == XLA_FFI_Error_Code_OK && !query_metadata) {
+    // The executable runs again: its plan is reused with the buffers rebound, and must give the
+    // same outcome (the oracle below checks the second run's result).
+    if (call.caller_flushes) _mm_setcsr(csr | 0x8040);
+    frame.future = nullptr;
+    error = Handler(call.target)(&frame);
+    _mm_setcsr(csr);
+    outcome = fake.Finish(error, frame.future, kTimeout);
+    fake.Drain(kTimeout);
+    if (outcome.code != XLA_FFI_Error_Code_OK) Finding("a second run of a call that ran failed");
+  }
   const bool ok = outcome.code == XLA_FFI_Error_Code_OK;
   if (!ok && outcome.message.empty()) Finding("an error without a message");
 
