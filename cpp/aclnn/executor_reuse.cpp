@@ -211,6 +211,17 @@ aclnnStatus CheckRebinding(const ExecutorPlan& plan) {
   return ACLNN_SUCCESS;
 }
 
+aclnnStatus aclnnThresholdBackwardCheckBindings(const aclOpExecutor* executor) {
+  if (executor == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
+  if (!IsLiveExecutor(executor)) {
+    return Fail(ACLNN_ERR_PARAM_INVALID, "not a live executor (destroyed, or never created)");
+  }
+  ExecutorPlan* plan = executor->plan.get();
+  if (plan == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
+  std::lock_guard<std::mutex> lock(plan->bindings_mu);
+  return CheckRebinding(*plan);
+}
+
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor) {
   if (executor == nullptr) {
     return Fail(ACLNN_ERR_PARAM_NULLPTR, "aclSetAclOpExecutorRepeatable: executor is null");

@@ -3,12 +3,10 @@
 
 #include <cstddef>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,7 +14,6 @@
 #include <sys/mman.h>
 #endif
 
-#include "aclnn/denormal_mode.h"
 #include "aclnn/host_stream.h"  // the host runtime: HostPlatformInfo's UB
 #include "jax_threshold/aclnn_threshold_backward.h"
 #include "xla/ffi/api/ffi.h"
@@ -37,22 +34,21 @@ namespace {
 namespace ffi = ::xla::ffi;
 using aclnn::aclnnStatus;
 
-// What a plan depends on besides the buffers' addresses: every buffer's dims and dtype, how the
-// call is split over the pool, and (static target) the threshold's encoded bytes.
+// What a plan depends on besides the buffers' addresses: every buffer's dims and dtype, and how
+// the call is split over the pool. (No threshold value: the operand target's plan has the kernel
+// read it, the ReluGrad target's is always 0.)
 struct CallSignature {
   std::vector<int64_t> dims[4];  // grad_output, x, threshold, out
   aclnn::aclDataType dtypes[4] = {aclnn::ACL_DT_UNDEFINED, aclnn::ACL_DT_UNDEFINED,
                                   aclnn::ACL_DT_UNDEFINED, aclnn::ACL_DT_UNDEFINED};
   uint32_t core_num = 0;
   bool run_inline = false;
-  uint64_t threshold_bits = 0;
 
   bool operator==(const CallSignature& o) const {
     for (int i = 0; i < 4; ++i) {
       if (dims[i] != o.dims[i] || dtypes[i] != o.dtypes[i]) return false;
     }
-    return core_num == o.core_num && run_inline == o.run_inline &&
-           threshold_bits == o.threshold_bits;
+    return core_num == o.core_num && run_inline == o.run_inline;
   }
 };
 
@@ -209,22 +205,6 @@ ffi::Error PlanCall(PlannedCall& state, const ffi::AnyBuffer& grad, const ffi::A
   return CheckThresholdRank(threshold, Dims(out).size());
 }
 
-// The static targets' common part: encodes the attributes' threshold (its bytes live in this
-// frame until `run` returns) and runs the call with it; `fail` turns an encoding error into the
-// handler's result.
-template <typename Run, typename Fail>
-auto WithStaticThreshold(std::string_view dtype_name, double value_float, int64_t value_int,
-                         Run run, Fail fail) {
-  ThresholdValues threshold;
-  unsigned char storage[8];
-  aclnn::ScopedDenormalsAsNumbers guard;  // the attribute's double narrows to float32 here
-  if (ffi::Error e = EncodeStaticThreshold(dtype_name, value_float, value_int, threshold, storage);
-      e.failure()) {
-    return fail(std::move(e));
-  }
-  return run(threshold);
-}
-
 //===-- CPU --------------------------------------------------------------------------------===//
 
 // Asks for transparent huge pages on a large output before its first touch: a fresh buffer of
@@ -244,11 +224,10 @@ void AdviseHugePages(const ffi::AnyBuffer& out, uint64_t out_bytes) {
 #endif
 }
 
-// The call's signature (CallSignature); false when a buffer's dims cannot be read.
+// The call's signature (CallSignature).
 CallSignature SignatureOf(const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
                           const ThresholdValues& threshold, const ffi::AnyBuffer& out,
-                          const aclnn::PlatformInfo& platform, bool run_inline,
-                          ThresholdMemory memory) {
+                          const aclnn::PlatformInfo& platform, bool run_inline) {
   CallSignature sig;
   sig.dims[0] = Dims(grad);
   sig.dims[1] = Dims(x);
@@ -260,13 +239,6 @@ CallSignature SignatureOf(const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
   sig.dtypes[3] = ToAclDataType(out.element_type());
   sig.core_num = platform.core_num;
   sig.run_inline = run_inline;
-  if (memory == ThresholdMemory::kHost && threshold.dims.empty() && threshold.data != nullptr) {
-    // The static target's 0-d threshold, whose value phase one reads into the plan.
-    const uint64_t bytes = aclnn::DataTypeSize(threshold.dtype);
-    if (bytes > 0 && bytes <= sizeof(sig.threshold_bits)) {
-      std::memcpy(&sig.threshold_bits, threshold.data, bytes);
-    }
-  }
   return sig;
 }
 
@@ -296,9 +268,7 @@ bool RebindPlan(PlannedCall& plan, const ffi::AnyBuffer& grad, const ffi::AnyBuf
 // the plan was made (XLA may alias buffers differently from one run to the next). A plan that
 // cannot take them is dropped and the call plans afresh.
 bool RunsAsPlanned(const PlannedCall& plan) {
-  aclnn::ExecutorPlan* p = plan.executor->plan.get();
-  std::lock_guard<std::mutex> lock(p->bindings_mu);
-  return aclnn::CheckRebinding(*p) == aclnn::ACLNN_SUCCESS;
+  return aclnn::aclnnThresholdBackwardCheckBindings(plan.executor) == aclnn::ACLNN_SUCCESS;
 }
 
 // Phase one for `state`, or a plan of `plans` rebound to this call's buffers. A plan made here
@@ -309,7 +279,7 @@ ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const ffi::AnyB
                        bool run_inline, ThresholdMemory memory) {
   CallSignature signature;
   if (plans != nullptr) {
-    signature = SignatureOf(grad, x, threshold, out, platform, run_inline, memory);
+    signature = SignatureOf(grad, x, threshold, out, platform, run_inline);
     if (std::unique_ptr<PlannedCall> reused = plans->Take(signature)) {
       if (RebindPlan(*reused, grad, x, threshold, out, memory) && RunsAsPlanned(*reused)) {
         state.plan = std::move(reused);
@@ -405,21 +375,8 @@ ffi::Future ThresholdBackwardCpu(ffi::ThreadPool pool, ExecutablePlans* plans, f
                    ThresholdMemory::kDevice);
 }
 
-ffi::Future ThresholdBackwardStaticCpu(ffi::ThreadPool pool, ExecutablePlans* plans,
-                                       ffi::AnyBuffer grad, ffi::AnyBuffer x,
-                                       ffi::Result<ffi::AnyBuffer> out,
-                                       std::string_view threshold_dtype, double threshold_float,
-                                       int64_t threshold_int) {
-  return WithStaticThreshold(
-      threshold_dtype, threshold_float, threshold_int,
-      [&](const ThresholdValues& threshold) {
-        return RunOnHost(pool, grad, x, threshold, *out, plans, ThresholdMemory::kHost);
-      },
-      ReadyFuture);
-}
-
-// The threshold 0 in the dtype the lowering would give the threshold operand for `x`
-// (ffi_threshold.h), so phase one sees exactly 0 and plans ReluGrad.
+// The threshold 0 in the dtype the lowering would give the threshold operand for `x`, so phase
+// one sees exactly 0 and plans ReluGrad.
 ThresholdValues ZeroThreshold(const ffi::AnyBuffer& x) {
   static unsigned char zero[8] = {};  // 0 in every dtype; never written
   ThresholdValues threshold;
@@ -445,11 +402,6 @@ ffi::Future ThresholdBackwardReluGradCpu(ffi::ThreadPool pool, ExecutablePlans* 
 
 // Instantiation: the executable's (empty) plans; the first run of each signature fills them.
 ffi::ErrorOr<std::unique_ptr<ExecutablePlans>> InstantiatePlans() {
-  return std::make_unique<ExecutablePlans>();
-}
-
-ffi::ErrorOr<std::unique_ptr<ExecutablePlans>> InstantiateStaticPlans(std::string_view, double,
-                                                                      int64_t) {
   return std::make_unique<ExecutablePlans>();
 }
 
@@ -522,18 +474,6 @@ ffi::Error ThresholdBackwardReluGradNpu(aclrtStream stream, ffi::AnyBuffer grad,
   return RunOnNpu(stream, grad, x, ZeroThreshold(x), *out, ThresholdMemory::kHost);
 }
 
-ffi::Error ThresholdBackwardStaticNpu(aclrtStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
-                                      ffi::Result<ffi::AnyBuffer> out,
-                                      std::string_view threshold_dtype, double threshold_float,
-                                      int64_t threshold_int) {
-  return WithStaticThreshold(
-      threshold_dtype, threshold_float, threshold_int,
-      [&](const ThresholdValues& threshold) {
-        return RunOnNpu(stream, grad, x, threshold, *out, ThresholdMemory::kHost);
-      },
-      [](ffi::Error e) { return e; });
-}
-
 #endif  // JAX_THRESHOLD_ASCEND
 
 }  // namespace
@@ -549,24 +489,6 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardCpu, ThresholdBackwar
                                   .Arg<xla::ffi::AnyBuffer>()  // x
                                   .Arg<xla::ffi::AnyBuffer>()  // threshold
                                   .Ret<xla::ffi::AnyBuffer>());
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardStaticCpuInstantiate,
-                              InstantiateStaticPlans,
-                              xla::ffi::Ffi::BindInstantiate()
-                                  .Attr<std::string_view>("threshold_dtype")
-                                  .Attr<double>("threshold_float")
-                                  .Attr<int64_t>("threshold_int"));
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardStaticCpu, ThresholdBackwardStaticCpu,
-                              xla::ffi::Ffi::Bind()
-                                  .Ctx<xla::ffi::ThreadPool>()
-                                  .Ctx<xla::ffi::State<ExecutablePlans>>()
-                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
-                                  .Arg<xla::ffi::AnyBuffer>()  // x
-                                  .Ret<xla::ffi::AnyBuffer>()
-                                  .Attr<std::string_view>("threshold_dtype")
-                                  .Attr<double>("threshold_float")
-                                  .Attr<int64_t>("threshold_int"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardReluGradCpu,
                               ThresholdBackwardReluGradCpu,
@@ -593,16 +515,6 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardNpu, ThresholdBackwar
                                   .Arg<xla::ffi::AnyBuffer>()  // x
                                   .Arg<xla::ffi::AnyBuffer>()  // threshold
                                   .Ret<xla::ffi::AnyBuffer>());
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardStaticNpu, ThresholdBackwardStaticNpu,
-                              xla::ffi::Ffi::Bind()
-                                  .Ctx<xla::ffi::PlatformStream<aclrtStream>>()
-                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
-                                  .Arg<xla::ffi::AnyBuffer>()  // x
-                                  .Ret<xla::ffi::AnyBuffer>()
-                                  .Attr<std::string_view>("threshold_dtype")
-                                  .Attr<double>("threshold_float")
-                                  .Attr<int64_t>("threshold_int"));
 #endif
 
 XLA_FFI_TypeId* ExecutablePlansTypeId() { return &ExecutablePlans::id; }
@@ -618,15 +530,11 @@ std::vector<FfiTarget> FfiTargets() {
   std::vector<FfiTarget> targets = {
       {kThresholdBackwardTarget, "cpu", JaxThresholdThresholdBackwardCpu,
        JaxThresholdThresholdBackwardCpuInstantiate},
-      {kThresholdBackwardStaticTarget, "cpu", JaxThresholdThresholdBackwardStaticCpu,
-       JaxThresholdThresholdBackwardStaticCpuInstantiate},
       {kThresholdBackwardReluGradTarget, "cpu", JaxThresholdThresholdBackwardReluGradCpu,
        JaxThresholdThresholdBackwardCpuInstantiate},
   };
 #ifdef JAX_THRESHOLD_ASCEND
   targets.push_back({kThresholdBackwardTarget, "ASCEND", JaxThresholdThresholdBackwardNpu});
-  targets.push_back(
-      {kThresholdBackwardStaticTarget, "ASCEND", JaxThresholdThresholdBackwardStaticNpu});
   targets.push_back(
       {kThresholdBackwardReluGradTarget, "ASCEND", JaxThresholdThresholdBackwardReluGradNpu});
 #endif

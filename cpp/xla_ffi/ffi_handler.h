@@ -9,12 +9,6 @@
 //       operands (grad_output, x, threshold), result out. The threshold is 0-d, or batched by
 //       vmap (any shape that broadcasts with grad_output and x to out's): one custom call for
 //       the whole batch, one executor plan, each threshold element run on its slice.
-//   jax_threshold_threshold_backward_static_v1
-//       operands (grad_output, x), result out; the threshold is a compile-time constant carried
-//       in attributes: threshold_dtype (string: "float32", "float64", "int8", "uint8", "int32",
-//       "int64"), threshold_float (f64, exact for float32 / float64 values), threshold_int (i64,
-//       exact for every integer dtype). The scalar handed to the executor has threshold_dtype,
-//       so both targets compare exactly as docs/behaviour.md §1 says.
 //   jax_threshold_threshold_backward_relu_grad_v1
 //       operands (grad_output, x), result out; the threshold is exactly 0 (the primitive's
 //       relu_grad flag), so phase one plans CANN's ReluGrad kernel. The operand target, whose
@@ -30,8 +24,8 @@
 // and every later run of the same buffer signature only rebinds the buffers' addresses
 // (aclSetInputTensorAddr / aclSetOutputTensorAddr) and runs phase two. The operand target's plan
 // has the kernel read the threshold (a device-threshold plan), so a reused plan serves every
-// threshold value; the static target's threshold is part of its attributes, fixed per
-// executable. Runs in flight at once each take their own plan (at most kMaxIdlePlans are kept).
+// threshold value; the ReluGrad target's threshold is always 0. Runs in flight at once each
+// take their own plan (at most kMaxIdlePlans are kept).
 //
 // CPU: outputs of at most aclnn::kInlineMaxBytes run inline on the calling thread with core_num
 // 1; larger ones on XLA's intra-op pool through aclnn::PoolStream (aclnn::SplitHostCall picks
@@ -55,8 +49,6 @@
 namespace jax_threshold::ffi_handler {
 
 inline constexpr char kThresholdBackwardTarget[] = "jax_threshold_threshold_backward_v1";
-inline constexpr char kThresholdBackwardStaticTarget[] =
-    "jax_threshold_threshold_backward_static_v1";
 inline constexpr char kThresholdBackwardReluGradTarget[] =
     "jax_threshold_threshold_backward_relu_grad_v1";
 

@@ -143,7 +143,8 @@ aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor);
 
 // Rebinds the data address of a tensor of the plan; the plan itself (kernel, tiling, copies,
 // workspace size) is unchanged. Inputs: 0 grad_output, 1 x, and for the threshold-tensor phase
-// ones (aclnn/batched_threshold.h) 2 the threshold; output 0 is out. `tensor` describes the new
+// ones (aclnnThresholdBackwardBatchedGetWorkspaceSize and the device-threshold one) 2 the
+// threshold; output 0 is out. `tensor` describes the new
 // binding and must have the planned dtype, shape, strides and storage offset (so the bytes read
 // and written are the planned ones); its own data pointer is not used. Errors: null executor or
 // tensor -> PARAM_NULLPTR; destroyed executor, index out of range, a tensor of another size or
@@ -156,6 +157,11 @@ aclnnStatus aclSetInputTensorAddr(aclOpExecutor* executor, size_t index, aclTens
                                   void* addr);
 aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, size_t index, aclTensor* tensor,
                                    void* addr);
+// Beyond CANN's API: whether phase two will take the executor's current bindings, so a caller
+// can plan afresh instead of failing the run. PARAM_INVALID (with aclGetRecentErrMsg's reason)
+// when a rebinding made an input overlap out other than the way it did at planning, or for a
+// destroyed executor; PARAM_NULLPTR for a null one.
+aclnnStatus aclnnThresholdBackwardCheckBindings(const aclOpExecutor* executor);
 
 // Introspection beyond CANN's API. The kernel phase one chose: "ThresholdGradV2D", "ReluGrad",
 // or "" when nothing runs (empty tensors) or executor is null.
