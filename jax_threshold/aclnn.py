@@ -192,6 +192,50 @@ class Executor:
   def __init__(self, native, arrays):
     self._aclnn_ext = native
     self._arrays = arrays
+    self._repeatable = False
+
+  def set_repeatable(self) -> int:
+    """aclSetAclOpExecutorRepeatable: the executor runs any number of times until `destroy()`.
+
+    Returns the aclnn status (ACLNN_ERR_PARAM_INVALID once destroyed).
+    """
+    status = self._aclnn_ext.set_repeatable()
+    self._repeatable = self._repeatable or status == ACLNN_SUCCESS
+    return status
+
+  def set_input_tensor_addr(self, index: int, array: np.ndarray) -> int:
+    """aclSetInputTensorAddr: input `index` (0 grad_output, 1 x) reads `array` from now on.
+
+    `array` must have the planned dtype, shape and strides, and an address aligned like the
+    planned one; the plan is unchanged. Returns the aclnn status (ACLNN_ERR_PARAM_INVALID for
+    another index, size, layout or alignment, or a destroyed executor).
+    """
+    return self._rebind(False, index, array)
+
+  def set_output_tensor_addr(self, index: int, array: np.ndarray) -> int:
+    """aclSetOutputTensorAddr: the result (index 0) goes into the writable `array` from now on."""
+    return self._rebind(True, index, array)
+
+  def destroy(self) -> int:
+    """aclDestroyAclOpExecutor. ACLNN_SUCCESS for a repeatable executor; as CANN's, an error
+    code for one that is not (it is released all the same) or one already destroyed."""
+    status = self._aclnn_ext.destroy()
+    self._arrays = None
+    return status
+
+  def _rebind(self, output: bool, index: int, array) -> int:
+    if isinstance(index, (bool, np.bool_)) or not isinstance(index, numbers.Integral):
+      raise TypeError(f"index must be an int, got {type(index).__name__}")
+    if not 0 <= int(index) < (1 << 63):
+      raise ValueError(f"index must be in [0, 2^63), got {index}")
+    name = "out" if output else ("grad_output", "x")[int(index)] if int(index) < 2 else "input"
+    desc = _tensor(array, name, writable=output)
+    status = self._aclnn_ext.set_tensor_addr(output, int(index), desc)
+    if status == ACLNN_SUCCESS and self._arrays is not None:
+      arrays = list(self._arrays)
+      arrays[2 if output else int(index)] = array  # kept alive while the executor may run
+      self._arrays = tuple(arrays)
+    return status
 
   @property
   def kernel(self) -> str:
@@ -356,7 +400,7 @@ def threshold_backward(
     address = workspace.__array_interface__["data"][0]
   native = None if executor is None else executor._aclnn_ext
   status = _aclnn_ext.threshold_backward(address, workspace_size, native)
-  if status == ACLNN_SUCCESS and executor is not None:
+  if status == ACLNN_SUCCESS and executor is not None and not executor._repeatable:
     executor._arrays = None  # ran: the executor never touches them again
   return status
 

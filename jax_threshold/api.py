@@ -151,7 +151,12 @@ def threshold_backward(
   else:
     threshold, static = _threshold.traced_argument(threshold), False
   return _threshold_backward(
-    grad_output, x, threshold, implementation=implementation, static_threshold=static
+    grad_output,
+    x,
+    threshold,
+    implementation=implementation,
+    static_threshold=static,
+    relu_grad=static and _is_static_zero(threshold),
   )
 
 
@@ -165,9 +170,11 @@ _INLINE_WHILE_TRACING = getattr(getattr(jax, "Inline", None), "JAX_EARLY", True)
 # A static threshold arrives already canonical (its value is known outside the trace, e.g. to
 # choose a plan); a traced one is canonicalised here.
 @functools.partial(
-  jax.jit, static_argnames=("implementation", "static_threshold"), inline=_INLINE_WHILE_TRACING
+  jax.jit,
+  static_argnames=("implementation", "static_threshold", "relu_grad"),
+  inline=_INLINE_WHILE_TRACING,
 )
-def _threshold_backward(grad_output, x, threshold, *, implementation, static_threshold):
+def _threshold_backward(grad_output, x, threshold, *, implementation, static_threshold, relu_grad):
   target = _common_dtype(grad_output, x)
   if target is not None:
     grad_output = lax.convert_element_type(grad_output, target)
@@ -176,7 +183,20 @@ def _threshold_backward(grad_output, x, threshold, *, implementation, static_thr
   if not static_threshold:
     threshold = canonicalize_threshold(threshold, dtype)
   grad_output, x, threshold = match_varying_axes(grad_output, x, threshold)
-  return threshold_backward_p.bind(grad_output, x, threshold, implementation=implementation)
+  return threshold_backward_p.bind(
+    grad_output, x, threshold, implementation=implementation, relu_grad=relu_grad
+  )
+
+
+def _is_static_zero(threshold) -> bool:
+  """Whether the threshold operand is known now (not traced) to be exactly 0, either sign: the
+  primitive's `relu_grad` flag, decided outside the jitted body, where the value is known."""
+  if isinstance(threshold, jax.core.Tracer):
+    return False
+  try:
+    return bool(np.asarray(threshold) == 0)
+  except (TypeError, ValueError):  # an operand NumPy cannot hold: no kernel choice
+    return False
 
 
 def _check_static_value(value, dtype):
@@ -230,21 +250,23 @@ def _select(mask, x, value):
   )
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
-def _threshold_activation(x, threshold, value, implementation):
-  del implementation  # the forward is plain jnp; the name picks the backward's lowering
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3, 4))
+def _threshold_activation(x, threshold, value, implementation, relu_grad):
+  del implementation, relu_grad  # the forward is plain jnp; they pick the backward's lowering
   return _select(threshold_mask(x, threshold), x, value)
 
 
 @_threshold_activation.defjvp
-def _threshold_activation_jvp(implementation, primals, tangents):
+def _threshold_activation_jvp(implementation, relu_grad, primals, tangents):
   x, threshold, value = primals
   x_dot, _, value_dot = tangents  # the threshold gets no gradient
   mask = threshold_mask(x, threshold)
   out = _select(mask, x, value)
   # d/dx through the primitive (so every order of derivative runs through it);
   # d/dvalue is 1 exactly where x does not pass.
-  x_part = threshold_backward_p.bind(x_dot, x, threshold, implementation=implementation)
+  x_part = threshold_backward_p.bind(
+    x_dot, x, threshold, implementation=implementation, relu_grad=relu_grad
+  )
   return out, _select(mask, x_part, value_dot)
 
 
@@ -294,15 +316,22 @@ def threshold(
     _threshold.check_traced_type(threshold)  # its errors before the value's, as ever
   _check_static_value(value, dtype)
   return _threshold_forward(
-    x, threshold, _value_argument(value), implementation=implementation, static_threshold=static
+    x,
+    threshold,
+    _value_argument(value),
+    implementation=implementation,
+    static_threshold=static,
+    relu_grad=static and _is_static_zero(threshold),
   )
 
 
 # As `_threshold_backward`: the trace-time work inside jit's cached dispatch.
 @functools.partial(
-  jax.jit, static_argnames=("implementation", "static_threshold"), inline=_INLINE_WHILE_TRACING
+  jax.jit,
+  static_argnames=("implementation", "static_threshold", "relu_grad"),
+  inline=_INLINE_WHILE_TRACING,
 )
-def _threshold_forward(x, threshold, value, *, implementation, static_threshold):
+def _threshold_forward(x, threshold, value, *, implementation, static_threshold, relu_grad):
   dtype = np.dtype(x.dtype)
   if not static_threshold:
     threshold = canonicalize_threshold(threshold, dtype)
@@ -310,4 +339,4 @@ def _threshold_forward(x, threshold, value, *, implementation, static_threshold)
   x, threshold, value = match_varying_axes(x, threshold, value)
   if _dtypes.is_integer(dtype):  # not differentiable: no custom rule needed
     return _select(threshold_mask(x, threshold), x, value)
-  return _threshold_activation(x, threshold, value, implementation)
+  return _threshold_activation(x, threshold, value, implementation, relu_grad)

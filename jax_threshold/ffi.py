@@ -7,10 +7,14 @@ the AscendC kernels (cpp/xla_ffi/ffi_handler.h). It registers nothing, and "ffi"
 with the reason, when the extension is missing, when its handlers were built for an XLA FFI API
 the running jaxlib cannot load, or when the layout check cannot be installed in this JAX.
 
-Target (versioned; `ffi_targets()` lists it):
+Targets (versioned; `ffi_targets()` lists them):
   jax_threshold_threshold_backward_v1: (grad_output, x, threshold) -> out, the threshold an
     operand (0-d, or batched by vmap: one custom call for the whole batch), in the operand's
     own dtype, so the executor sees docs/behaviour.md §1's comparison.
+  jax_threshold_threshold_backward_relu_grad_v1: (grad_output, x) -> out, the threshold exactly
+    0: the primitive's `relu_grad` flag (a threshold known at trace time to be ±0) selects it,
+    and the handler plans CANN's ReluGrad kernel (the operand target's kernel reads a traced
+    threshold on the device, so it always runs ThresholdGradV2D, which gives the same bits at 0).
 
 On a mesh the call is partitioned as an elementwise op (each device runs it on its own block):
 `partitioning.py` gives it a Shardy sharding rule and registers an XLA partitioner for the
@@ -55,6 +59,7 @@ from jax_threshold import partitioning as _partitioning
 from jax_threshold.primitive import threshold_backward_p
 
 TARGET = "jax_threshold_threshold_backward_v1"
+RELU_GRAD_TARGET = "jax_threshold_threshold_backward_relu_grad_v1"
 
 # XLA custom-call platform -> JAX lowering platform. "ASCEND" is the custom-call
 # platform of the community JAX Ascend PJRT plugin, whose JAX platform is "ascend";
@@ -70,7 +75,7 @@ _AUTO_PLATFORMS = frozenset({"ascend"})
 
 def ffi_targets() -> tuple[str, ...]:
   """The custom-call target names this module's lowering emits."""
-  return (TARGET,)
+  return (TARGET, RELU_GRAD_TARGET)
 
 
 # --- The XLA FFI API version ---------------------------------------------------------------
@@ -485,12 +490,15 @@ def _ffi_rule(target, ctx):
   return jax.ffi.ffi_lowering(target, extra_attributes=extra)
 
 
-def _ffi_lowering(ctx, grad_output, x, threshold, *, implementation, platform):
+def _ffi_lowering(ctx, grad_output, x, threshold, *, implementation, platform, relu_grad=False):
   """Lowers threshold_backward to one XLA FFI custom call (partitioned elementwise on a mesh).
 
   On CPU, a vmap-batched threshold over a small x runs batch-transposed (above): the kernel
   launches along the batch axis instead of once per threshold.
   """
+  if relu_grad and ctx.avals_in[2].ndim == 0:  # the threshold is 0: no threshold operand
+    ctx = ctx.replace(avals_in=ctx.avals_in[:2])
+    return _ffi_rule(RELU_GRAD_TARGET, ctx)(ctx, grad_output, x)
   if platform == "cpu" and runs_batch_transposed(ctx):
     return _batch_transposed_lowering(ctx, grad_output, x, threshold, implementation="ffi")
   del implementation  # already resolved to "ffi" by lowering.py
@@ -511,6 +519,19 @@ def _extension():
   return _aclnn_ext
 
 
+def _register_types_now() -> None:
+  """Makes jax.ffi.register_ffi_type reach XLA at once on CPU.
+
+  XLA refuses a handler whose state type it does not know yet. Registrations made before the CPU
+  backend exists wait in jaxlib's xla_client, and its CPU client flushes the waiting targets
+  before the waiting types; installing the type handler that client installs (the same
+  function: a no-op once installed) registers the types first.
+  """
+  from jaxlib import xla_client  # noqa: PLC0415
+
+  xla_client.register_custom_type_handler("cpu", xla_client._xla.register_custom_type)
+
+
 def register() -> None:
   """Registers the handlers, the partitioner, the layout check and the "ffi" lowering.
 
@@ -529,6 +550,11 @@ def register() -> None:
       "disabled, the reference lowering works as usual"
     )
   platforms = set()
+  types = native.ffi_types()
+  if types:
+    _register_types_now()
+  for name, platform, registration in types:
+    jax.ffi.register_ffi_type(name, registration, platform=platform)
   for name, platform, capsule in native.ffi_handlers():
     jax.ffi.register_ffi_target(name, capsule, platform=platform)
     platforms.add(platform)

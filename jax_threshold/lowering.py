@@ -173,7 +173,7 @@ def _lowering_platforms(ctx) -> tuple[str, ...]:
 def _make_dispatch_rule(platform: str | None):
   """The lowering rule for one platform (None: platforms without their own rule)."""
 
-  def rule(ctx, grad_output, x, threshold, *, implementation):
+  def rule(ctx, grad_output, x, threshold, *, implementation, relu_grad=False):
     chosen = _resolve_for_platform(implementation, platform)
     if chosen == "reference":
       return reference_lowering(ctx, grad_output, x, threshold, implementation=implementation)
@@ -185,6 +185,10 @@ def _make_dispatch_rule(platform: str | None):
       raise NotImplementedError(
         f"threshold_backward: implementation {chosen!r} has no lowering for platform "
         f"{where!r} (registered for: {registered}; {hint})"
+      )
+    if relu_grad:  # only lowerings that run kernels take the choice
+      return lowering(
+        ctx, grad_output, x, threshold, implementation=implementation, relu_grad=relu_grad
       )
     return lowering(ctx, grad_output, x, threshold, implementation=implementation)
 

@@ -57,6 +57,11 @@ class UnsupportedCallError(ValueError):
   """
 
 
+def _operand_count(target: str) -> int:
+  """Operands of a target: grad_output, x and, unless the target fixes the threshold at 0, it."""
+  return 2 if target.endswith("_relu_grad_v1") else 3
+
+
 def _describe(shape) -> str:
   return str(shape) if shape is not None else "nothing"
 
@@ -77,17 +82,17 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
   """The operand shapes of a call the handler accepts, or UnsupportedCallError saying why.
 
   What the project's lowering emits (docs/behaviour.md, "The custom-call boundary"): one array
-  result; grad_output, x and a threshold as arrays; grad_output and x of one supported dtype,
-  the result of x's dtype, the threshold of a dtype `_dtypes` allows for it; the result's shape
-  the broadcast shape of the operands under `_shapes.output_shape`; row-major layouts where XLA
-  shows them. Nothing here calls `dimensions()` on a shape
-  that is not an array (XLA CHECK-fails on a tuple).
+  result; grad_output and x (and, unless the target fixes the threshold at 0, a threshold) as
+  arrays; grad_output and x of one supported dtype, the result of x's dtype, the threshold of a
+  dtype `_dtypes` allows for it; the result's shape the broadcast shape of the operands under
+  `_shapes.output_shape`; row-major layouts where XLA shows them. Nothing here calls
+  `dimensions()` on a shape that is not an array (XLA CHECK-fails on a tuple).
   """
   where = f"jax_threshold: custom call {target}"
   if result_shape is None or not result_shape.is_array():
     raise UnsupportedCallError(f"{where} must have one array result; got {_describe(result_shape)}")
   arg_shapes = list(arg_shapes)
-  expected = 3
+  expected = _operand_count(target)
   if len(arg_shapes) != expected:
     raise UnsupportedCallError(f"{where} takes {expected} operands; got {len(arg_shapes)}")
   for i, s in enumerate(arg_shapes):
@@ -113,15 +118,18 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
       f"{where}: the result has dtype {result_dtype.name}, not x's {x_dtype.name}"
     )
   shapes = tuple(tuple(int(d) for d in s.dimensions()) for s in arg_shapes)
-  allowed = _dtypes.threshold_operand_dtypes(x_dtype)
-  if dtypes[2] not in allowed:
-    raise UnsupportedCallError(
-      f"{where}: the threshold for x of dtype {x_dtype.name} must have dtype "
-      f"{' or '.join(d.name for d in allowed)}; got {dtypes[2].name}"
-    )
+  threshold_shape = ()
+  if expected == 3:
+    allowed = _dtypes.threshold_operand_dtypes(x_dtype)
+    if dtypes[2] not in allowed:
+      raise UnsupportedCallError(
+        f"{where}: the threshold for x of dtype {x_dtype.name} must have dtype "
+        f"{' or '.join(d.name for d in allowed)}; got {dtypes[2].name}"
+      )
+    threshold_shape = shapes[2]
   out_shape = tuple(int(d) for d in result_shape.dimensions())
   try:
-    want = _shapes.output_shape(shapes[0], shapes[1], shapes[2])
+    want = _shapes.output_shape(shapes[0], shapes[1], threshold_shape)
   except ValueError as e:
     raise UnsupportedCallError(f"{where}: {e}") from None
   if tuple(want) != out_shape:

@@ -24,6 +24,10 @@ Params
   implementation: "auto", "reference" or "ffi", validated but not resolved to a
     platform; `lowering.py` resolves it when lowering (so "auto" can differ by
     platform).
+  relu_grad: True when the threshold was known at trace time to be exactly 0
+    (either sign). A flag, not the value, so no recompile per threshold: the
+    custom call then runs CANN's ReluGrad kernel, which gives the same bits as
+    ThresholdGradV2D at 0; the reference lowering ignores it. Optional (False).
 
 Output: the broadcast shape of grad_output, x and threshold (`_shapes.output_shape`); x's
 dtype; on a mesh, the sharding JAX's elementwise ops would give it.
@@ -148,7 +152,10 @@ threshold_backward_p = jax.extend.core.Primitive("threshold_backward")
 threshold_backward_p.def_impl(functools.partial(dispatch.apply_primitive, threshold_backward_p))
 
 
-def _threshold_backward_abstract_eval(grad_output, x, threshold, *, implementation):
+def _threshold_backward_abstract_eval(
+  grad_output, x, threshold, *, implementation, relu_grad=False
+):
+  del relu_grad  # a kernel choice: the result's type does not depend on it
   validate_name(implementation)
   dtype = _dtypes.check_same_dtype(grad_output.dtype, x.dtype)
   allowed = _dtypes.threshold_operand_dtypes(dtype)
@@ -173,7 +180,7 @@ def _move_batch_dim_to_front(operand, bdim, out_rank):
   return lax.reshape(operand, (size,) + _shapes.right_align(rest, out_rank))
 
 
-def _threshold_backward_batch_rule(batched_args, batch_dims, *, implementation):
+def _threshold_backward_batch_rule(batched_args, batch_dims, *, implementation, relu_grad=False):
   grad_output, x, threshold = batched_args
   g_bdim, x_bdim, t_bdim = batch_dims
   unbatched_rank = lambda a, d: a.ndim - (d is not None)
@@ -194,18 +201,24 @@ def _threshold_backward_batch_rule(batched_args, batch_dims, *, implementation):
     threshold = _move_batch_dim_to_front(threshold, t_bdim, out_rank)
   elif threshold.ndim:
     threshold = lax.expand_dims(threshold, (0,))
-  out = threshold_backward_p.bind(grad_output, x, threshold, implementation=implementation)
+  out = threshold_backward_p.bind(
+    grad_output, x, threshold, implementation=implementation, relu_grad=relu_grad
+  )
   return out, 0
 
 
 batching.primitive_batchers[threshold_backward_p] = _threshold_backward_batch_rule
 
 
-def _threshold_backward_jvp(grad_output_dot, grad_output, x, threshold, *, implementation):
+def _threshold_backward_jvp(
+  grad_output_dot, grad_output, x, threshold, *, implementation, relu_grad=False
+):
   # Linear in grad_output: the tangent goes through the same mask. x and
   # threshold only choose the mask, so their tangents contribute nothing.
   del grad_output
-  return threshold_backward_p.bind(grad_output_dot, x, threshold, implementation=implementation)
+  return threshold_backward_p.bind(
+    grad_output_dot, x, threshold, implementation=implementation, relu_grad=relu_grad
+  )
 
 
 ad.defjvp(threshold_backward_p, _threshold_backward_jvp, None, None)
@@ -223,7 +236,9 @@ def _unbroadcast(aval, ct):
   return lax.reshape(summed, shape, out_sharding=sharding)
 
 
-def _threshold_backward_transpose(ct, grad_output, x, threshold, *, implementation):
+def _threshold_backward_transpose(
+  ct, grad_output, x, threshold, *, implementation, relu_grad=False
+):
   if ad.is_undefined_primal(x) or ad.is_undefined_primal(threshold):
     raise ValueError(
       "threshold_backward is linear in grad_output only; it cannot be "
@@ -233,18 +248,22 @@ def _threshold_backward_transpose(ct, grad_output, x, threshold, *, implementati
   if type(ct) is ad.Zero:
     return ad.Zero(grad_output.aval), None, None
   # The mask is elementwise and symmetric: the transpose applies it again.
-  ct_grad_output = threshold_backward_p.bind(ct, x, threshold, implementation=implementation)
+  ct_grad_output = threshold_backward_p.bind(
+    ct, x, threshold, implementation=implementation, relu_grad=relu_grad
+  )
   return _unbroadcast(grad_output.aval, ct_grad_output), None, None
 
 
 ad.primitive_transposes[threshold_backward_p] = _threshold_backward_transpose
 
 
-def _threshold_backward_jet(primals_in, series_in, *, implementation):
+def _threshold_backward_jet(primals_in, series_in, *, implementation, relu_grad=False):
   # Linear in grad_output: each Taylor coefficient goes through the same mask. x and the
   # threshold only choose the mask, so their series contribute nothing.
   grad_output, x, threshold = primals_in
-  bind = lambda g: threshold_backward_p.bind(g, x, threshold, implementation=implementation)
+  bind = lambda g: threshold_backward_p.bind(
+    g, x, threshold, implementation=implementation, relu_grad=relu_grad
+  )
   return bind(grad_output), [bind(term) for term in series_in[0]]
 
 

@@ -66,6 +66,27 @@ class _BenchTest(parameterized.TestCase):
     return tmp.name
 
 
+@absltest.skipIf("ffi" not in jt.available_implementations(), "the XLA FFI handler is not built")
+class CallCostsBenchmarkTest(_BenchTest):
+  def test_quick_run_reports_both_ratios(self):
+    out_dir = self._tempdir()
+    _run(out_dir, "bench_call_costs.py")
+    with open(os.path.join(out_dir, "bench_call_costs.json")) as f:
+      results = json.load(f)
+    for size in ("1", "16"):
+      cases = results["per_call"][size]
+      self.assertEqual(cases["where"]["ratio"], 1.0)
+      for name in (
+        "ffi, traced threshold",
+        "ffi, constant threshold",
+        "ffi, threshold 0 (ReluGrad)",
+      ):
+        self.assertGreater(cases[name]["us"], 0)
+    memory = results["peak_memory"]
+    self.assertGreater(memory["same_shape_mib"], 0)
+    self.assertAlmostEqual(memory["ratio"], memory["broadcast_mib"] / memory["same_shape_mib"])
+
+
 class ThresholdBackwardBenchmarkTest(_BenchTest):
   def test_quick_run_times_every_available_implementation(self):
     out_dir = self._tempdir()

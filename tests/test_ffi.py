@@ -127,7 +127,10 @@ class FfiLoweringTest(parameterized.TestCase):
     return jax.jit(fn).lower(*args).as_text()
 
   def test_targets_are_versioned_and_listed(self):
-    self.assertEqual(jt.ffi_targets(), ("jax_threshold_threshold_backward_v1",))
+    self.assertEqual(
+      jt.ffi_targets(),
+      ("jax_threshold_threshold_backward_v1", "jax_threshold_threshold_backward_relu_grad_v1"),
+    )
     self.assertEqual(jt_ffi.ffi_targets(), jt.ffi_targets())
     names = {(name, platform) for name, platform, _ in _aclnn_ext.ffi_handlers()}
     self.assertIn(("jax_threshold_threshold_backward_v1", "cpu"), names)

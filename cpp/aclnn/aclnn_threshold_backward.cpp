@@ -289,6 +289,7 @@ struct AsyncRun {
 void LaunchFrom(const std::shared_ptr<AsyncRun>& run, size_t i) {
   if (i == run->steps.size() || run->failed.load()) {
     if (run->failed.load()) run->plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
+    EndRun(run->plan.get());
     if (run->on_done) run->on_done();
     return;
   }
@@ -421,18 +422,13 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   CheckedNumElements(grad_output->shape, &n_grad);
   CheckedNumElements(x->shape, &n_x);
   CheckedNumElements(shape, &n_signed);
-  auto make_executor = [](std::shared_ptr<ExecutorPlan>* plan) -> aclOpExecutor* {
-    *plan = std::shared_ptr<ExecutorPlan>(new (std::nothrow) ExecutorPlan);
-    if (*plan == nullptr) return nullptr;
-    auto* exec = new (std::nothrow) aclOpExecutor;
-    if (exec != nullptr) exec->plan = *plan;
-    return exec;
-  };
+  auto make_executor = NewExecutor;
   std::shared_ptr<ExecutorPlan> plan;
   if (n_x == 0 || n_grad == 0) {
     aclOpExecutor* exec = make_executor(&plan);
     if (exec == nullptr) return Fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "cannot create the executor");
     plan->kernel = KernelKind::kNone;
+    RecordBindings(exec, grad_output, x, nullptr, out);
     *workspace_size = 0;
     *executor = exec;
     return ACLNN_SUCCESS;
@@ -461,7 +457,7 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   aclOpExecutor* exec = make_executor(&plan);
   if (exec == nullptr) return Fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "cannot create the executor");
   auto cleanup = [exec](aclnnStatus status, std::string message) {
-    delete exec;
+    ReleaseExecutor(exec);
     return Fail(status, std::move(message));
   };
 
@@ -527,6 +523,7 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
                        "unaligned or overlapping tensors) overflows a 64-bit byte count");
   }
   plan->workspace_size = plan->workspace.size;
+  RecordBindings(exec, grad_output, x, nullptr, out);
 
   *workspace_size = plan->workspace.size;
   *executor = exec;
@@ -536,18 +533,25 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
 aclnnStatus StartRun(void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
                      char** base) {
   *base = nullptr;
-  if (executor == nullptr || executor->plan == nullptr) {
-    return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
+  if (executor == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
+  // Before anything reads it: a destroyed executor's memory is gone.
+  if (!IsLiveExecutor(executor)) {
+    return Fail(ACLNN_ERR_PARAM_INVALID, "not a live executor (destroyed, or never created)");
   }
+  if (executor->plan == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
   ExecutorPlan* plan = executor->plan.get();
+  std::lock_guard<std::mutex> lock(plan->bindings_mu);
+  if (aclnnStatus status = CheckRebinding(*plan); status != ACLNN_SUCCESS) return status;
   std::string error;
   if (aclnnStatus status = PlaceWorkspace(plan->workspace, workspace, workspace_size, base, &error);
       status != ACLNN_SUCCESS) {
     return Fail(status, error);
   }
-  if (plan->started.exchange(true)) {
-    return Fail(ACLNN_ERR_PARAM_INVALID, "the executor has already run (an executor runs once)");
+  if (plan->started.exchange(true) && !plan->repeatable.load()) {
+    return Fail(ACLNN_ERR_PARAM_INVALID,
+                "the executor has already run (an executor runs once unless made repeatable)");
   }
+  ++plan->bindings.runs_in_flight;
   return ACLNN_SUCCESS;
 }
 
@@ -561,10 +565,15 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
   }
   std::shared_ptr<ExecutorPlan> plan = executor->plan;
   if (plan->kernel == KernelKind::kNone) {
+    EndRun(plan.get());
     if (stream != nullptr && on_done) on_done();
     return ACLNN_SUCCESS;
   }
   if (stream == nullptr) {
+    struct EndOnReturn {
+      ExecutorPlan* plan;
+      ~EndOnReturn() { EndRun(plan); }
+    } end_on_return{plan.get()};
     std::vector<Step> steps;
     try {
       steps = PlanSteps(plan.get(), ws);
@@ -590,6 +599,7 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
     run->steps = PlanSteps(plan.get(), ws);
   } catch (const std::exception& e) {
     plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
+    EndRun(plan.get());
     return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string("kernel launch failed: ") + e.what());
   }
   run->stream = static_cast<HostStream*>(stream);
@@ -598,17 +608,13 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor) {
-  delete executor;  // an asynchronous run in flight holds its own reference to the plan
-  return ACLNN_SUCCESS;
-}
-
 const char* aclnnThresholdBackwardKernelName(const aclOpExecutor* executor) {
-  const ExecutorPlan* plan = GetExecutorPlan(executor);
+  const ExecutorPlan* plan = IsLiveExecutor(executor) ? GetExecutorPlan(executor) : nullptr;
   return plan == nullptr ? "" : KernelKindName(plan->kernel);
 }
 
 aclnnStatus aclnnThresholdBackwardRunStatus(const aclOpExecutor* executor) {
+  if (executor != nullptr && !IsLiveExecutor(executor)) return ACLNN_ERR_PARAM_INVALID;
   const ExecutorPlan* plan = GetExecutorPlan(executor);
   return plan == nullptr ? ACLNN_ERR_PARAM_NULLPTR : plan->run_status.load();
 }
@@ -903,15 +909,19 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
 aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
     const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
     uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
-  return PlanThresholdTensor(grad_output, x, threshold, out, workspace_size, executor, platform,
-                             ThresholdReader::kHost);
+  const aclnnStatus status = PlanThresholdTensor(grad_output, x, threshold, out, workspace_size,
+                                                 executor, platform, ThresholdReader::kHost);
+  if (status == ACLNN_SUCCESS) RecordBindings(*executor, grad_output, x, threshold, out);
+  return status;
 }
 
 aclnnStatus aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize(
     const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
     uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
-  return PlanThresholdTensor(grad_output, x, threshold, out, workspace_size, executor, platform,
-                             ThresholdReader::kKernel);
+  const aclnnStatus status = PlanThresholdTensor(grad_output, x, threshold, out, workspace_size,
+                                                 executor, platform, ThresholdReader::kKernel);
+  if (status == ACLNN_SUCCESS) RecordBindings(*executor, grad_output, x, threshold, out);
+  return status;
 }
 
 }  // namespace jax_threshold::aclnn

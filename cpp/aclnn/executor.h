@@ -5,12 +5,14 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "aclnn/strided_copy.h"
 #include "aclnn/tensor.h"
+#include "aclnn/view_bounds.h"
 #include "aclnn/workspace.h"
 #include "ascend_kernels/kernel_args.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
@@ -42,6 +44,24 @@ struct ThresholdBatch {
   uint32_t core_num = 0;  // the platform's cores: the NPU runs a whole batch in one launch on them
 
   std::array<int64_t, 4> Offsets(int64_t k) const;
+};
+
+// The tensors a plan reads and writes, as CANN's reuse API rebinds them (aclnn/executor_reuse.cpp):
+// the descriptors phase one was given and where their data is now.
+struct TensorBinding {
+  bool present = false;  // false: an empty plan's tensor, or an index the plan does not have
+  aclTensor view;        // as planned; view.data is the planned address
+  ViewBounds planned;    // extent at planning
+  ViewBounds bounds;     // extent at the current address
+  uintptr_t data = 0;    // current data address
+};
+
+struct ExecutorBindings {
+  static constexpr int kGrad = 0, kX = 1, kThreshold = 2, kOut = 3;
+  int inputs = 2;  // 3 for the threshold-tensor phase ones
+  TensorBinding tensors[4];
+  bool rebound = false;  // an address differs from the planned one
+  int runs_in_flight = 0;
 };
 
 // Everything phase two needs, fixed by phase one. Shared (reference-counted) between the
@@ -76,6 +96,13 @@ struct ExecutorPlan {
   std::atomic<bool> started{false};
   std::atomic<int32_t> run_status{ACLNN_SUCCESS};
 
+  // CANN's reuse API: a repeatable plan runs until destroyed; its tensors may be rebound between
+  // runs. bindings_mu guards `bindings` and the tensor addresses above against a rebinding while
+  // a run is being started or is in flight.
+  std::atomic<bool> repeatable{false};
+  std::mutex bindings_mu;
+  ExecutorBindings bindings;
+
   bool ReadsThresholdOnDevice() const {
     return threshold_grad_tiling.threshold.source ==
            static_cast<int32_t>(ascend_kernels::ThresholdSource::kGm);
@@ -109,6 +136,26 @@ inline constexpr uint64_t kSmallSliceBytes = 64 * 1024;
 // is the aligned base of the planned buffers inside the workspace (null when none is planned).
 aclnnStatus StartRun(void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
                      char** base);
+
+// The end of a run StartRun admitted (synchronous runs on return, asynchronous ones before
+// on_done, NPU runs once submitted): the plan's tensors may be rebound again.
+void EndRun(ExecutorPlan* plan);
+
+// Executors alive between phase one and aclDestroyAclOpExecutor (aclnn/executor_reuse.cpp), so a
+// destroyed one is an error code wherever it is passed. NewExecutor: null when out of memory.
+aclOpExecutor* NewExecutor(std::shared_ptr<ExecutorPlan>* plan);
+bool IsLiveExecutor(const aclOpExecutor* executor);
+// Unregisters and deletes a live executor; false (nothing done) for any other pointer.
+bool ReleaseExecutor(aclOpExecutor* executor);
+
+// Under plan.bindings_mu, before a run: PARAM_INVALID when a rebinding made an input overlap out
+// other than the way it did at planning.
+aclnnStatus CheckRebinding(const ExecutorPlan& plan);
+
+// Records the caller's tensors of a successful phase one (threshold null for a scalar
+// threshold) as the executor's bindings.
+void RecordBindings(aclOpExecutor* executor, const aclTensor* grad_output, const aclTensor* x,
+                    const aclTensor* threshold, const aclTensor* out);
 
 // Records `message` as aclGetRecentErrMsg()'s and returns `status`.
 aclnnStatus Fail(aclnnStatus status, std::string message);

@@ -242,7 +242,7 @@ class FirstUseCheck {
 
 aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size,
                                         aclOpExecutor* executor, aclrtStream stream) {
-  ExecutorPlan* p = executor == nullptr ? nullptr : executor->plan.get();
+  ExecutorPlan* p = IsLiveExecutor(executor) ? executor->plan.get() : nullptr;
   if (p != nullptr && (p->grad_copy || p->x_copy || p->out_copy || p->workspace_size > 0)) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
                 "on the NPU, grad_output and x must have out's shape and be contiguous "
@@ -253,6 +253,10 @@ aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size
       status != ACLNN_SUCCESS) {
     return status;
   }
+  struct EndOnReturn {  // the launches are submitted (or failed) by then: rebinding may follow
+    ExecutorPlan* plan;
+    ~EndOnReturn() { EndRun(plan); }
+  } end_on_return{p};
   if (p->kernel == KernelKind::kNone) return ACLNN_SUCCESS;
 
   const std::vector<NpuLaunch> launches = PlanLaunches(*p);

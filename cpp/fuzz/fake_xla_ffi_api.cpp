@@ -22,6 +22,9 @@ struct XLA_FFI_Future {
 
 struct XLA_FFI_ExecutionContext {
   jax_threshold::fuzz::FakeXlaFfiApi* owner;
+  // The per-executable state the instantiate stage set, as XLA keeps it for the execute stage.
+  int64_t state_type = 0;
+  void* state = nullptr;
 };
 
 namespace jax_threshold::fuzz {
@@ -75,6 +78,25 @@ XLA_FFI_Error* ContextGet(XLA_FFI_ExecutionContext_Get_Args*) {
   return NewError(XLA_FFI_Error_Code_NOT_FOUND, "no user data in this execution context");
 }
 
+XLA_FFI_Error* StateSet(XLA_FFI_State_Set_Args* args) {
+  XLA_FFI_ExecutionContext* ctx = args->ctx;
+  if (ctx->state != nullptr) {
+    return NewError(XLA_FFI_Error_Code_ALREADY_EXISTS, "the state is already set");
+  }
+  ctx->state_type = args->type_id->type_id;
+  ctx->state = args->state;
+  return nullptr;
+}
+
+XLA_FFI_Error* StateGet(XLA_FFI_State_Get_Args* args) {
+  XLA_FFI_ExecutionContext* ctx = args->ctx;
+  if (ctx->state == nullptr || ctx->state_type != args->type_id->type_id) {
+    return NewError(XLA_FFI_Error_Code_NOT_FOUND, "no state of this type was set");
+  }
+  args->state = ctx->state;
+  return nullptr;
+}
+
 template <typename Args>
 XLA_FFI_Error* Unimplemented(Args*) {
   return NewError(XLA_FFI_Error_Code_UNIMPLEMENTED, "not provided by the fake XLA FFI API");
@@ -124,8 +146,8 @@ FakeXlaFfiApi::FakeXlaFfiApi(const PoolOptions& options)
   api_.XLA_FFI_Stream_Get = FakeStreamGet;
   api_.XLA_FFI_Type_Register = Unimplemented<XLA_FFI_Type_Register_Args>;
   api_.XLA_FFI_ExecutionContext_Get = ContextGet;
-  api_.XLA_FFI_State_Set = Unimplemented<XLA_FFI_State_Set_Args>;
-  api_.XLA_FFI_State_Get = Unimplemented<XLA_FFI_State_Get_Args>;
+  api_.XLA_FFI_State_Set = StateSet;
+  api_.XLA_FFI_State_Get = StateGet;
   api_.XLA_FFI_DeviceMemory_Allocate = Unimplemented<XLA_FFI_DeviceMemory_Allocate_Args>;
   api_.XLA_FFI_DeviceMemory_Free = Unimplemented<XLA_FFI_DeviceMemory_Free_Args>;
   api_.XLA_FFI_ThreadPool_Schedule = FakeSchedule;
@@ -146,6 +168,11 @@ FakeXlaFfiApi::~FakeXlaFfiApi() {
   }
   work_cv_.notify_all();
   for (std::thread& t : threads_) t.join();
+  if (ctx_->state != nullptr) {
+    const auto type = types_.find(ctx_->state_type);
+    if (type == types_.end()) Fail("a state of a type that was not registered");
+    type->second(ctx_->state);
+  }
   delete ctx_;
 }
 
@@ -171,6 +198,10 @@ void FakeXlaFfiApi::Drain(std::chrono::milliseconds timeout) {
   if (!idle_cv_.wait_for(lock, timeout, [this] { return running_ == 0 && queue_.empty(); })) {
     Fail("scheduled tasks did not finish in time (a task waits for another, or hangs)");
   }
+}
+
+void FakeXlaFfiApi::RegisterType(int64_t type_id, void (*deleter)(void*)) {
+  types_[type_id] = deleter;
 }
 
 int64_t FakeXlaFfiApi::scheduled() const {

@@ -1,5 +1,6 @@
 // A fake of the XLA FFI C API (xla/ffi/api/c_api.h) for calling the project's handlers as XLA's
-// CPU runtime does: errors, futures and an intra-op thread pool of real threads. Every other API
+// CPU runtime does: errors, futures, an intra-op thread pool of real threads and the state an
+// instantiate stage sets for the execute stage (deleted with the fake). Every other API
 // function returns an UNIMPLEMENTED error. Misuse that XLA's runtime would not survive (a future
 // completed twice, an error destroyed that is not one) aborts with a message.
 #pragma once
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -55,6 +57,9 @@ class FakeXlaFfiApi {
   // Tasks scheduled so far (each ran, or runs, on a pool thread).
   int64_t scheduled() const;
 
+  // A state type, as XLA registers it: the fake deletes a state of this type with `deleter`.
+  void RegisterType(int64_t type_id, void (*deleter)(void*));
+
  private:
   void Worker();
 
@@ -68,6 +73,7 @@ class FakeXlaFfiApi {
   int64_t scheduled_ = 0;
   bool stop_ = false;
   std::vector<std::thread> threads_;
+  std::map<int64_t, void (*)(void*)> types_;
 
   friend XLA_FFI_Error* FakeSchedule(XLA_FFI_ThreadPool_Schedule_Args* args);
   friend XLA_FFI_Error* FakeNumThreads(XLA_FFI_ThreadPool_NumThreads_Args* args);

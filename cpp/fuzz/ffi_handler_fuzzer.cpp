@@ -1,5 +1,5 @@
 // libFuzzer target over the CPU XLA FFI handlers of threshold_backward (the operand and the
-// static target): each input becomes one XLA_FFI_CallFrame, handed to the handler's
+// ReluGrad target): each input becomes one XLA_FFI_CallFrame, handed to the handler's
 // XLA_FFI_Handler entry as XLA's CPU runtime hands it over, against a fake XLA FFI API
 // (fake_xla_ffi_api.h) with a real pool of 1-3 threads.
 //
@@ -7,8 +7,9 @@
 // argument and result counts and kinds (buffer, token); every buffer's dtype (each
 // XLA_FFI_DataType, valid or not), rank (0..10) and dims (0, small, large, huge, negative,
 // products that overflow); the data pointers (null when empty, in one arena with guard bytes,
-// out equal to or overlapping an input); the attributes (count, names right, unknown, missing,
-// duplicated or unsorted, their types and values); the operand threshold's dtype and shape (0-d,
+// out equal to or overlapping an input); attributes no target declares (count, names, types,
+// scalar dtypes known to the headers or newer, values), which XLA FFI leaves undecoded; the
+// operand threshold's dtype and shape (0-d,
 // the result's rank, batched, other ranks); the values; the pool (threads, FTZ/DAZ on its
 // threads and on the caller, Schedule and NumThreads failing).
 //
@@ -222,57 +223,6 @@ void* NoAccessPage() {
   return page;
 }
 
-// The static target's attribute values, as the lowering or a hostile caller writes them.
-const char* const kDtypeNames[] = {"float32", "float64", "int8",     "uint8",  "int32",
-                                   "int64",   "float16", "bfloat16", "",       "float32 ",
-                                   "int",     "uint64",  "bool",     "FLOAT32"};
-
-double DecodeFloatAttr(Input& in) {
-  const uint8_t b = in.Byte();
-  switch (b % 12) {
-    case 0:
-      return std::nan("");
-    case 1:
-      return std::numeric_limits<double>::infinity();
-    case 2:
-      return -std::numeric_limits<double>::infinity();
-    case 3:
-      return 1e-40f;  // a float32 subnormal, exactly
-    case 4:
-      return 0.1;  // no float32 value
-    case 5:
-      return 1e300;
-    case 6: {
-      const uint64_t bits = in.U64();
-      double d;
-      std::memcpy(&d, &bits, 8);
-      return d;
-    }
-    default:
-      return static_cast<double>(static_cast<int>(in.Byte() % 25) - 12) * 0.25;
-  }
-}
-
-int64_t DecodeIntAttr(Input& in) {
-  const uint8_t b = in.Byte();
-  switch (b % 10) {
-    case 0:
-      return 300;
-    case 1:
-      return -129;
-    case 2:
-      return int64_t{1} << 40;
-    case 3:
-      return std::numeric_limits<int64_t>::min();
-    case 4:
-      return std::numeric_limits<int64_t>::max();
-    case 5:
-      return static_cast<int64_t>(in.U64());
-    default:
-      return static_cast<int64_t>(in.Byte() % 9) - 4;
-  }
-}
-
 // One attribute of the call frame, with the storage its pointers refer to.
 struct Attr {
   std::string name;
@@ -386,123 +336,29 @@ int64_t BroadcastOffset(const Shape& shape, const Shape& result, const std::vect
 //===-- The call ---------------------------------------------------------------------------===//
 
 struct Call {
-  int target = 0;  // 0: the operand target, 1: the static target
+  int target = 0;  // 0: the operand target, 1: the ReluGrad target (threshold 0)
   uint8_t frame_mode = 0;
   PoolOptions pool;
   bool caller_flushes = false;
   std::vector<Buffer> args, rets;
   std::vector<Attr> attrs;
-  // What the oracle needs of the static target's attributes when they are the right ones.
-  bool static_ok = false;
-  Scalar static_threshold;
-  XLA_FFI_DataType static_dtype = XLA_FFI_DataType_INVALID;
 };
 
-void DecodeStaticAttrs(Input& in, Call& call, XLA_FFI_DataType x_dtype) {
-  // The lowering's threshold_dtype for x, then another name.
-  const uint8_t name_choice = in.Byte();
-  std::string dtype_name;
-  switch (x_dtype) {
-    case XLA_FFI_DataType_F64:
-      dtype_name = "float64";
-      break;
-    case XLA_FFI_DataType_S8:
-      dtype_name = "int8";
-      break;
-    case XLA_FFI_DataType_U8:
-      dtype_name = "uint8";
-      break;
-    case XLA_FFI_DataType_S32:
-      dtype_name = "int32";
-      break;
-    case XLA_FFI_DataType_S64:
-      dtype_name = "int64";
-      break;
-    default:
-      dtype_name = "float32";
-  }
-  if (name_choice % 4 == 3) dtype_name = kDtypeNames[in.Byte() % 14];
-  const double value_float = DecodeFloatAttr(in);
-  const int64_t value_int = DecodeIntAttr(in);
-
-  Attr a_dtype, a_float, a_int;
-  a_dtype.name = "threshold_dtype";
-  a_dtype.type = XLA_FFI_AttrType_STRING;
-  a_dtype.text = dtype_name;
-  a_float.name = "threshold_float";
-  a_float.scalar_dtype = XLA_FFI_DataType_F64;
-  std::memcpy(a_float.value, &value_float, 8);
-  a_int.name = "threshold_int";
-  a_int.scalar_dtype = XLA_FFI_DataType_S64;
-  std::memcpy(a_int.value, &value_int, 8);
-  call.attrs = {a_dtype, a_float, a_int};  // sorted by name, as XLA hands them over
-
-  const std::vector<Attr> lowered = call.attrs;
-  const uint8_t edit = in.Byte();
-  if (edit >= 192) {
-    Attr& victim = call.attrs[in.Byte() % 3];
-    switch (edit % 8) {
-      case 0:  // missing
-        call.attrs.erase(call.attrs.begin() + (in.Byte() % 3));
-        break;
-      case 1: {  // an unknown one, somewhere
-        Attr extra;
-        extra.name = in.Byte() % 2 ? "threshold" : "zzz_unknown";
-        extra.scalar_dtype = XLA_FFI_DataType_S32;
-        call.attrs.insert(call.attrs.begin() + (in.Byte() % 4), extra);
-        break;
-      }
-      case 2:  // duplicated
-        call.attrs.insert(call.attrs.begin() + (in.Byte() % 4), victim);
-        break;
-      case 3:  // unsorted
-        std::swap(call.attrs[0], call.attrs[1 + in.Byte() % 2]);
-        break;
-      case 4:  // renamed
-        victim.name = in.Byte() % 2 ? "threshold_dtypes" : "";
-        break;
-      case 5: {  // another type
-        const uint8_t t = in.Byte();
-        victim.type = static_cast<XLA_FFI_AttrType>(1 + t % 4);
-        victim.text = dtype_name;
-        break;
-      }
-      case 6: {  // a scalar of another dtype
-        // One the headers know: their own decoding diagnostic (operator<< of XLA_FFI_DataType in
-        // xla/ffi/api/api.h) has no case for a value newer than them, before the handler runs.
-        const XLA_FFI_DataType d = HeaderDtype(in.Byte());
-        if (d == victim.scalar_dtype) break;  // the value stays what the oracle expects
-        victim.scalar_dtype = d;
-        for (unsigned char& c : victim.value) c = in.Byte();
-        break;
-      }
-      default:  // none at all
-        call.attrs.clear();
-    }
-  }
-  // An edit may leave them as they were (a type or dtype replaced by the same one).
-  auto same = [](const Attr& a, const Attr& b) {
-    return a.name == b.name && a.type == b.type &&
-           (a.type == XLA_FFI_AttrType_STRING ? a.text == b.text
-                                              : a.scalar_dtype == b.scalar_dtype);
-  };
-  call.static_ok = call.attrs.size() == lowered.size();
-  for (size_t i = 0; call.static_ok && i < lowered.size(); ++i) {
-    call.static_ok = same(call.attrs[i], lowered[i]);
-  }
-  call.static_dtype = dtype_name == "float32"   ? XLA_FFI_DataType_F32
-                      : dtype_name == "float64" ? XLA_FFI_DataType_F64
-                      : dtype_name == "int8"    ? XLA_FFI_DataType_S8
-                      : dtype_name == "uint8"   ? XLA_FFI_DataType_U8
-                      : dtype_name == "int32"   ? XLA_FFI_DataType_S32
-                      : dtype_name == "int64"   ? XLA_FFI_DataType_S64
-                                                : XLA_FFI_DataType_INVALID;
-  if (call.static_dtype == XLA_FFI_DataType_F32 || call.static_dtype == XLA_FFI_DataType_F64) {
-    call.static_threshold.f = call.static_dtype == XLA_FFI_DataType_F32
-                                  ? static_cast<double>(static_cast<float>(value_float))
-                                  : value_float;
-  } else {
-    call.static_threshold = {true, 0, value_int};
+// Attributes on a frame of the ReluGrad target, which (like every target) declares none: the
+// lowering emits none, and XLA FFI leaves those a hostile caller adds undecoded, whatever their
+// type or scalar dtype (one newer than the headers too).
+void DecodeAttrs(Input& in, Call& call) {
+  const uint8_t count = in.Byte();
+  if (count < 192) return;
+  const char* const names[] = {"threshold", "threshold_dtype", "zzz_unknown", ""};
+  for (int k = 0; k <= count % 3; ++k) {
+    Attr a;
+    a.name = names[in.Byte() % 4];
+    a.type = static_cast<XLA_FFI_AttrType>(1 + in.Byte() % 4);
+    a.text = "float32";
+    a.scalar_dtype = DecodeDtype(in.Byte());
+    for (size_t b = 0; b < 8; ++b) a.value[b] = in.Byte();
+    call.attrs.push_back(a);
   }
 }
 
@@ -604,18 +460,28 @@ bool Overlap(const Buffer& a, const Buffer& b) {
          b.offset < a.offset + a.bytes;
 }
 
-XLA_FFI_Handler* Handler(int target) {
-  static XLA_FFI_Handler* handlers[2] = {};
-  if (handlers[0] == nullptr) {
+// The CPU target's execute stage, or (instantiate) its instantiate stage (null when it has none).
+XLA_FFI_Handler* Handler(int target, bool instantiate = false) {
+  static XLA_FFI_Handler* handlers[2][2] = {};
+  if (handlers[0][0] == nullptr) {
     for (const auto& t : jax_threshold::ffi_handler::FfiTargets()) {
       if (std::strcmp(t.platform, "cpu") != 0) continue;
-      const bool is_static =
-          std::strcmp(t.name, jax_threshold::ffi_handler::kThresholdBackwardStaticTarget) == 0;
-      handlers[is_static ? 1 : 0] = t.handler;
+      const bool relu_grad =
+          std::strcmp(t.name, jax_threshold::ffi_handler::kThresholdBackwardReluGradTarget) == 0;
+      if (!relu_grad && std::strcmp(t.name, jax_threshold::ffi_handler::kThresholdBackwardTarget)) {
+        continue;
+      }
+      handlers[relu_grad ? 1 : 0][0] = t.handler;
+      handlers[relu_grad ? 1 : 0][1] = t.instantiate;
     }
-    if (handlers[0] == nullptr || handlers[1] == nullptr) Finding("no CPU handler of a target");
+    if (handlers[0][0] == nullptr || handlers[1][0] == nullptr) {
+      Finding("no CPU handler of a target");
+    }
+    // What jax_threshold.ffi's registration of the state type does in XLA: give it an id.
+    XLA_FFI_TypeId* id = jax_threshold::ffi_handler::ExecutablePlansTypeId();
+    if (id->type_id == 0) id->type_id = 1;
   }
-  return handlers[target];
+  return handlers[target][instantiate ? 1 : 0];
 }
 
 void Run(Input& in) {
@@ -670,7 +536,7 @@ void Run(Input& in) {
     default:
       t.dims = OperandShape(in, out.dims);
   }
-  if (call.target == 1) DecodeStaticAttrs(in, call, x_dtype);
+  if (call.target == 1) DecodeAttrs(in, call);
 
   // The frame's buffers: the target's own, sometimes fewer, more or tokens.
   call.args = call.target == 0 ? std::vector<Buffer>{g, x, t} : std::vector<Buffer>{g, x};
@@ -745,6 +611,9 @@ void Run(Input& in) {
   }
 
   FakeXlaFfiApi fake(call.pool);
+  Handler(0);  // the state type has its id
+  fake.RegisterType(jax_threshold::ffi_handler::ExecutablePlansTypeId()->type_id,
+                    jax_threshold::ffi_handler::ExecutablePlansTypeInfo()->deleter);
   XLA_FFI_Metadata metadata{XLA_FFI_Metadata_STRUCT_SIZE, {}, 0, {}};
   XLA_FFI_Metadata_Extension metadata_ext{
       {XLA_FFI_Metadata_Extension_STRUCT_SIZE, XLA_FFI_Extension_Metadata, nullptr}, &metadata};
@@ -779,10 +648,33 @@ void Run(Input& in) {
   const std::vector<unsigned char> before(base, base + arena_size);
   const unsigned int csr = _mm_getcsr();
   if (call.caller_flushes) _mm_setcsr(csr | 0x8040);  // FTZ | DAZ, as XLA's CPU threads run
+  // XLA instantiates the executable's custom call (attributes only) before its first run; an
+  // instantiation it refuses leaves no state, and the run then fails cleanly.
+  if (XLA_FFI_Handler* instantiate = Handler(call.target, /*instantiate=*/true)) {
+    XLA_FFI_CallFrame inst = frame;
+    inst.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
+    inst.extension_start = nullptr;
+    inst.stage = XLA_FFI_ExecutionStage_INSTANTIATE;
+    inst.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, 0, nullptr, nullptr};
+    inst.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, 0, nullptr, nullptr};
+    inst.future = nullptr;
+    fake.Finish(instantiate(&inst), nullptr, kTimeout);
+  }
   XLA_FFI_Error* error = Handler(call.target)(&frame);
   _mm_setcsr(csr);
-  const CallOutcome outcome = fake.Finish(error, frame.future, kTimeout);
+  CallOutcome outcome = fake.Finish(error, frame.future, kTimeout);
   fake.Drain(kTimeout);
+  if (outcome.code == XLA_FFI_Error_Code_OK && !query_metadata) {
+    // The executable runs again: its plan is reused with the buffers rebound, and must give the
+    // same outcome (the oracle below checks the second run's result).
+    if (call.caller_flushes) _mm_setcsr(csr | 0x8040);
+    frame.future = nullptr;
+    error = Handler(call.target)(&frame);
+    _mm_setcsr(csr);
+    outcome = fake.Finish(error, frame.future, kTimeout);
+    fake.Drain(kTimeout);
+    if (outcome.code != XLA_FFI_Error_Code_OK) Finding("a second run of a call that ran failed");
+  }
   const bool ok = outcome.code == XLA_FFI_Error_Code_OK;
   if (!ok && outcome.message.empty()) Finding("an error without a message");
 
@@ -812,7 +704,6 @@ void Run(Input& in) {
   for (const Buffer& b : call.args) {
     oracle = oracle && b.backed && b.dtype != XLA_FFI_DataType_TOKEN && !Overlap(b, *result_buf);
   }
-  if (oracle && call.target == 1 && !call.static_ok) Finding("wrong attributes were accepted");
   for (const Buffer& b : call.args) {  // the operands broadcast to the result, as NumPy says
     Shape to;
     if (oracle && !(Broadcast(b.dims, result_buf->dims, &to) && to == result_buf->dims)) {
@@ -821,7 +712,7 @@ void Run(Input& in) {
   }
   if (Verbose()) {
     std::fprintf(stderr, "target %s stage %d args %zu rets %zu attrs %zu x dtype %d: %s%s%s\n",
-                 call.target == 0 ? "operand" : "static", static_cast<int>(frame.stage),
+                 call.target == 0 ? "operand" : "relu_grad", static_cast<int>(frame.stage),
                  call.args.size(), call.rets.size(), call.attrs.size(), static_cast<int>(x_dtype),
                  ok ? (outcome.has_future ? "future ok" : "ok") : outcome.message.c_str(),
                  oracle ? ", oracle checked" : "", fake.scheduled() > 0 ? ", pooled" : "");
@@ -834,11 +725,13 @@ void Run(Input& in) {
   const size_t width = ElementBytes(x_dtype);
   const size_t n = rb.bytes / width;
   std::vector<int64_t> idx(rb.dims.size(), 0);
+  const unsigned char zero[8] = {};
+  const Scalar relu_grad_threshold = ReadScalar(x_dtype, zero);  // 0, integer for integer x
   for (size_t i = 0; i < n; ++i) {
     const int64_t gi = BroadcastOffset(gb.dims, rb.dims, idx);
     const int64_t xi = BroadcastOffset(xb.dims, rb.dims, idx);
     const Scalar xv = ReadScalar(x_dtype, &before[xb.offset + xi * width]);
-    Scalar tv = call.static_threshold;
+    Scalar tv = relu_grad_threshold;
     if (call.target == 0) {
       const Buffer& tb = call.args[2];
       const int64_t ti = BroadcastOffset(tb.dims, rb.dims, idx);
@@ -863,11 +756,10 @@ void WriteSeeds(const char* dir) {
     std::vector<uint8_t> bytes;
   };
   // target, frame, pool, x dtype, mix, rank, dims..., g shape, x shape, out declared, threshold
-  // dtype, threshold shape [, mask] [, static attributes], counts, placement, null-if-empty, one
-  // fill byte per buffer.
-  const std::vector<uint8_t> attrs = {1, 7, 14, 6, 5, 0};  // lowering's name, 0.5, 1, right ones
+  // dtype, threshold shape [, mask] [, attributes (ReluGrad target)], counts, placement,
+  // null-if-empty, one fill byte per buffer.
   auto call = [&](int target, uint8_t dtype, std::vector<uint8_t> shape, uint8_t t_shape,
-                  uint8_t pool) {
+                  uint8_t pool, std::vector<uint8_t> attrs = {0}) {
     std::vector<uint8_t> b = {static_cast<uint8_t>(target),      0, pool, dtype, 0,
                               static_cast<uint8_t>(shape.size())};
     b.insert(b.end(), shape.begin(), shape.end());
@@ -877,6 +769,8 @@ void WriteSeeds(const char* dir) {
     b.insert(b.end(), {3, 1, 1, 1, 1, 7, 1});
     return b;
   };
+  // One scalar attribute "threshold" of XLA_FFI_DataType 55, newer than any headers.
+  const std::vector<uint8_t> newer_scalar = {192, 0, 2, 255, 1, 0, 0, 0, 0, 0, 0, 0};
   const Seed seeds[] = {
       {"operand-float32", call(0, 0, {3, 4}, 0, 0)},
       {"operand-float32-batched", call(0, 0, {3, 4}, 2, 1)},
@@ -886,11 +780,14 @@ void WriteSeeds(const char* dir) {
       {"operand-float64", call(0, 3, {4, 2}, 0, 0)},
       {"operand-int8", call(0, 4, {7}, 0, 0)},
       {"operand-int64", call(0, 7, {2, 2}, 2, 0)},
-      {"static-float32", call(1, 0, {3, 4}, 0, 0)},
-      {"static-bfloat16", call(1, 2, {5}, 0, 0)},
-      {"static-float64", call(1, 3, {4}, 0, 0)},
-      {"static-uint8", call(1, 5, {3, 3}, 0, 0)},
-      {"static-int32", call(1, 6, {2, 5}, 0, 1)},
+      {"relu-grad-float32", call(1, 0, {3, 4}, 0, 0)},
+      {"relu-grad-bfloat16", call(1, 2, {5}, 0, 0)},
+      {"relu-grad-float64", call(1, 3, {4}, 0, 0)},
+      {"relu-grad-uint8", call(1, 5, {3, 3}, 0, 0)},
+      {"relu-grad-int32", call(1, 6, {2, 5}, 0, 1)},
+      // A result of dims INT64_MIN and 2^31 (DecodeDim 248, 251): their product overflows.
+      {"dims-whose-product-overflows", call(0, 0, {248, 251}, 0, 0)},
+      {"attribute-scalar-of-a-dtype-newer-than-the-headers", call(1, 0, {3}, 0, 0, newer_scalar)},
   };
   for (const Seed& s : seeds) {
     const std::string path = std::string(dir) + "/" + s.name;

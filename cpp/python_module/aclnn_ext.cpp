@@ -43,13 +43,30 @@ namespace {
 class PyExecutor {
  public:
   explicit PyExecutor(aclOpExecutor* executor) : executor_(executor) {}
-  ~PyExecutor() { aclDestroyAclOpExecutor(executor_); }
+  ~PyExecutor() {
+    if (!destroyed_) aclDestroyAclOpExecutor(executor_);
+  }
   PyExecutor(const PyExecutor&) = delete;
   PyExecutor& operator=(const PyExecutor&) = delete;
-  aclOpExecutor* get() const { return executor_; }
+  // After Destroy(): an address that is never a live executor (not the released one, which a
+  // later executor may reuse), so the C API answers with its error code.
+  aclOpExecutor* get() const {
+    return destroyed_ ? reinterpret_cast<aclOpExecutor*>(const_cast<PyExecutor*>(this)) : executor_;
+  }
+  // The plan, for the read-only properties; a destroyed executor has none to show.
+  const ExecutorPlan* plan() const {
+    if (destroyed_) throw nb::value_error("the executor has been destroyed");
+    return GetExecutorPlan(executor_);
+  }
+  aclnnStatus Destroy() {
+    const aclnnStatus status = aclDestroyAclOpExecutor(get());
+    destroyed_ = true;
+    return status;
+  }
 
  private:
   aclOpExecutor* executor_;
+  bool destroyed_ = false;
 };
 
 struct TensorDeleter {
@@ -188,17 +205,18 @@ NB_MODULE(_aclnn_ext, m) {
   nb::class_<PyExecutor>(m, "Executor")
       .def_prop_ro("kernel",
                    [](const PyExecutor& e) {
+                     e.plan();
                      return std::string(aclnnThresholdBackwardKernelName(e.get()));
                    })
       .def_prop_ro("tiling",
                    [](const PyExecutor& e) -> nb::object {
-                     const ExecutorPlan* p = GetExecutorPlan(e.get());
+                     const ExecutorPlan* p = e.plan();
                      if (p->kernel == KernelKind::kNone) return nb::none();
                      return TilingDict(p->tiling());
                    })
       .def_prop_ro("threshold_params",
                    [](const PyExecutor& e) -> nb::object {
-                     const ExecutorPlan* p = GetExecutorPlan(e.get());
+                     const ExecutorPlan* p = e.plan();
                      if (p->kernel != KernelKind::kThresholdGradV2D) return nb::none();
                      const auto& t = p->threshold_grad_tiling.threshold;
                      nb::dict d;
@@ -209,16 +227,36 @@ NB_MODULE(_aclnn_ext, m) {
                      d["threshold_int"] = t.threshold_int;
                      return d;
                    })
-      .def_prop_ro("workspace_size",
-                   [](const PyExecutor& e) { return GetExecutorPlan(e.get())->workspace_size; })
+      .def_prop_ro("workspace_size", [](const PyExecutor& e) { return e.plan()->workspace_size; })
       .def_prop_ro(
           "copies",
           [](const PyExecutor& e) {
-            const ExecutorPlan* p = GetExecutorPlan(e.get());
+            const ExecutorPlan* p = e.plan();
             return std::make_tuple(p->grad_copy.has_value(), p->x_copy.has_value(),
                                    p->out_copy.has_value());
           },
-          "(grad_output, x, out): which tensors go through a workspace copy");
+          "(grad_output, x, out): which tensors go through a workspace copy")
+      .def_prop_ro("run_status",
+                   [](const PyExecutor& e) {
+                     e.plan();
+                     return aclnnThresholdBackwardRunStatus(e.get());
+                   })
+      .def(
+          "set_repeatable", [](PyExecutor& e) { return aclSetAclOpExecutorRepeatable(e.get()); },
+          "aclSetAclOpExecutorRepeatable: the executor runs until destroyed.")
+      .def(
+          "set_tensor_addr",
+          [](PyExecutor& e, bool output, size_t index, nb::handle desc) {
+            TensorPtr t = ToTensor(desc, output ? "out" : "input");
+            void* addr = t == nullptr ? nullptr : t->data;
+            return output ? aclSetOutputTensorAddr(e.get(), index, t.get(), addr)
+                          : aclSetInputTensorAddr(e.get(), index, t.get(), addr);
+          },
+          nb::arg("output"), nb::arg("index"), nb::arg("tensor").none(),
+          "aclSetInputTensorAddr / aclSetOutputTensorAddr with the tensor (address, shape, "
+          "element strides, aclDataType) at its own address.")
+      .def("destroy", &PyExecutor::Destroy,
+           "aclDestroyAclOpExecutor; the executor is released whatever the status.");
 
   m.def(
       "threshold_backward_get_workspace_size",
@@ -300,12 +338,34 @@ NB_MODULE(_aclnn_ext, m) {
       [] {
         nb::list handlers;
         for (const auto& target : jax_threshold::ffi_handler::FfiTargets()) {
-          handlers.append(nb::make_tuple(target.name, target.platform,
-                                         nb::capsule(reinterpret_cast<void*>(target.handler))));
+          nb::object handler = nb::capsule(reinterpret_cast<void*>(target.handler));
+          if (target.instantiate != nullptr) {
+            nb::dict stages;
+            stages["instantiate"] = nb::capsule(reinterpret_cast<void*>(target.instantiate));
+            stages["execute"] = handler;
+            handler = stages;
+          }
+          handlers.append(nb::make_tuple(target.name, target.platform, handler));
         }
         return handlers;
       },
-      "[(target name, XLA platform, handler PyCapsule)] for jax.ffi.register_ffi_target.");
+      "[(target name, XLA platform, handler PyCapsule or {stage: PyCapsule})] for "
+      "jax.ffi.register_ffi_target.");
+  m.def(
+      "ffi_types",
+      [] {
+        nb::dict registration;
+        registration["type_id"] = nb::capsule(
+            reinterpret_cast<void*>(jax_threshold::ffi_handler::ExecutablePlansTypeId()));
+        registration["type_info"] = nb::capsule(const_cast<void*>(
+            static_cast<const void*>(jax_threshold::ffi_handler::ExecutablePlansTypeInfo())));
+        nb::list types;
+        types.append(nb::make_tuple(jax_threshold::ffi_handler::kExecutablePlansTypeName, "cpu",
+                                    registration));
+        return types;
+      },
+      "[(type name, XLA platform, registration)] for jax.ffi.register_ffi_type: the handlers' "
+      "per-executable state, registered before the targets.");
   m.attr("FFI_INLINE_MAX_BYTES") = kInlineMaxBytes;
 #else
   m.attr("HAS_FFI_HANDLER") = false;

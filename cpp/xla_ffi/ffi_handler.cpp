@@ -1,11 +1,12 @@
 // XLA FFI handlers of threshold_backward (see ffi_handler.h): decode, phase one, phase two.
 #include "xla_ffi/ffi_handler.h"
 
+#include <cstddef>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -13,7 +14,6 @@
 #include <sys/mman.h>
 #endif
 
-#include "aclnn/denormal_mode.h"
 #include "aclnn/host_stream.h"  // the host runtime: HostPlatformInfo's UB
 #include "jax_threshold/aclnn_threshold_backward.h"
 #include "xla/ffi/api/ffi.h"
@@ -37,29 +37,108 @@ namespace {
 namespace ffi = ::xla::ffi;
 using aclnn::aclnnStatus;
 
-// Everything one call owns until its last kernel block has finished.
-struct CallState {
+// What a plan depends on besides the buffers' addresses: every buffer's dims and dtype, and how
+// the call is split over the pool. (No threshold value: the operand target's plan has the kernel
+// read it, the ReluGrad target's is always 0.)
+struct CallSignature {
+  std::vector<int64_t> dims[4];  // grad_output, x, threshold, out
+  aclnn::aclDataType dtypes[4] = {aclnn::ACL_DT_UNDEFINED, aclnn::ACL_DT_UNDEFINED,
+                                  aclnn::ACL_DT_UNDEFINED, aclnn::ACL_DT_UNDEFINED};
+  uint32_t core_num = 0;
+  bool run_inline = false;
+
+  bool operator==(const CallSignature& o) const {
+    for (int i = 0; i < 4; ++i) {
+      if (dims[i] != o.dims[i] || dtypes[i] != o.dtypes[i]) return false;
+    }
+    return core_num == o.core_num && run_inline == o.run_inline;
+  }
+};
+
+struct PlannedCall;
+
+// The plans of one compiled call: XLA FFI's per-executable state, made at instantiation (XLA FFI
+// API 0.3 has the instantiate stage and state types). Idle plans wait here between runs; a run
+// takes one (or plans a new one when all are busy, e.g. the executable running on several
+// threads at once) and puts it back when finished. At most kMaxIdlePlans are kept.
+class ExecutablePlans {
+ public:
+  static ffi::TypeId id;  // assigned when jax_threshold.ffi registers the type with XLA
+  static constexpr size_t kMaxIdlePlans = 4;
+
+  std::unique_ptr<PlannedCall> Take(const CallSignature& signature);
+  void Put(std::unique_ptr<PlannedCall> plan);
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<PlannedCall>> idle_;
+};
+
+ffi::TypeId ExecutablePlans::id = {};
+
+// A planned call: its tensors, executor and workspace. Made by phase one for one call, or kept by
+// the executable (ExecutablePlans) and rebound for every later call of the same signature.
+struct PlannedCall {
   aclnn::aclTensor* tensors[4] = {};  // grad_output, x, threshold, out
   aclnn::aclOpExecutor* executor = nullptr;
   uint64_t workspace_size = 0;
   void* workspace = nullptr;  // CPU: allocated and freed here
-  std::unique_ptr<XlaThreadPoolStream> stream;
-  std::optional<ffi::CountDownPromise> done;
+  CallSignature signature;    // what the plan was made for (reused plans only)
 
-  CallState() = default;
-  CallState(const CallState&) = delete;
-  CallState& operator=(const CallState&) = delete;
-  ~CallState() {
+  PlannedCall() = default;
+  PlannedCall(const PlannedCall&) = delete;
+  PlannedCall& operator=(const PlannedCall&) = delete;
+  ~PlannedCall() {
     if (executor != nullptr) aclnn::aclDestroyAclOpExecutor(executor);
     for (aclnn::aclTensor* t : tensors) {
       if (t != nullptr) aclnn::aclDestroyTensor(t);
     }
     std::free(workspace);
   }
+};
+
+std::unique_ptr<PlannedCall> ExecutablePlans::Take(const CallSignature& signature) {
+  std::unique_ptr<PlannedCall> found;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = idle_.size(); i-- > 0;) {
+      if (idle_[i]->signature == signature) {
+        found = std::move(idle_[i]);
+        idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+void ExecutablePlans::Put(std::unique_ptr<PlannedCall> plan) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (idle_.size() < kMaxIdlePlans) idle_.push_back(std::move(plan));
+  // else it is destroyed here: more runs were in flight at once than are worth keeping plans for
+}
+
+// Everything one call owns until its last kernel block has finished.
+struct CallState {
+  std::unique_ptr<PlannedCall> plan;  // a reused one, or made by phase one for this call
+  ExecutablePlans* home = nullptr;    // where a reusable plan goes back after the run
+  std::unique_ptr<XlaThreadPoolStream> stream;
+  std::optional<ffi::CountDownPromise> done;
+
+  CallState() = default;
+  CallState(const CallState&) = delete;
+  CallState& operator=(const CallState&) = delete;
+  ~CallState() { ReturnPlan(); }
+
+  // After the run has finished: a reusable plan goes back to its executable's idle plans.
+  void ReturnPlan() {
+    if (home != nullptr && plan != nullptr) home->Put(std::move(plan));
+    plan.reset();
+  }
 
   // The outcome of the run once it has finished.
   ffi::Error RunOutcome() const {
-    const aclnnStatus status = aclnn::aclnnThresholdBackwardRunStatus(executor);
+    const aclnnStatus status = aclnn::aclnnThresholdBackwardRunStatus(plan->executor);
     const std::string error = stream ? stream->FirstError() : std::string();
     if (status == aclnn::ACLNN_SUCCESS && error.empty()) return ffi::Error::Success();
     return ffi::Error(ffi::ErrorCode::kInternal,
@@ -90,7 +169,7 @@ aclnn::aclTensor* RowMajorTensor(const std::vector<int64_t>& dims, aclnn::aclDat
 enum class ThresholdMemory { kHost, kDevice };
 
 // Phase one of the call: its tensors, the executor and its workspace size.
-ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
+ffi::Error PlanCall(PlannedCall& state, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
                     const ThresholdValues& threshold, const ffi::AnyBuffer& out,
                     const aclnn::PlatformInfo* platform,
                     ThresholdMemory memory = ThresholdMemory::kHost) {
@@ -129,22 +208,6 @@ ffi::Error PlanCall(CallState& state, const ffi::AnyBuffer& grad, const ffi::Any
   return CheckThresholdRank(threshold, Dims(out).size());
 }
 
-// The static targets' common part: encodes the attributes' threshold (its bytes live in this
-// frame until `run` returns) and runs the call with it; `fail` turns an encoding error into the
-// handler's result.
-template <typename Run, typename Fail>
-auto WithStaticThreshold(std::string_view dtype_name, double value_float, int64_t value_int,
-                         Run run, Fail fail) {
-  ThresholdValues threshold;
-  unsigned char storage[8];
-  aclnn::ScopedDenormalsAsNumbers guard;  // the attribute's double narrows to float32 here
-  if (ffi::Error e = EncodeStaticThreshold(dtype_name, value_float, value_int, threshold, storage);
-      e.failure()) {
-    return fail(std::move(e));
-  }
-  return run(threshold);
-}
-
 //===-- CPU --------------------------------------------------------------------------------===//
 
 // Asks for transparent huge pages on a large output before its first touch: a fresh buffer of
@@ -164,8 +227,99 @@ void AdviseHugePages(const ffi::AnyBuffer& out, uint64_t out_bytes) {
 #endif
 }
 
+// The call's signature (CallSignature).
+CallSignature SignatureOf(const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
+                          const ThresholdValues& threshold, const ffi::AnyBuffer& out,
+                          const aclnn::PlatformInfo& platform, bool run_inline) {
+  CallSignature sig;
+  sig.dims[0] = Dims(grad);
+  sig.dims[1] = Dims(x);
+  sig.dims[2] = threshold.dims;
+  sig.dims[3] = Dims(out);
+  sig.dtypes[0] = ToAclDataType(grad.element_type());
+  sig.dtypes[1] = ToAclDataType(x.element_type());
+  sig.dtypes[2] = threshold.dtype;
+  sig.dtypes[3] = ToAclDataType(out.element_type());
+  sig.core_num = platform.core_num;
+  sig.run_inline = run_inline;
+  return sig;
+}
+
+// Points a reused plan's executor at this call's buffers; false when the plan cannot take them
+// (the call then plans afresh).
+bool RebindPlan(PlannedCall& plan, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
+                const ThresholdValues& threshold, const ffi::AnyBuffer& out,
+                ThresholdMemory memory) {
+  void* const addrs[4] = {grad.untyped_data(), x.untyped_data(), threshold.data,
+                          out.untyped_data()};
+  for (size_t i = 0; i < 2; ++i) {
+    if (aclnn::aclSetInputTensorAddr(plan.executor, i, plan.tensors[i], addrs[i]) !=
+        aclnn::ACLNN_SUCCESS) {
+      return false;
+    }
+  }
+  if (memory == ThresholdMemory::kDevice &&
+      aclnn::aclSetInputTensorAddr(plan.executor, 2, plan.tensors[2], addrs[2]) !=
+          aclnn::ACLNN_SUCCESS) {
+    return false;
+  }
+  return aclnn::aclSetOutputTensorAddr(plan.executor, 0, plan.tensors[3], addrs[3]) ==
+         aclnn::ACLNN_SUCCESS;
+}
+
+// Whether phase two will take the rebound buffers: an input may overlap out only as it did when
+// the plan was made (XLA may alias buffers differently from one run to the next). A plan that
+// cannot take them is dropped and the call plans afresh.
+bool RunsAsPlanned(const PlannedCall& plan) {
+  return aclnn::aclnnThresholdBackwardCheckBindings(plan.executor) == aclnn::ACLNN_SUCCESS;
+}
+
+// Phase one for `state`, or a plan of `plans` rebound to this call's buffers. A plan made here
+// for an executable is repeatable and goes back to `plans` when its run has finished.
+ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const ffi::AnyBuffer& grad,
+                       const ffi::AnyBuffer& x, const ThresholdValues& threshold,
+                       const ffi::AnyBuffer& out, const aclnn::PlatformInfo& platform,
+                       bool run_inline, ThresholdMemory memory) {
+  CallSignature signature;
+  if (plans != nullptr) {
+    signature = SignatureOf(grad, x, threshold, out, platform, run_inline);
+    if (std::unique_ptr<PlannedCall> reused = plans->Take(signature)) {
+      if (RebindPlan(*reused, grad, x, threshold, out, memory) && RunsAsPlanned(*reused)) {
+        state.plan = std::move(reused);
+        state.home = plans;
+        return ffi::Error::Success();
+      }
+    }
+  }
+  state.plan = std::make_unique<PlannedCall>();
+  if (ffi::Error e = PlanCall(*state.plan, grad, x, threshold, out, &platform, memory);
+      e.failure()) {
+    return e;
+  }
+  PlannedCall& plan = *state.plan;
+  if (plan.workspace_size > 0) {
+    const uint64_t a = aclnn::kWorkspaceAlignment;
+    plan.workspace = std::aligned_alloc(a, (plan.workspace_size + a - 1) / a * a);
+    if (plan.workspace == nullptr) {
+      return ffi::Error(ffi::ErrorCode::kResourceExhausted,
+                        "jax_threshold: cannot allocate a workspace of " +
+                            std::to_string(plan.workspace_size) + " bytes");
+    }
+  }
+  if (plans != nullptr &&
+      aclnn::aclSetAclOpExecutorRepeatable(plan.executor) == aclnn::ACLNN_SUCCESS) {
+    plan.signature = std::move(signature);
+    state.home = plans;
+  }
+  return ffi::Error::Success();
+}
+
+// `plans`: the executable's plans (null: plan this call only). `memory`: how the kernels get the
+// threshold; kDevice keeps a reused plan valid for any threshold value (the kernel reads it).
 ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
-                      const ThresholdValues& threshold, const ffi::AnyBuffer& out) {
+                      const ThresholdValues& threshold, const ffi::AnyBuffer& out,
+                      ExecutablePlans* plans = nullptr,
+                      ThresholdMemory memory = ThresholdMemory::kHost) {
   BufferExtent out_extent;  // sized here: XLA's size_bytes() is undefined on malformed dims
   if (ffi::Error e = CheckedExtent(out, "the result", &out_extent); e.failure()) {
     return ReadyFuture(std::move(e));
@@ -177,26 +331,22 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
   platform.core_num = split.run_inline ? 1 : static_cast<uint32_t>(split.blocks);
 
   auto state = std::make_shared<CallState>();
-  if (ffi::Error e = PlanCall(*state, grad, x, threshold, out, &platform); e.failure()) {
+  if (ffi::Error e =
+          PrepareCall(*state, plans, grad, x, threshold, out, platform, split.run_inline, memory);
+      e.failure()) {
     return ReadyFuture(std::move(e));
   }
-  if (state->workspace_size > 0) {
-    const uint64_t a = aclnn::kWorkspaceAlignment;
-    state->workspace = std::aligned_alloc(a, (state->workspace_size + a - 1) / a * a);
-    if (state->workspace == nullptr) {
-      return ReadyFuture(ffi::Error(ffi::ErrorCode::kResourceExhausted,
-                                    "jax_threshold: cannot allocate a workspace of " +
-                                        std::to_string(state->workspace_size) + " bytes"));
-    }
-  }
+  PlannedCall& plan = *state->plan;
   if (split.run_inline) {  // the stream runs every block before Launch returns
     state->stream = std::make_unique<XlaThreadPoolStream>(nullptr, 1);
-    const aclnnStatus status = aclnn::aclnnThresholdBackward(
-        state->workspace, state->workspace_size, state->executor, state->stream.get());
+    const aclnnStatus status = aclnn::aclnnThresholdBackward(plan.workspace, plan.workspace_size,
+                                                             plan.executor, state->stream.get());
     if (status != aclnn::ACLNN_SUCCESS) {
       return ReadyFuture(AclnnError("aclnnThresholdBackward", status));
     }
-    return ReadyFuture(state->RunOutcome());
+    ffi::Error outcome = state->RunOutcome();
+    state->ReturnPlan();
+    return ReadyFuture(std::move(outcome));
   }
   AdviseHugePages(out, out_extent.bytes);
   state->stream =
@@ -206,8 +356,13 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
   ffi::Future future(*state->done);
   CallState* raw = state.get();  // launches keep the state alive until on_done has returned
   const aclnnStatus status = aclnn::aclnnThresholdBackward(
-      state->workspace, state->workspace_size, state->executor, state->stream.get(),
-      [raw] { raw->done->CountDown(raw->RunOutcome()); });
+      plan.workspace, plan.workspace_size, plan.executor, state->stream.get(), [raw] {
+        // Every block has finished: the plan may serve the executable's next run before the
+        // future completes (after that, the executable and its plans may be gone).
+        ffi::Error outcome = raw->RunOutcome();
+        raw->ReturnPlan();
+        raw->done->CountDown(std::move(outcome));
+      });
   if (status != aclnn::ACLNN_SUCCESS) {
     state->done->CountDown(AclnnError("aclnnThresholdBackward", status));
   }
@@ -216,19 +371,41 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
   return future;
 }
 
-ffi::Future ThresholdBackwardCpu(ffi::ThreadPool pool, ffi::AnyBuffer grad, ffi::AnyBuffer x,
-                                 ffi::AnyBuffer threshold, ffi::Result<ffi::AnyBuffer> out) {
-  return RunOnHost(pool, grad, x, OperandThreshold(threshold), *out);
+ffi::Future ThresholdBackwardCpu(ffi::ThreadPool pool, ExecutablePlans* plans, ffi::AnyBuffer grad,
+                                 ffi::AnyBuffer x, ffi::AnyBuffer threshold,
+                                 ffi::Result<ffi::AnyBuffer> out) {
+  return RunOnHost(pool, grad, x, OperandThreshold(threshold), *out, plans,
+                   ThresholdMemory::kDevice);
 }
 
-ffi::Future ThresholdBackwardStaticCpu(ffi::ThreadPool pool, ffi::AnyBuffer grad, ffi::AnyBuffer x,
-                                       ffi::Result<ffi::AnyBuffer> out,
-                                       std::string_view threshold_dtype, double threshold_float,
-                                       int64_t threshold_int) {
-  return WithStaticThreshold(
-      threshold_dtype, threshold_float, threshold_int,
-      [&](const ThresholdValues& threshold) { return RunOnHost(pool, grad, x, threshold, *out); },
-      ReadyFuture);
+// The threshold 0 in the dtype the lowering would give the threshold operand for `x`, so phase
+// one sees exactly 0 and plans ReluGrad.
+ThresholdValues ZeroThreshold(const ffi::AnyBuffer& x) {
+  static unsigned char zero[8] = {};  // 0 in every dtype; never written
+  ThresholdValues threshold;
+  const aclnn::aclDataType x_dtype = ToAclDataType(x.element_type());
+  switch (x_dtype) {
+    case aclnn::ACL_FLOAT16:
+    case aclnn::ACL_BF16:
+      threshold.dtype = aclnn::ACL_FLOAT;
+      break;
+    default:
+      threshold.dtype = x_dtype;  // float32, float64, integers (others fail the dtype check)
+      break;
+  }
+  threshold.data = zero;
+  return threshold;
+}
+
+ffi::Future ThresholdBackwardReluGradCpu(ffi::ThreadPool pool, ExecutablePlans* plans,
+                                         ffi::AnyBuffer grad, ffi::AnyBuffer x,
+                                         ffi::Result<ffi::AnyBuffer> out) {
+  return RunOnHost(pool, grad, x, ZeroThreshold(x), *out, plans, ThresholdMemory::kHost);
+}
+
+// Instantiation: the executable's (empty) plans; the first run of each signature fills them.
+ffi::ErrorOr<std::unique_ptr<ExecutablePlans>> InstantiatePlans() {
+  return std::make_unique<ExecutablePlans>();
 }
 
 //===-- NPU (JAX Ascend PJRT plugin) -------------------------------------------------------===//
@@ -345,7 +522,7 @@ ffi::Error RunOnNpu(const NpuStream& npu_stream, const ffi::AnyBuffer& grad,
   const aclrtStream stream = npu_stream.stream;
   aclnn::PlatformInfo platform;
   if (ffi::Error e = NpuPlatform(&platform); e.failure()) return e;
-  CallState state;
+  PlannedCall state;
   if (ffi::Error e = PlanCall(state, grad, x, threshold, out, &platform, memory); e.failure()) {
     return e;
   }
@@ -361,41 +538,45 @@ ffi::Error ThresholdBackwardNpu(NpuStream stream, ffi::AnyBuffer grad, ffi::AnyB
   return RunOnNpu(stream, grad, x, OperandThreshold(threshold), *out, ThresholdMemory::kDevice);
 }
 
-ffi::Error ThresholdBackwardStaticNpu(NpuStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
-                                      ffi::Result<ffi::AnyBuffer> out,
-                                      std::string_view threshold_dtype, double threshold_float,
-                                      int64_t threshold_int) {
-  return WithStaticThreshold(
-      threshold_dtype, threshold_float, threshold_int,
-      [&](const ThresholdValues& threshold) {
-        return RunOnNpu(stream, grad, x, threshold, *out, ThresholdMemory::kHost);
-      },
-      [](ffi::Error e) { return e; });
+ffi::Error ThresholdBackwardReluGradNpu(NpuStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
+                                        ffi::Result<ffi::AnyBuffer> out) {
+  return RunOnNpu(stream, grad, x, ZeroThreshold(x), *out, ThresholdMemory::kHost);
 }
 
 #endif  // JAX_THRESHOLD_ASCEND
 
 }  // namespace
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardCpuInstantiate, InstantiatePlans,
+                              xla::ffi::Ffi::BindInstantiate());
+
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardCpu, ThresholdBackwardCpu,
                               xla::ffi::Ffi::Bind()
                                   .Ctx<xla::ffi::ThreadPool>()
+                                  .Ctx<xla::ffi::State<ExecutablePlans>>()
                                   .Arg<xla::ffi::AnyBuffer>()  // grad_output
                                   .Arg<xla::ffi::AnyBuffer>()  // x
                                   .Arg<xla::ffi::AnyBuffer>()  // threshold
                                   .Ret<xla::ffi::AnyBuffer>());
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardStaticCpu, ThresholdBackwardStaticCpu,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardReluGradCpu,
+                              ThresholdBackwardReluGradCpu,
                               xla::ffi::Ffi::Bind()
                                   .Ctx<xla::ffi::ThreadPool>()
+                                  .Ctx<xla::ffi::State<ExecutablePlans>>()
                                   .Arg<xla::ffi::AnyBuffer>()  // grad_output
                                   .Arg<xla::ffi::AnyBuffer>()  // x
-                                  .Ret<xla::ffi::AnyBuffer>()
-                                  .Attr<std::string_view>("threshold_dtype")
-                                  .Attr<double>("threshold_float")
-                                  .Attr<int64_t>("threshold_int"));
+                                  .Ret<xla::ffi::AnyBuffer>());
 
 #ifdef JAX_THRESHOLD_ASCEND
+XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardReluGradNpu,
+                              ThresholdBackwardReluGradNpu,
+                              xla::ffi::Ffi::Bind()
+                                  .Ctx<NpuStreamContext>()
+                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
+                                  .Arg<xla::ffi::AnyBuffer>()  // x
+                                  .Ret<xla::ffi::AnyBuffer>());
+
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardNpu, ThresholdBackwardNpu,
                               xla::ffi::Ffi::Bind()
                                   .Ctx<NpuStreamContext>()
@@ -403,27 +584,28 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardNpu, ThresholdBackwar
                                   .Arg<xla::ffi::AnyBuffer>()  // x
                                   .Arg<xla::ffi::AnyBuffer>()  // threshold
                                   .Ret<xla::ffi::AnyBuffer>());
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardStaticNpu, ThresholdBackwardStaticNpu,
-                              xla::ffi::Ffi::Bind()
-                                  .Ctx<NpuStreamContext>()
-                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
-                                  .Arg<xla::ffi::AnyBuffer>()  // x
-                                  .Ret<xla::ffi::AnyBuffer>()
-                                  .Attr<std::string_view>("threshold_dtype")
-                                  .Attr<double>("threshold_float")
-                                  .Attr<int64_t>("threshold_int"));
 #endif
+
+XLA_FFI_TypeId* ExecutablePlansTypeId() { return &ExecutablePlans::id; }
+
+const XLA_FFI_TypeInfo* ExecutablePlansTypeInfo() {
+  static const XLA_FFI_TypeInfo info = {XLA_FFI_TypeInfo_STRUCT_SIZE, nullptr, [](void* plans) {
+                                          delete static_cast<ExecutablePlans*>(plans);
+                                        }};
+  return &info;
+}
 
 std::vector<FfiTarget> FfiTargets() {
   std::vector<FfiTarget> targets = {
-      {kThresholdBackwardTarget, "cpu", JaxThresholdThresholdBackwardCpu},
-      {kThresholdBackwardStaticTarget, "cpu", JaxThresholdThresholdBackwardStaticCpu},
+      {kThresholdBackwardTarget, "cpu", JaxThresholdThresholdBackwardCpu,
+       JaxThresholdThresholdBackwardCpuInstantiate},
+      {kThresholdBackwardReluGradTarget, "cpu", JaxThresholdThresholdBackwardReluGradCpu,
+       JaxThresholdThresholdBackwardCpuInstantiate},
   };
 #ifdef JAX_THRESHOLD_ASCEND
   targets.push_back({kThresholdBackwardTarget, "ASCEND", JaxThresholdThresholdBackwardNpu});
   targets.push_back(
-      {kThresholdBackwardStaticTarget, "ASCEND", JaxThresholdThresholdBackwardStaticNpu});
+      {kThresholdBackwardReluGradTarget, "ASCEND", JaxThresholdThresholdBackwardReluGradNpu});
 #endif
   return targets;
 }

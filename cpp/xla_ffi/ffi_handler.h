@@ -9,17 +9,23 @@
 //       operands (grad_output, x, threshold), result out. The threshold is 0-d, or batched by
 //       vmap (any shape that broadcasts with grad_output and x to out's): one custom call for
 //       the whole batch, one executor plan, each threshold element run on its slice.
-//   jax_threshold_threshold_backward_static_v1
-//       operands (grad_output, x), result out; the threshold is a compile-time constant carried
-//       in attributes: threshold_dtype (string: "float32", "float64", "int8", "uint8", "int32",
-//       "int64"), threshold_float (f64, exact for float32 / float64 values), threshold_int (i64,
-//       exact for every integer dtype). The scalar handed to the executor has threshold_dtype,
-//       so both targets compare exactly as docs/behaviour.md §1 says.
+//   jax_threshold_threshold_backward_relu_grad_v1
+//       operands (grad_output, x), result out; the threshold is exactly 0 (the primitive's
+//       relu_grad flag), so phase one plans CANN's ReluGrad kernel. The operand target, whose
+//       kernel reads a traced threshold itself, always plans ThresholdGradV2D.
 //
-// Both accept any dtype the executor does (SocVersion::kHost on the CPU), any rank, empty and
+// All accept any dtype the executor does (SocVersion::kHost on the CPU), any rank, empty and
 // broadcasting operands; out's shape must be the broadcast shape of the operands. Whatever phase
 // one rejects comes back as an ffi::Error carrying the aclnn status code, its name and
 // aclGetRecentErrMsg()'s reason; a failed run likewise.
+//
+// Plans are made once per compiled call: XLA FFI's instantiate stage (API 0.3 has it) gives each
+// executable an ExecutablePlans state; the first run plans a repeatable executor and keeps it,
+// and every later run of the same buffer signature only rebinds the buffers' addresses
+// (aclSetInputTensorAddr / aclSetOutputTensorAddr) and runs phase two. The operand target's plan
+// has the kernel read the threshold (a device-threshold plan), so a reused plan serves every
+// threshold value; the ReluGrad target's threshold is always 0. Runs in flight at once each
+// take their own plan (at most kMaxIdlePlans are kept).
 //
 // CPU: outputs of at most aclnn::kInlineMaxBytes run inline on the calling thread with core_num
 // 1; larger ones on XLA's intra-op pool through aclnn::PoolStream (aclnn::SplitHostCall picks
@@ -43,8 +49,8 @@
 namespace jax_threshold::ffi_handler {
 
 inline constexpr char kThresholdBackwardTarget[] = "jax_threshold_threshold_backward_v1";
-inline constexpr char kThresholdBackwardStaticTarget[] =
-    "jax_threshold_threshold_backward_static_v1";
+inline constexpr char kThresholdBackwardReluGradTarget[] =
+    "jax_threshold_threshold_backward_relu_grad_v1";
 
 // Outputs from this size on get madvise(MADV_HUGEPAGE) before the kernel first touches them.
 inline constexpr uint64_t kHugePageMinBytes = 8 * 1024 * 1024;
@@ -56,7 +62,17 @@ struct FfiTarget {
   const char* name;
   const char* platform;  // XLA custom-call platform: "cpu" or "ASCEND"
   XLA_FFI_Handler* handler;
+  // The instantiate stage (null: none): makes the per-executable state the execute stage reuses
+  // its plans from.
+  XLA_FFI_Handler* instantiate = nullptr;
 };
+
+// The per-executable state of the CPU targets (their executor plans, kept between runs): its
+// type, which jax_threshold.ffi registers with XLA (jax.ffi.register_ffi_type) under
+// kExecutablePlansTypeName before any target.
+inline constexpr char kExecutablePlansTypeName[] = "jax_threshold.ExecutablePlans";
+XLA_FFI_TypeId* ExecutablePlansTypeId();
+const XLA_FFI_TypeInfo* ExecutablePlansTypeInfo();
 
 // Every target this build provides.
 std::vector<FfiTarget> FfiTargets();

@@ -1,9 +1,8 @@
-// The threshold of a threshold_backward custom call as the handlers hand it to the executor: the
-// operand target's buffer, or the static target's attributes encoded as a 0-d buffer.
+// The threshold of a threshold_backward custom call as the handlers hand it to the executor:
+// the operand target's buffer, read in place, and the checks of its dtype and rank.
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 #include <vector>
 
 #include "jax_threshold/aclnn_threshold_backward.h"
@@ -17,13 +16,6 @@ struct ThresholdValues {
   void* data = nullptr;
   std::vector<int64_t> dims;
 };
-
-// The static target's threshold, stored in its own dtype so the executor sees the same scalar as
-// through the operand target. `threshold.data` points into `storage` on success; an unknown
-// threshold_dtype, or a value that threshold_dtype cannot hold exactly, is kInvalidArgument.
-xla::ffi::Error EncodeStaticThreshold(std::string_view dtype_name, double value_float,
-                                      int64_t value_int, ThresholdValues& threshold,
-                                      unsigned char (&storage)[8]);
 
 // The operand target's threshold buffer, read in place.
 ThresholdValues OperandThreshold(const xla::ffi::AnyBuffer& threshold);

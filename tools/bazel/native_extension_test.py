@@ -47,6 +47,15 @@ _registered = False
 def _register_ffi_targets():
   global _registered
   if not _registered:
+    # The handlers' state type before the handlers, which XLA refuses without it (as
+    # jax_threshold/ffi.py registers them).
+    types = [t for t in _aclnn_ext.ffi_types() if t[1] == "cpu"]
+    if types:
+      from jaxlib import xla_client  # noqa: PLC0415
+
+      xla_client.register_custom_type_handler("cpu", xla_client._xla.register_custom_type)
+    for name, platform, registration in types:
+      jax.ffi.register_ffi_type(name, registration, platform=platform)
     for name, platform, capsule in _aclnn_ext.ffi_handlers():
       if platform == "cpu":
         jax.ffi.register_ffi_target(name, capsule, platform="cpu")

@@ -71,7 +71,7 @@ struct PlatformInfo {
 struct aclTensor;
 // A typed host scalar, like aclScalar (the value is copied at creation).
 struct aclScalar;
-// The plan made by phase one; runs at most once.
+// The plan made by phase one; runs once, or any number of times once made repeatable.
 struct aclOpExecutor;
 
 aclTensor* aclCreateTensor(const int64_t* view_dims, uint64_t view_dims_num, aclDataType dtype,
@@ -79,6 +79,12 @@ aclTensor* aclCreateTensor(const int64_t* view_dims, uint64_t view_dims_num, acl
 aclnnStatus aclDestroyTensor(const aclTensor* tensor);
 aclScalar* aclCreateScalar(const void* value, aclDataType dtype);
 aclnnStatus aclDestroyScalar(const aclScalar* scalar);
+// Releases an executor. A destroyed (or never created) executor is an error code wherever it is
+// passed afterwards, never a crash: PARAM_INVALID ("not a live executor"). As CANN's, destroying
+// an executor that was not made repeatable is PARAM_INVALID too; unlike CANN's phase two, ours
+// does not release a non-repeatable executor, so this call releases it all the same (callers
+// that release every executor they plan keep doing so, and leak nothing). A null executor is
+// PARAM_NULLPTR. Status codes only: aclGetRecentErrMsg keeps the reason of the call before.
 aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor);
 
 // The host's stand-in for aclrtStream: where the executor's kernel blocks run. `Launch` runs
@@ -123,17 +129,45 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
 // Errors (nothing runs): null executor -> PARAM_NULLPTR; workspace_size below the reported size
 // -> PARAM_INVALID; null workspace when the reported size is > 0 -> PARAM_NULLPTR; a workspace
 // whose [workspace, workspace + workspace_size) wraps or shares a byte with the extent of
-// grad_output, x or out -> PARAM_INVALID; executor already run -> PARAM_INVALID. A failing
+// grad_output, x or out -> PARAM_INVALID; executor already run (and not repeatable) or destroyed
+// -> PARAM_INVALID. A failing
 // kernel block -> ACLNN_ERR_RUNTIME_ERROR (synchronous).
 aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
                                    aclOpExecutor* executor, void* stream,
                                    std::function<void()> on_done = nullptr);
 
+// CANN's executor reuse. A repeatable executor runs any number of times, each run with the plan
+// phase one made, until aclDestroyAclOpExecutor; a non-repeatable one is consumed by its first
+// run. Errors: null executor -> PARAM_NULLPTR; an executor already destroyed -> PARAM_INVALID.
+aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor);
+
+// Rebinds the data address of a tensor of the plan; the plan itself (kernel, tiling, copies,
+// workspace size) is unchanged. Inputs: 0 grad_output, 1 x, and for the threshold-tensor phase
+// ones (aclnnThresholdBackwardBatchedGetWorkspaceSize and the device-threshold one) 2 the
+// threshold; output 0 is out. `tensor` describes the new
+// binding and must have the planned dtype, shape, strides and storage offset (so the bytes read
+// and written are the planned ones); its own data pointer is not used. Errors: null executor or
+// tensor -> PARAM_NULLPTR; destroyed executor, index out of range, a tensor of another size or
+// layout, an address not aligned like the planned one, a threshold whose value phase one read
+// (only a threshold the kernel reads, ThresholdSource::kGm, can be rebound), or a run of this
+// executor still in flight -> PARAM_INVALID. A null `addr` is PARAM_NULLPTR unless the planned
+// tensor is empty. Phase two refuses (PARAM_INVALID) bindings under which an input overlaps out
+// other than the way it did at planning (phase one chose copies or an in-place run for that).
+aclnnStatus aclSetInputTensorAddr(aclOpExecutor* executor, size_t index, aclTensor* tensor,
+                                  void* addr);
+aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, size_t index, aclTensor* tensor,
+                                   void* addr);
+// Beyond CANN's API: whether phase two will take the executor's current bindings, so a caller
+// can plan afresh instead of failing the run. PARAM_INVALID (with aclGetRecentErrMsg's reason)
+// when a rebinding made an input overlap out other than the way it did at planning, or for a
+// destroyed executor; PARAM_NULLPTR for a null one.
+aclnnStatus aclnnThresholdBackwardCheckBindings(const aclOpExecutor* executor);
+
 // Introspection beyond CANN's API. The kernel phase one chose: "ThresholdGradV2D", "ReluGrad",
 // or "" when nothing runs (empty tensors) or executor is null.
 const char* aclnnThresholdBackwardKernelName(const aclOpExecutor* executor);
 // ACLNN_SUCCESS until a run failed (for asynchronous runs, read it in on_done); PARAM_NULLPTR for
-// a null executor.
+// a null executor, PARAM_INVALID for a destroyed one (whose kernel name is "").
 aclnnStatus aclnnThresholdBackwardRunStatus(const aclOpExecutor* executor);
 
 // Workspace buffers are aligned like aclnn's (512 bytes), so kernels see aligned GM pointers.

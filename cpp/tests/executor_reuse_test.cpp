@@ -1,0 +1,251 @@
+// CANN's executor reuse: repeatable executors, rebinding tensor addresses, destroying.
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include "aclnn/executor.h"
+#include "executor_test_util.h"
+
+using namespace executor_test;
+
+namespace {
+
+ScalarPtr Float(float v) { return ScalarPtr(aclCreateScalar(&v, ACL_FLOAT)); }
+
+// Row-major float32 tensor over `data`.
+TensorPtr View(std::vector<float>& data, const std::vector<int64_t>& shape) {
+  return TensorPtr(aclCreateTensor(shape.data(), shape.size(), ACL_FLOAT, nullptr, 0, data.data()));
+}
+
+std::vector<float> Expected(const std::vector<float>& g, const std::vector<float>& x, float t) {
+  std::vector<float> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) out[i] = x[i] > t ? g[i % g.size()] : 0.0f;
+  return out;
+}
+
+struct Planned {
+  std::vector<float> g, x, out;
+  TensorPtr tg, tx, tout;
+  aclOpExecutor* executor = nullptr;
+  uint64_t ws_size = 0;
+};
+
+// grad_output of `g_shape` broadcast against x of `x_shape` (float32), threshold 0.5.
+void Plan(Planned* p, std::vector<int64_t> g_shape, std::vector<int64_t> x_shape, float t = 0.5f) {
+  p->g.assign(Numel(g_shape), 0);
+  p->x.assign(Numel(x_shape), 0);
+  for (size_t i = 0; i < p->g.size(); ++i) p->g[i] = 1.0f + static_cast<float>(i);
+  for (size_t i = 0; i < p->x.size(); ++i) p->x[i] = static_cast<float>(i % 3) * 0.4f;
+  p->out.assign(p->x.size(), -7.0f);
+  p->tg = View(p->g, g_shape);
+  p->tx = View(p->x, x_shape);
+  p->tout = View(p->out, x_shape);
+  auto thr = Float(t);
+  ASSERT_EQ(aclnnThresholdBackwardGetWorkspaceSize(p->tg.get(), p->tx.get(), thr.get(),
+                                                   p->tout.get(), &p->ws_size, &p->executor),
+            ACLNN_SUCCESS);
+}
+
+TEST(ExecutorReuse, NonRepeatableRunsOnceAndDestroyIsAnErrorCode) {
+  Planned p;
+  Plan(&p, {8}, {8});
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_ERR_PARAM_INVALID);
+  // Not repeatable: an error code, and the executor is released all the same (no leak).
+  EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_ERR_PARAM_INVALID);
+  // Used after destruction: error codes, never a crash.
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclSetInputTensorAddr(p.executor, 0, p.tg.get(), p.g.data()), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclnnThresholdBackwardCheckBindings(p.executor), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclDestroyAclOpExecutor(nullptr), ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_EQ(aclSetAclOpExecutorRepeatable(nullptr), ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_EQ(aclnnThresholdBackwardCheckBindings(nullptr), ACLNN_ERR_PARAM_NULLPTR);
+}
+
+TEST(ExecutorReuse, RepeatableRunsUntilDestroyedWithReboundAddresses) {
+  Planned p;
+  Plan(&p, {3, 5}, {3, 5});
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(p.out, Expected(p.g, p.x, 0.5f));
+  for (int round = 0; round < 3; ++round) {
+    std::vector<float> g2(15), x2(15), out2(15, -1.0f);
+    for (int i = 0; i < 15; ++i) {
+      g2[i] = -2.0f * static_cast<float>(i + round);
+      x2[i] = static_cast<float>((i + round) % 4) * 0.3f;
+    }
+    ASSERT_EQ(aclSetInputTensorAddr(p.executor, 0, p.tg.get(), g2.data()), ACLNN_SUCCESS);
+    ASSERT_EQ(aclSetInputTensorAddr(p.executor, 1, p.tx.get(), x2.data()), ACLNN_SUCCESS);
+    ASSERT_EQ(aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), out2.data()), ACLNN_SUCCESS);
+    ASSERT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_SUCCESS);
+    EXPECT_EQ(out2, Expected(g2, x2, 0.5f));
+  }
+  EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_ERR_PARAM_INVALID);
+}
+
+TEST(ExecutorReuse, RebindingChecksIndexSizeAndAlignment) {
+  Planned p;
+  Plan(&p, {4}, {4});
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_SUCCESS);
+  std::vector<float> other(8, 0.0f);
+  EXPECT_EQ(aclSetInputTensorAddr(p.executor, 2, p.tg.get(), other.data()),
+            ACLNN_ERR_PARAM_INVALID);  // a scalar-threshold plan has two inputs
+  EXPECT_EQ(aclSetInputTensorAddr(p.executor, 3, p.tg.get(), other.data()),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclSetOutputTensorAddr(p.executor, 1, p.tout.get(), other.data()),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclSetInputTensorAddr(p.executor, 0, nullptr, other.data()), ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_EQ(aclSetInputTensorAddr(p.executor, 0, p.tg.get(), nullptr), ACLNN_ERR_PARAM_NULLPTR);
+  auto bigger = View(other, {8});
+  EXPECT_EQ(aclSetInputTensorAddr(p.executor, 0, bigger.get(), other.data()),
+            ACLNN_ERR_PARAM_INVALID);  // another size
+  const int64_t shape[] = {4};
+  TensorPtr as_int(aclCreateTensor(shape, 1, ACL_INT32, nullptr, 0, other.data()));
+  EXPECT_EQ(aclSetInputTensorAddr(p.executor, 0, as_int.get(), other.data()),
+            ACLNN_ERR_PARAM_INVALID);  // another dtype
+  EXPECT_EQ(
+      aclSetInputTensorAddr(p.executor, 0, p.tg.get(), reinterpret_cast<char*>(other.data()) + 1),
+      ACLNN_ERR_PARAM_INVALID);  // planned aligned, now not
+  // Failed rebindings left the plan as it was.
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(p.out, Expected(p.g, p.x, 0.5f));
+  EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_SUCCESS);
+}
+
+TEST(ExecutorReuse, ReboundOutMayNotOverlapAnInputUnlikeThePlan) {
+  Planned p;
+  Plan(&p, {6}, {6});
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_SUCCESS);
+  // out onto x: planned disjoint (direct kernel writes), so the run refuses it.
+  ASSERT_EQ(aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), p.x.data()), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackwardCheckBindings(p.executor), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_ERR_PARAM_INVALID);
+  // Back to a disjoint out: runs.
+  ASSERT_EQ(aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), p.out.data()), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackwardCheckBindings(p.executor), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(p.out, Expected(p.g, p.x, 0.5f));
+  EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_SUCCESS);
+}
+
+TEST(ExecutorReuse, InPlacePlanStaysInPlaceWhenBothMove) {
+  std::vector<float> g = {1, 2, 3, 4}, x = {0.1f, 0.9f, 0.2f, 0.7f};
+  auto tg = View(g, {4});
+  auto tx = View(x, {4});
+  auto thr = Float(0.5f);
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  // out is x's view: in place.
+  ASSERT_EQ(
+      aclnnThresholdBackwardGetWorkspaceSize(tg.get(), tx.get(), thr.get(), tx.get(), &ws, &e),
+      ACLNN_SUCCESS);
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
+  std::vector<float> x2 = {0.6f, 0.4f, 0.8f, 0.0f};
+  ASSERT_EQ(aclSetInputTensorAddr(e, 1, tx.get(), x2.data()), ACLNN_SUCCESS);
+  // x moved but out did not: they no longer overlap, which the plan allows.
+  ASSERT_EQ(aclnnThresholdBackward(nullptr, 0, e, nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(x, Expected(g, x2, 0.5f));
+  ASSERT_EQ(aclSetOutputTensorAddr(e, 0, tx.get(), x2.data()), ACLNN_SUCCESS);
+  const std::vector<float> want = Expected(g, x2, 0.5f);
+  ASSERT_EQ(aclnnThresholdBackward(nullptr, 0, e, nullptr), ACLNN_SUCCESS);  // in place again
+  EXPECT_EQ(x2, want);
+  EXPECT_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
+}
+
+TEST(ExecutorReuse, BroadcastPlanReusedAcrossAddresses) {
+  Planned p;
+  Plan(&p, {1, 7}, {5, 7});
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_SUCCESS);
+  std::vector<uint8_t> ws(p.ws_size + 64);
+  std::vector<float> g2(7), out2(35);
+  for (int i = 0; i < 7; ++i) g2[i] = 10.0f * static_cast<float>(i);
+  ASSERT_EQ(aclSetInputTensorAddr(p.executor, 0, p.tg.get(), g2.data()), ACLNN_SUCCESS);
+  ASSERT_EQ(aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), out2.data()), ACLNN_SUCCESS);
+  ASSERT_EQ(aclnnThresholdBackward(ws.data(), ws.size(), p.executor, nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(out2, Expected(g2, p.x, 0.5f));
+  // The workspace may not overlap a rebound tensor either.
+  std::vector<float> in_ws(p.ws_size / 4 + 64);
+  ASSERT_EQ(aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), in_ws.data()), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackward(in_ws.data(), p.ws_size, p.executor, nullptr),
+            ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_SUCCESS);
+}
+
+TEST(ExecutorReuse, DeviceThresholdPlanRebindsItsThreshold) {
+  std::vector<float> g(12), x(12), out(12), t1 = {0.5f}, t2 = {-1.0f};
+  for (int i = 0; i < 12; ++i) {
+    g[i] = static_cast<float>(i) + 1;
+    x[i] = static_cast<float>(i % 4) * 0.3f - 0.2f;
+  }
+  auto tg = View(g, {3, 4});
+  auto tx = View(x, {3, 4});
+  auto tout = View(out, {3, 4});
+  auto tt = View(t1, {});
+  uint64_t ws = 0;
+  aclOpExecutor* e = nullptr;
+  PlatformInfo host;
+  host.soc = SocVersion::kHost;
+  ASSERT_EQ(aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize(tg.get(), tx.get(), tt.get(),
+                                                                  tout.get(), &ws, &e, &host),
+            ACLNN_SUCCESS);
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
+  ASSERT_EQ(aclnnThresholdBackward(nullptr, 0, e, nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(out, Expected(g, x, 0.5f));
+  ASSERT_EQ(aclSetInputTensorAddr(e, 2, tt.get(), t2.data()), ACLNN_SUCCESS);
+  ASSERT_EQ(aclnnThresholdBackward(nullptr, 0, e, nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(out, Expected(g, x, -1.0f));
+  EXPECT_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
+
+  // A threshold phase one read cannot be rebound: its value is part of the plan.
+  ASSERT_EQ(aclnnThresholdBackwardBatchedGetWorkspaceSize(tg.get(), tx.get(), tt.get(), tout.get(),
+                                                          &ws, &e, &host),
+            ACLNN_SUCCESS);
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
+  EXPECT_EQ(aclSetInputTensorAddr(e, 2, tt.get(), t2.data()), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
+}
+
+TEST(ExecutorReuse, NoRebindingWhileARunIsInFlight) {
+  Planned p;
+  Plan(&p, {4}, {4});
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_SUCCESS);
+  ExecutorPlan* plan = p.executor->plan.get();
+  {
+    std::lock_guard<std::mutex> lock(plan->bindings_mu);
+    ++plan->bindings.runs_in_flight;  // as StartRun does for a run in flight
+  }
+  std::vector<float> other(4);
+  EXPECT_EQ(aclSetInputTensorAddr(p.executor, 0, p.tg.get(), other.data()),
+            ACLNN_ERR_PARAM_INVALID);
+  EndRun(plan);
+  EXPECT_EQ(aclSetInputTensorAddr(p.executor, 0, p.tg.get(), other.data()), ACLNN_SUCCESS);
+  EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_SUCCESS);
+}
+
+TEST(ExecutorReuse, ManyThreadsPlanRunAndDestroyAtOnce) {
+  std::vector<std::thread> threads;
+  std::vector<int> ok(8, 0);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([t, &ok] {
+      for (int i = 0; i < 50; ++i) {
+        Planned p;
+        Plan(&p, {9}, {9});
+        if (aclSetAclOpExecutorRepeatable(p.executor) != ACLNN_SUCCESS) return;
+        if (aclnnThresholdBackward(nullptr, 0, p.executor, nullptr) != ACLNN_SUCCESS) return;
+        if (aclnnThresholdBackward(nullptr, 0, p.executor, nullptr) != ACLNN_SUCCESS) return;
+        if (p.out != Expected(p.g, p.x, 0.5f)) return;
+        if (aclDestroyAclOpExecutor(p.executor) != ACLNN_SUCCESS) return;
+      }
+      ok[t] = 1;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok, std::vector<int>(8, 1));
+}
+
+}  // namespace
