@@ -325,7 +325,7 @@ NB_MODULE(_aclnn_ext, m) {
 #ifdef JAX_THRESHOLD_HAS_FFI_HANDLER
   m.attr("HAS_FFI_HANDLER") = true;
   // The XLA FFI API the handlers were compiled against (what they report to XLA at registration),
-  // and the jaxlib whose headers those were ("" when not known): jax_threshold/ffi_api_version.py
+  // and the jaxlib whose headers those were ("" when not known): jax_threshold/ffi.py
   // checks them against the running jaxlib before registering anything.
   m.attr("XLA_FFI_API_VERSION") = nb::make_tuple(XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR);
 #ifdef JAX_THRESHOLD_XLA_FFI_JAXLIB_VERSION

@@ -1,6 +1,6 @@
-// Phase one with a threshold tensor (aclnn/batched_threshold.h) and the broadcast rule it shares
-// with the scalar phase one: shapes, empty results, one plan for many thresholds, and the bits of
-// every slice against an independent reference.
+// Phase one with a threshold tensor (aclnnThresholdBackwardBatchedGetWorkspaceSize, the public
+// header) and the broadcast rule it shares with the scalar phase one: shapes, empty results, one
+// plan for many thresholds, and the bits of every slice against an independent reference.
 #include <gtest/gtest.h>
 
 #include <cstring>
