@@ -236,11 +236,6 @@ NB_MODULE(_aclnn_ext, m) {
                                    p->out_copy.has_value());
           },
           "(grad_output, x, out): which tensors go through a workspace copy")
-      .def_prop_ro("run_status",
-                   [](const PyExecutor& e) {
-                     e.plan();
-                     return aclnnThresholdBackwardRunStatus(e.get());
-                   })
       .def(
           "set_repeatable", [](PyExecutor& e) { return aclSetAclOpExecutorRepeatable(e.get()); },
           "aclSetAclOpExecutorRepeatable: the executor runs until destroyed.")
