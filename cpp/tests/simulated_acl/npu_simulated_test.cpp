@@ -30,12 +30,24 @@ const std::vector<simulated_acl::DeviceSpec> kDevices = {
     {"Ascend910B1", 40}, {"Ascend910B1", 48}, {"Ascend910B1", 0}, {"Ascend910B4", 40}};
 constexpr int kDeadKernelDevice = 3;
 
+// The operand target's handler on `platform` (its execute stage).
 XLA_FFI_Handler* Handler(const char* platform) {
   for (const auto& t : jax_threshold::ffi_handler::FfiTargets()) {
     if (std::string(t.platform) == platform &&
         std::string(t.name) == jax_threshold::ffi_handler::kThresholdBackwardTarget) {
       return t.handler;
     }
+  }
+  return nullptr;
+}
+
+// The instantiate stage that goes with `handler` (null: it has none). XLA runs it once per
+// executable before the first execute, and gives the state type an id at registration.
+XLA_FFI_Handler* InstantiateStageOf(XLA_FFI_Handler* handler) {
+  XLA_FFI_TypeId* id = jax_threshold::ffi_handler::ExecutablePlansTypeId();
+  if (id->type_id == 0) id->type_id = 1;
+  for (const auto& t : jax_threshold::ffi_handler::FfiTargets()) {
+    if (t.handler == handler) return t.instantiate;
   }
   return nullptr;
 }
@@ -103,14 +115,24 @@ CallOutcome Call(XLA_FFI_Handler* handler, void* stream, Operand& grad, Operand&
   PoolOptions options;
   options.stream = stream;
   FakeXlaFfiApi fake(options);
+  XLA_FFI_Handler* instantiate = InstantiateStageOf(handler);
+  fake.RegisterType(jax_threshold::ffi_handler::ExecutablePlansTypeId()->type_id,
+                    jax_threshold::ffi_handler::ExecutablePlansTypeInfo()->deleter);
   XLA_FFI_CallFrame frame{};
   frame.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
   frame.api = fake.api();
   frame.ctx = fake.ctx();
+  frame.attrs = {XLA_FFI_Attrs_STRUCT_SIZE, nullptr, 0, nullptr, nullptr, nullptr};
+  if (instantiate != nullptr) {  // attributes only, as XLA instantiates an executable's call
+    frame.stage = XLA_FFI_ExecutionStage_INSTANTIATE;
+    frame.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, 0, nullptr, nullptr};
+    frame.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, 0, nullptr, nullptr};
+    const CallOutcome instantiated = fake.Finish(instantiate(&frame), nullptr, kTimeout);
+    if (instantiated.code != XLA_FFI_Error_Code_OK) return instantiated;
+  }
   frame.stage = XLA_FFI_ExecutionStage_EXECUTE;
   frame.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, 3, arg_types, args};
   frame.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, 1, ret_types, rets};
-  frame.attrs = {XLA_FFI_Attrs_STRUCT_SIZE, nullptr, 0, nullptr, nullptr, nullptr};
   XLA_FFI_Error* error = handler(&frame);
   CallOutcome outcome = fake.Finish(error, frame.future, kTimeout);
   fake.Drain(kTimeout);
