@@ -224,6 +224,12 @@ cpp_tests() {
   step "cpp-tests: GoogleTest cross-built by $TARGET-g++, run by ctest under qemu-aarch64"
   make_sysroot >/dev/null
   local build=$CACHE/cmake-cpp t0=$SECONDS launcher=()
+  # The build tree is kept between runs, but CMake binds it to one source folder: a checkout
+  # elsewhere (every CI clone) starts it afresh.
+  if [ -f "$build/CMakeCache.txt" ] &&
+    ! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$ROOT" "$build/CMakeCache.txt"; then
+    rm -rf "$build"
+  fi
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   CC=$TARGET-gcc CXX=$TARGET-g++ AARCH64_SYSROOT=$SYSROOT cmake -S . -B "$build" -G Ninja \
     -DCMAKE_TOOLCHAIN_FILE="$ROOT/tools/cross/aarch64-linux.cmake" -DJAX_THRESHOLD_BUILD_TESTS=ON \
