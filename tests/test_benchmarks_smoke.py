@@ -87,6 +87,21 @@ class CallCostsBenchmarkTest(_BenchTest):
     self.assertAlmostEqual(memory["ratio"], memory["broadcast_mib"] / memory["same_shape_mib"])
 
 
+class EagerBenchmarkTest(_BenchTest):
+  def test_quick_run_reports_every_case(self):
+    out_dir = self._tempdir()
+    stdout = _run(out_dir, "bench_eager.py", "--sizes", "1,16")
+    with open(os.path.join(out_dir, "eager.json")) as f:
+      rows = json.load(f)["rows"]
+    self.assertEqual([r["size"] for r in rows], [1, 16])
+    for r in rows:
+      self.assertEqual(r["ratio"]["where"], 1.0)
+      self.assertEqual(r["ratio"]["forward_where"], 1.0)
+      for case in ("backward", "backward_traced", "forward"):
+        self.assertGreater(r["ratio"][case], 0.0)
+    self.assertIn("backward and forward <= 1.5 x jnp.where:", stdout)
+
+
 class ThresholdBackwardBenchmarkTest(_BenchTest):
   def test_quick_run_times_every_available_implementation(self):
     out_dir = self._tempdir()
