@@ -66,10 +66,10 @@ def _common_dtype(grad_output, x) -> np.dtype | None:
 def _checked_dtype(grad_output, x) -> np.dtype:
   """The dtype the primitive binds grad_output and x with; TypeError / ValueError (naming the
   dtypes, the shapes) for a pair it does not take."""
-  dtype = getattr(grad_output, "dtype", None)
-  if dtype in _dtypes.CANONICAL_DTYPES and dtype == getattr(x, "dtype", None):
+  g_dtype = getattr(grad_output, "dtype", None)
+  if g_dtype in _dtypes.CANONICAL_DTYPES and g_dtype == getattr(x, "dtype", None):
     if grad_output.shape == x.shape:  # the common call, decided without the types
-      return dtype
+      return np.dtype(g_dtype)
   target = _common_dtype(grad_output, x)
   g_type, x_type = jax.typeof(grad_output), jax.typeof(x)
   if target is None:
