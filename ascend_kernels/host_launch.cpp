@@ -80,12 +80,6 @@ EntryInfo<ReluGradEntryPoint> ReluGradEntry(KernelDType dtype) {
 
 uint8_t* Gm(const void* p) { return const_cast<uint8_t*>(static_cast<const uint8_t*>(p)); }
 
-// Elements of operand j (kBatchGrad, kBatchX, kBatchOut) a launch may touch from its base.
-uint64_t OperandElements(const ReluGradTilingData& t, int) { return t.tiling.total_num; }
-uint64_t OperandElements(const ThresholdGradV2DTilingData& t, int j) {
-  return t.batch.slice_num > 0 ? BatchSpan(t.batch, j) : t.tiling.total_num;
-}
-
 // An unknown dtype gives an empty launch (block_dim 0, no run_block): the caller validates.
 // `call(entry)` runs the entry point with the launch's arguments; `regions` are the GM tensors
 // of the launch besides grad, feature and out (GlobalTensor views must stay inside them).
@@ -102,11 +96,11 @@ HostLaunch MakeLaunch(const EntryInfo<Entry>& info, KernelDType dtype, const voi
   const uint64_t elem_bytes = FactsOfDType(static_cast<int32_t>(dtype)).bytes;
   regions.reserve(regions.size() + 3);
   regions.push_back(
-      {static_cast<const uint8_t*>(grad), OperandElements(*tiling, kBatchGrad) * elem_bytes});
+      {static_cast<const uint8_t*>(grad), LaunchSpan(*tiling, kBatchGrad) * elem_bytes});
   regions.push_back(
-      {static_cast<const uint8_t*>(feature), OperandElements(*tiling, kBatchX) * elem_bytes});
+      {static_cast<const uint8_t*>(feature), LaunchSpan(*tiling, kBatchX) * elem_bytes});
   regions.push_back(
-      {static_cast<const uint8_t*>(out), OperandElements(*tiling, kBatchOut) * elem_bytes});
+      {static_cast<const uint8_t*>(out), LaunchSpan(*tiling, kBatchOut) * elem_bytes});
   const uint32_t block_dim = launch.block_dim;
   const Entry entry = info.entry;
   const auto rules_soc = static_cast<cpu_ascendc::Soc>(soc);  // same values
@@ -117,12 +111,9 @@ HostLaunch MakeLaunch(const EntryInfo<Entry>& info, KernelDType dtype, const voi
   return launch;
 }
 
-// Bytes of the GM threshold element a ThresholdGradV2D tiling asks for (0: none).
+// Bytes of the GM threshold elements a ThresholdGradV2D tiling asks for (0: none).
 uint64_t GmThresholdBytes(const ThresholdGradV2DTilingData& tiling) {
-  if (tiling.threshold.source != static_cast<int32_t>(ThresholdSource::kGm)) return 0;
-  const uint64_t elements =
-      tiling.batch.slice_num > 0 ? BatchSpan(tiling.batch, kBatchThreshold) : 1;
-  return elements * FactsOfDType(tiling.threshold.gm_dtype).bytes;
+  return LaunchSpan(tiling, kBatchThreshold) * FactsOfDType(tiling.threshold.gm_dtype).bytes;
 }
 
 }  // namespace

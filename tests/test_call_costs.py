@@ -103,7 +103,7 @@ class ExecutorReuseTest(absltest.TestCase):
 class PlanPerCompiledCallTest(parameterized.TestCase):
   @parameterized.parameters(
     ((37,), (37,)),
-    ((1, 300), (200, 300)),  # a broadcast operand: the plan copies it in the workspace
+    ((1, 300), (200, 300)),  # a broadcast operand, read through the kernel's copy-in
     ((), (5, 1, 3)),
     ((100_003,), (100_003,)),  # the asynchronous thread-pool path
   )

@@ -123,5 +123,48 @@ class WorkspaceOverlapTest(parameterized.TestCase):
     np.testing.assert_array_equal(out, expected)
 
 
+@needs_native
+class BroadcastWorkspaceTest(parameterized.TestCase):
+  """Broadcast inputs are read through the kernel's copy-in: the workspace does not grow with out
+  (docs/behaviour.md §2 and §4)."""
+
+  @parameterized.product(
+    pattern=["row", "column", "scalar", "both"],
+    rows=[1, 100, 5000],
+    soc=["host", "Ascend910B", "Ascend950"],
+  )
+  def test_contiguous_broadcast_inputs_need_no_workspace(self, pattern, rows, soc):
+    rng = np.random.default_rng(rows)
+    g_shape, x_shape = {
+      "row": ((1, 64), (rows, 64)),
+      "column": ((rows, 64), (rows, 1)),
+      "scalar": ((), (rows, 3, 64)),
+      "both": ((1, 1, 64), (rows, 7, 1)),
+    }[pattern]
+    g = rng.standard_normal(g_shape).astype(np.float32)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    out = np.full(np.broadcast_shapes(g.shape, x.shape), np.float32(7))
+    status, ws, executor = aclnn.threshold_backward_get_workspace_size(g, x, 0.25, out, soc=soc)
+    self.assertEqual(status, aclnn.ACLNN_SUCCESS, aclnn.recent_error_message())
+    self.assertEqual((ws, executor.copies), (0, (False, False, False)))
+    self.assertEqual(aclnn.threshold_backward(None, 0, executor), aclnn.ACLNN_SUCCESS)
+    np.testing.assert_array_equal(out, np.where(x > np.float32(0.25), g, np.float32(0)))
+
+  @parameterized.parameters(10, 1000)
+  def test_a_strided_broadcast_input_is_copied_at_its_own_size(self, rows):
+    g_storage = np.arange(1, 129, dtype=np.float32)
+    g = g_storage[::2]  # (64,), strided
+    x = np.linspace(-1, 1, rows * 64, dtype=np.float32).reshape(rows, 64)
+    out = np.zeros((rows, 64), np.float32)
+    status, ws, executor = aclnn.threshold_backward_get_workspace_size(g, x, 0.25, out, soc="host")
+    self.assertEqual(status, aclnn.ACLNN_SUCCESS, aclnn.recent_error_message())
+    self.assertEqual(executor.copies, (True, False, False))
+    self.assertLess(ws, 2 * aclnn._aclnn_ext.WORKSPACE_ALIGNMENT)  # 256 bytes, aligned, + slack
+    self.assertEqual(
+      aclnn.threshold_backward(np.empty(ws, np.uint8), ws, executor), aclnn.ACLNN_SUCCESS
+    )
+    np.testing.assert_array_equal(out, np.where(x > np.float32(0.25), g, np.float32(0)))
+
+
 if __name__ == "__main__":
   absltest.main()

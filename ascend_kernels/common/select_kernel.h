@@ -63,11 +63,15 @@ struct KernelDTypeOf<double> {
 // kernel (by the threshold's producer, possibly from another core), so its line in this core's
 // data cache is cleaned and invalidated first: the read then comes from GM.
 template <typename U>
-__aicore__ inline uint64_t LoadGmScalar(GM_ADDR address) {
+__aicore__ inline U LoadGmElement(GM_ADDR address) {
   GlobalTensor<U> value;
   value.SetGlobalBuffer(reinterpret_cast<__gm__ U*>(address), 1);
   DataCacheCleanAndInvalid<U, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(value);
-  return static_cast<uint64_t>(value.GetValue(0));
+  return value.GetValue(0);
+}
+template <typename U>
+__aicore__ inline uint64_t LoadGmScalar(GM_ADDR address) {
+  return static_cast<uint64_t>(LoadGmElement<U>(address));
 }
 
 // The bytes (zero-extended) of the threshold element of `dtype` at `threshold`.
@@ -115,6 +119,10 @@ __aicore__ inline ThresholdBatchTiling BatchOf(const ReluGradTilingData&) {
   ThresholdBatchTiling none{};
   return none;
 }
+template <typename TilingData>
+__aicore__ inline bool HasBroadcast(const TilingData& data) {
+  return data.broadcast.rank > 0;
+}
 
 // ThresholdGradV2D's threshold: precomputed by the host in the tiling data, or read from GM
 // (`threshold`, one element) and converted here, exactly as the host would have.
@@ -150,7 +158,9 @@ class SelectKernel {
       return;
     }
     batched_ = IsBatch(data);
-    if (batched_) {  // pointers and threshold per slice piece, in ProcessBatch
+    broadcast_ = HasBroadcast(data);
+    if (broadcast_) bcast_ = data.broadcast;
+    if (batched_ || broadcast_) {  // pointers (and threshold) per slice piece or row group
       batch_ = BatchOf(data);
       gradBase_ = grad;
       featureBase_ = feature;
@@ -181,6 +191,11 @@ class SelectKernel {
       ProcessBatch();
       return;
     }
+    if (broadcast_) {
+      ProcessBroadcast(gradBase_, featureBase_, outBase_, range_.offset,
+                       range_.offset + range_.count);
+      return;
+    }
     for (uint64_t i = 0; i < range_.tile_num; ++i) {
       const uint32_t count =
           i + 1 == range_.tile_num ? static_cast<uint32_t>(range_.tail_num) : tileDataNum_;
@@ -207,15 +222,22 @@ class SelectKernel {
         rest /= batch_.sizes[d];
         for (int j = 0; j < 4; ++j) off[j] += idx * batch_.strides[d][j];
       }
-      gradGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(gradBase_) + off[kBatchGrad] + first, n);
-      featureGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(featureBase_) + off[kBatchX] + first,
-                                 n);
-      outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(outBase_) + off[kBatchOut] + first, n);
       const GM_ADDR element =
           thresholdBase_ +
           off[kBatchThreshold] * static_cast<int64_t>(ThresholdElementBytes(gmDtype_));
       select_.SetThreshold(ThresholdParamsFromBits(static_cast<int32_t>(KernelDTypeOf<T>::kValue),
                                                    gmDtype_, LoadThresholdBits(element, gmDtype_)));
+      if (broadcast_) {  // the slice's inputs through the broadcast copy-in
+        const int64_t bytes = static_cast<int64_t>(sizeof(T));
+        ProcessBroadcast(gradBase_ + off[kBatchGrad] * bytes, featureBase_ + off[kBatchX] * bytes,
+                         outBase_ + off[kBatchOut] * bytes, first, first + n);
+        pos += n;
+        continue;
+      }
+      gradGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(gradBase_) + off[kBatchGrad] + first, n);
+      featureGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(featureBase_) + off[kBatchX] + first,
+                                 n);
+      outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(outBase_) + off[kBatchOut] + first, n);
       for (uint64_t tile = 0; tile * tileDataNum_ < n; ++tile) {
         const uint64_t left = n - tile * tileDataNum_;
         const uint32_t count = static_cast<uint32_t>(left < tileDataNum_ ? left : tileDataNum_);
@@ -224,6 +246,152 @@ class SelectKernel {
         CopyOut(tile, count);
       }
       pos += n;
+    }
+  }
+
+  // Out positions [begin, end) of a view whose inputs start at `grad` / `feature` (read through
+  // bcast_) and whose out is contiguous from `out`. Rows are out's innermost merged dim: a row
+  // longer than a tile, or the part of one at either end of the range, runs in pieces of at most
+  // a tile, each input a contiguous range or one repeated element; whole rows run several at a
+  // time, each row at a 32-byte aligned pitch in UB (DataCopyPad's block layout), so every UB
+  // address stays aligned whatever the row length. No input is ever copied to out's size.
+  __aicore__ inline void ProcessBroadcast(GM_ADDR grad, GM_ADDR feature, GM_ADDR out,
+                                          uint64_t begin, uint64_t end) {
+    gradView_ = grad;
+    featureView_ = feature;
+    gradGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(grad),
+                            BroadcastSpan(bcast_, kBroadcastGrad));
+    featureGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(feature),
+                               BroadcastSpan(bcast_, kBroadcastX));
+    outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(out) + begin, end - begin);
+    const uint64_t rank = bcast_.rank;
+    const uint64_t len = bcast_.sizes[rank - 1];
+    const uint64_t segment = rank >= 2 ? bcast_.sizes[rank - 2] : 1;  // rows with one row stride
+    const uint64_t pitch =
+        (len * sizeof(T) + ONE_BLK_SIZE - 1) / ONE_BLK_SIZE * ONE_BLK_SIZE / sizeof(T);
+    const uint64_t row_cap = pitch <= tileDataNum_ ? tileDataNum_ / pitch : 0;
+    for (uint64_t pos = begin; pos < end;) {
+      const uint64_t col = pos % len;
+      const uint64_t left = end - pos;
+      if (col != 0 || row_cap == 0 || left < len) {
+        uint64_t n = len - col;
+        if (n > left) n = left;
+        if (n > tileDataNum_) n = tileDataNum_;
+        CopyInPiece(pos, static_cast<uint32_t>(n));
+        Compute(static_cast<uint32_t>(n));
+        CopyOutRows(pos - begin, 1, static_cast<uint32_t>(n));
+        pos += n;
+        continue;
+      }
+      const uint64_t in_segment = segment - (pos / len) % segment;
+      uint64_t rows = left / len;
+      if (rows > in_segment) rows = in_segment;
+      if (rows > row_cap) rows = row_cap;
+      CopyInRows(pos, static_cast<uint32_t>(rows), static_cast<uint32_t>(len),
+                 static_cast<uint32_t>(pitch));
+      Compute(static_cast<uint32_t>(rows * pitch));
+      CopyOutRows(pos - begin, static_cast<uint32_t>(rows), static_cast<uint32_t>(len));
+      pos += rows * len;
+    }
+  }
+
+  // Input j's element offset at out position pos (bcast_'s mixed radix).
+  __aicore__ inline uint64_t InputOffset(int j, uint64_t pos) const {
+    uint64_t offset = 0;
+    for (uint64_t d = bcast_.rank; d-- > 0;) {
+      offset += (pos % bcast_.sizes[d]) * bcast_.strides[j][d];
+      pos /= bcast_.sizes[d];
+    }
+    return offset;
+  }
+
+  // count elements of input j from out position pos, all in one row.
+  __aicore__ inline void LoadPiece(const LocalTensor<T>& dst, int j, uint64_t pos, uint32_t count) {
+    const GlobalTensor<T>& gm = j == kBroadcastGrad ? gradGm_ : featureGm_;
+    const uint64_t offset = InputOffset(j, pos);
+    if (bcast_.strides[j][bcast_.rank - 1] != 0) {
+      CopyGmToUb(dst, gm[offset], count);
+    } else {
+      Fill(dst, InputElement(j, offset), count);
+    }
+  }
+
+  __aicore__ inline void CopyInPiece(uint64_t pos, uint32_t count) {
+    LocalTensor<T> gradLocal = gradQue_.template AllocTensor<T>();
+    LocalTensor<T> featureLocal = featureQue_.template AllocTensor<T>();
+    LoadPiece(gradLocal, kBroadcastGrad, pos, count);
+    LoadPiece(featureLocal, kBroadcastX, pos, count);
+    gradQue_.EnQue(gradLocal);
+    featureQue_.EnQue(featureLocal);
+  }
+
+  // `rows` whole rows of input j from out position pos (a row start), row r at dst[r * pitch].
+  __aicore__ inline void LoadRows(const LocalTensor<T>& dst, int j, uint64_t pos, uint32_t rows,
+                                  uint32_t len, uint32_t pitch) {
+    const GlobalTensor<T>& gm = j == kBroadcastGrad ? gradGm_ : featureGm_;
+    const uint64_t offset = InputOffset(j, pos);
+    const uint64_t row_stride = bcast_.rank >= 2 ? bcast_.strides[j][bcast_.rank - 2] : 0;
+    const uint32_t row_bytes = len * static_cast<uint32_t>(sizeof(T));
+    if (bcast_.strides[j][bcast_.rank - 1] == 0) {  // each row one element, repeated
+      for (uint32_t r = 0; r < rows; ++r) {
+        Fill(dst[r * pitch], InputElement(j, offset + r * row_stride), pitch);
+      }
+      return;
+    }
+    const DataCopyPadExtParams<T> pad(true, 0, 0, T());
+    if (row_stride >= len && (row_stride - len) * sizeof(T) <= 0xffffffffull) {
+      // Rows at a constant distance in GM: one copy, each row padded to the pitch in UB.
+      DataCopyPad(dst, gm[offset],
+                  DataCopyExtParams(static_cast<uint16_t>(rows), row_bytes,
+                                    static_cast<uint32_t>((row_stride - len) * sizeof(T)), 0, 0),
+                  pad);
+      return;
+    }
+    for (uint32_t r = 0; r < rows; ++r) {  // the same row again (broadcast rows), or far apart
+      DataCopyPad(dst[r * pitch], gm[offset + r * row_stride],
+                  DataCopyExtParams(1, row_bytes, 0, 0, 0), pad);
+    }
+  }
+
+  __aicore__ inline void CopyInRows(uint64_t pos, uint32_t rows, uint32_t len, uint32_t pitch) {
+    LocalTensor<T> gradLocal = gradQue_.template AllocTensor<T>();
+    LocalTensor<T> featureLocal = featureQue_.template AllocTensor<T>();
+    LoadRows(gradLocal, kBroadcastGrad, pos, rows, len, pitch);
+    LoadRows(featureLocal, kBroadcastX, pos, rows, len, pitch);
+    gradQue_.EnQue(gradLocal);
+    featureQue_.EnQue(featureLocal);
+  }
+
+  // `rows` rows of `len` elements (at the UB pitch) to out position pos, contiguous in GM.
+  __aicore__ inline void CopyOutRows(uint64_t pos, uint32_t rows, uint32_t len) {
+    LocalTensor<T> outLocal = outQue_.template DeQue<T>();
+    const GlobalTensor<T> dst = outGm_[pos];
+    if (rows == 1 && len * sizeof(T) % ONE_BLK_SIZE == 0) {
+      DataCopy(dst, outLocal, len);
+    } else {
+      DataCopyPad(dst, outLocal,
+                  DataCopyExtParams(static_cast<uint16_t>(rows),
+                                    static_cast<uint32_t>(len * sizeof(T)), 0, 0, 0));
+    }
+    outQue_.FreeTensor(outLocal);
+  }
+
+  // Input j's element at `offset`, read by the scalar unit.
+  __aicore__ inline T InputElement(int j, uint64_t offset) const {
+    const GM_ADDR base = j == kBroadcastGrad ? gradView_ : featureView_;
+    return LoadGmElement<T>(base + offset * sizeof(T));
+  }
+
+  // count copies of value from dst (Duplicate; 8-bit values as 16-bit pairs, which Duplicate
+  // takes, the buffer's 32-byte blocks holding the odd one out).
+  __aicore__ inline void Fill(const LocalTensor<T>& dst, T value, uint32_t count) {
+    if constexpr (sizeof(T) == 1) {
+      const uint16_t byte = static_cast<uint8_t>(value);
+      Duplicate(dst.template ReinterpretCast<int16_t>(),
+                static_cast<int16_t>(static_cast<uint16_t>(byte | (byte << 8))),
+                static_cast<int32_t>((count + 1) / 2));
+    } else {
+      Duplicate(dst, value, static_cast<int32_t>(count));
     }
   }
 
@@ -281,11 +449,15 @@ class SelectKernel {
   CoreRange range_{0, 0, 0, 0};
   uint32_t tileDataNum_ = 0;
   bool batched_ = false;
+  bool broadcast_ = false;
   ThresholdBatchTiling batch_{};
+  InputBroadcastTiling bcast_{};
   GM_ADDR gradBase_ = nullptr;
   GM_ADDR featureBase_ = nullptr;
   GM_ADDR thresholdBase_ = nullptr;
   GM_ADDR outBase_ = nullptr;
+  GM_ADDR gradView_ = nullptr;  // the inputs ProcessBroadcast reads (a slice's, in a batch)
+  GM_ADDR featureView_ = nullptr;
   int32_t gmDtype_ = 0;
 };
 

@@ -79,9 +79,46 @@ aclScalar NonzeroThreshold(aclDataType dtype) {
 }
 
 constexpr size_t kMaxRank = 8;
+static_assert(kMaxRank <= ascend_kernels::kMaxBroadcastRank,
+              "the kernel's broadcast tiling holds every tensor rank phase one takes");
 
 std::vector<int64_t> BroadcastStrides(const aclTensor& t, const std::vector<int64_t>& shape) {
   return aclnn::BroadcastStrides(t.shape, t.strides, shape);
+}
+
+// The kernel's broadcast read of two inputs of `grad_shape` and `x_shape`, each contiguous in its
+// own shape, over out's `shape` (kernel_args.h): out's dims without the 1s, neighbours merged where
+// each input is contiguous across both or broadcast along both. False when none remain (out has
+// one element) or more than kMaxBroadcastRank do.
+bool PlanInputBroadcast(const std::vector<int64_t>& shape, const std::vector<int64_t>& grad_shape,
+                        const std::vector<int64_t>& x_shape,
+                        ascend_kernels::InputBroadcastTiling* tiling) {
+  const std::vector<int64_t> strides[2] = {
+      aclnn::BroadcastStrides(grad_shape, ContiguousStrides(grad_shape), shape),
+      aclnn::BroadcastStrides(x_shape, ContiguousStrides(x_shape), shape)};
+  *tiling = {};
+  uint64_t& rank = tiling->rank;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    const uint64_t size = static_cast<uint64_t>(shape[d]);
+    if (rank > 0) {
+      bool mergeable = true;
+      for (int j = 0; j < 2; ++j) {
+        const uint64_t inner = static_cast<uint64_t>(strides[j][d]);
+        mergeable &= tiling->strides[j][rank - 1] == inner * size;  // both 0, or contiguous
+      }
+      if (mergeable) {
+        tiling->sizes[rank - 1] *= size;
+        for (int j = 0; j < 2; ++j) tiling->strides[j][rank - 1] = strides[j][d];
+        continue;
+      }
+    }
+    if (rank == ascend_kernels::kMaxBroadcastRank) return false;
+    tiling->sizes[rank] = size;
+    for (int j = 0; j < 2; ++j) tiling->strides[j][rank] = static_cast<uint64_t>(strides[j][d]);
+    ++rank;
+  }
+  return rank > 0;
 }
 
 // Largest byte count phase one plans: anything larger cannot be one allocation (ptrdiff_t).
@@ -474,44 +511,61 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
     plan->threshold_grad_tiling.threshold = MakeThresholdParams(*threshold, plan->dtype);
   }
 
+  // Broadcast inputs (fewer elements than out) are read through the kernel's broadcast copy-in,
+  // never copied to out's size: each at its own shape, contiguous. (Ranks are at most kMaxRank,
+  // kMaxBroadcastRank too, so the merged dims always fit.)
+  ascend_kernels::InputBroadcastTiling broadcast{};
+  const bool kernel_broadcast =
+      (static_cast<uint64_t>(n_grad) < n || static_cast<uint64_t>(n_x) < n) &&
+      PlanInputBroadcast(shape, grad_output->shape, x->shape, &broadcast);
+  plan->threshold_grad_tiling.broadcast = broadcast;
+  plan->relu_grad_tiling.broadcast = broadcast;
+
   // Copies and workspace layout. An input gets a contiguous copy in the workspace unless it is
-  // already contiguous in the broadcast shape and aligned to its element. out gets a workspace
-  // buffer and a copy into its view unless it is contiguous and aligned. The copies move bytes
-  // (memcpy), so they accept any alignment. Overlap: the steps run one after another, so with
-  // a copy into out every input has been read before out is written; when the kernel writes
-  // out directly, an input overlapping out is copied first unless it is exactly out's view (in
-  // place: each element is read before it is written), which gives copy semantics.
+  // already contiguous in the shape the kernel reads it at (out's, or its own when the kernel
+  // broadcasts it) and aligned to its element. out gets a workspace buffer and a copy into its
+  // view unless it is contiguous and aligned. The copies move bytes (memcpy), so they accept any
+  // alignment. Overlap: the steps run one after another, so with a copy into out every input has
+  // been read before out is written; when the kernel writes out directly, an input overlapping
+  // out is copied first unless it is exactly out's view (in place: each element is read before
+  // it is written), which gives copy semantics.
   const std::vector<int64_t> contiguous = ContiguousStrides(shape);
   auto aligned = [elem](const ViewBounds& b) { return b.first % elem == 0; };
   uint64_t ws = 0;
-  auto take = [&ws, buffer_bytes](uint64_t* at) {
+  auto take = [&ws](uint64_t* at, uint64_t bytes) {
     *at = ws;
-    return !__builtin_add_overflow(ws, buffer_bytes, &ws) && ws <= kMaxPlannedBytes;
+    return AlignUp(bytes, &bytes) && !__builtin_add_overflow(ws, bytes, &ws) &&
+           ws <= kMaxPlannedBytes;
   };
   plan->grad = grad_output->First();
   plan->x = x->First();
   plan->out = out->First();
   const bool out_direct = out->IsContiguous() && aligned(bounds[2]);
-  auto needs_copy = [&](const aclTensor& t, int64_t count, const ViewBounds& b) {
-    const bool direct = static_cast<uint64_t>(count) == n && t.IsContiguous() && aligned(b);
-    return !direct || (out_direct && Overlaps(b, bounds[2]) && !SameView(t, *out));
-  };
   bool sized = true;
-  if (needs_copy(*grad_output, n_grad, bounds[0])) {
-    plan->grad_copy = PlanStridedCopy(shape, BroadcastStrides(*grad_output, shape), contiguous,
-                                      elem, /*serial=*/false);
-    sized = sized && take(&plan->grad_ws_offset);
-  }
-  if (needs_copy(*x, n_x, bounds[1])) {
-    plan->x_copy =
-        PlanStridedCopy(shape, BroadcastStrides(*x, shape), contiguous, elem, /*serial=*/false);
-    sized = sized && take(&plan->x_ws_offset);
-  }
+  // t's copy, if it needs one, into the workspace at *offset.
+  auto plan_input = [&](const aclTensor& t, int64_t count, const ViewBounds& b,
+                        std::optional<StridedCopyPlan>* copy, uint64_t* offset) {
+    const bool own_shape = kernel_broadcast && static_cast<uint64_t>(count) < n;
+    const bool direct = (own_shape || static_cast<uint64_t>(count) == n) && t.IsContiguous() &&
+                        aligned(b) && !(out_direct && Overlaps(b, bounds[2]) && !SameView(t, *out));
+    if (direct) return;
+    if (own_shape) {
+      *copy = PlanStridedCopy(t.shape, t.strides, ContiguousStrides(t.shape), elem,
+                              /*serial=*/false);
+      sized = sized && take(offset, static_cast<uint64_t>(count) * elem);  // < out's bytes
+    } else {
+      *copy = PlanStridedCopy(shape, BroadcastStrides(t, shape), contiguous, elem,
+                              /*serial=*/false);
+      sized = sized && take(offset, buffer_bytes);
+    }
+  };
+  plan_input(*grad_output, n_grad, bounds[0], &plan->grad_copy, &plan->grad_ws_offset);
+  plan_input(*x, n_x, bounds[1], &plan->x_copy, &plan->x_ws_offset);
   if (!out_direct) {
     // An out view whose elements overlap is written by one block, so the writes do not race.
     plan->out_copy = PlanStridedCopy(shape, contiguous, out->strides, elem,
                                      /*serial=*/!IsNonOverlapping(out->shape, out->strides));
-    sized = sized && take(&plan->out_ws_offset);
+    sized = sized && take(&plan->out_ws_offset, buffer_bytes);
   }
   plan->library_ws_offset = ws;
   sized =

@@ -160,20 +160,42 @@ TEST(ExecutorReuse, InPlacePlanStaysInPlaceWhenBothMove) {
 TEST(ExecutorReuse, BroadcastPlanReusedAcrossAddresses) {
   Planned p;
   Plan(&p, {1, 7}, {5, 7});
+  EXPECT_EQ(p.ws_size, 0u);  // the kernel reads the broadcast grad_output where it is
   ASSERT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_SUCCESS);
-  std::vector<uint8_t> ws(p.ws_size + 64);
   std::vector<float> g2(7), out2(35);
   for (int i = 0; i < 7; ++i) g2[i] = 10.0f * static_cast<float>(i);
   ASSERT_EQ(aclSetInputTensorAddr(p.executor, 0, p.tg.get(), g2.data()), ACLNN_SUCCESS);
   ASSERT_EQ(aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), out2.data()), ACLNN_SUCCESS);
-  ASSERT_EQ(aclnnThresholdBackward(ws.data(), ws.size(), p.executor, nullptr), ACLNN_SUCCESS);
+  ASSERT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_SUCCESS);
   EXPECT_EQ(out2, Expected(g2, p.x, 0.5f));
-  // The workspace may not overlap a rebound tensor either.
-  std::vector<float> in_ws(p.ws_size / 4 + 64);
-  ASSERT_EQ(aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), in_ws.data()), ACLNN_SUCCESS);
-  EXPECT_EQ(aclnnThresholdBackward(in_ws.data(), p.ws_size, p.executor, nullptr),
-            ACLNN_ERR_PARAM_INVALID);
   EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_SUCCESS);
+}
+
+TEST(ExecutorReuse, WorkspaceMayNotOverlapAReboundTensor) {
+  // A strided grad_output, broadcast: copied at its own size into the workspace.
+  std::vector<float> g(14), x(35), out(35);
+  for (int i = 0; i < 14; ++i) g[i] = 1.0f + static_cast<float>(i);
+  for (int i = 0; i < 35; ++i) x[i] = static_cast<float>(i % 3) * 0.4f;
+  const int64_t g_shape[2] = {1, 7}, g_strides[2] = {14, 2};
+  TensorPtr tg(aclCreateTensor(g_shape, 2, ACL_FLOAT, g_strides, 0, g.data()));
+  TensorPtr tx = View(x, {5, 7}), tout = View(out, {5, 7});
+  auto thr = Float(0.5f);
+  uint64_t ws_size = 0;
+  aclOpExecutor* e = nullptr;
+  ASSERT_EQ(aclnnThresholdBackwardGetWorkspaceSize(tg.get(), tx.get(), thr.get(), tout.get(),
+                                                   &ws_size, &e),
+            ACLNN_SUCCESS);
+  ASSERT_GT(ws_size, 0u);
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
+  std::vector<uint8_t> ws(ws_size);
+  ASSERT_EQ(aclnnThresholdBackward(ws.data(), ws.size(), e, nullptr), ACLNN_SUCCESS);
+  std::vector<float> g_row(7);
+  for (int i = 0; i < 7; ++i) g_row[i] = g[2 * i];
+  EXPECT_EQ(out, Expected(g_row, x, 0.5f));
+  std::vector<float> in_ws(ws_size / 4 + 64);
+  ASSERT_EQ(aclSetOutputTensorAddr(e, 0, tout.get(), in_ws.data()), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackward(in_ws.data(), ws_size, e, nullptr), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
 }
 
 TEST(ExecutorReuse, DeviceThresholdPlanRebindsItsThreshold) {

@@ -371,7 +371,7 @@ TEST(PhaseOneStatus, WorkspaceOverflowIsRefused) {
   // Three copies of 2^60 int8 fit in 63 bits: planned, with the size they really need.
   const int64_t m = int64_t{1} << 60;
   HostTensor gm = MakeTensor(ACL_INT8, {m}, {0});
-  HostTensor xm = MakeTensor(ACL_INT8, {1});
+  HostTensor xm = MakeTensor(ACL_INT8, {m}, {0});
   HostTensor om = MakeTensor(ACL_INT8, {m}, {0});
   r = Plan(gm.tensor.get(), xm.tensor.get(), thr.get(), om.tensor.get());
   EXPECT_EQ(r.status, ACLNN_SUCCESS);
@@ -419,12 +419,38 @@ TEST(PhaseOneStatus, WorkspaceSizeCoversEveryPlannedCopy) {
   EXPECT_EQ(r.ws, 0u);
   const ExecutorPlan* p = GetExecutorPlan(r.executor.get());
   EXPECT_TRUE(!p->grad_copy && !p->x_copy && !p->out_copy);
-  // A broadcast grad and a strided out: two buffers of 400 bytes, each aligned to 512, plus the
-  // slack that lets phase two align them inside any workspace.
+  // A broadcast grad and a strided out: the kernel reads grad where it is; out's buffer of 400
+  // bytes, aligned to 512, plus the slack that lets phase two align it inside any workspace.
   HostTensor g1 = MakeTensor(ACL_FLOAT, {1});
   HostTensor out = MakeTensor(ACL_FLOAT, {100}, {2});
   r = Plan(g1.tensor.get(), g.tensor.get(), thr.get(), out.tensor.get());
-  EXPECT_EQ(r.ws, 1024u + kWorkspaceAlignment - 1);
+  EXPECT_EQ(r.ws, 512u + kWorkspaceAlignment - 1);
   p = GetExecutorPlan(r.executor.get());
-  EXPECT_TRUE(p->grad_copy && !p->x_copy && p->out_copy);
+  EXPECT_TRUE(!p->grad_copy && !p->x_copy && p->out_copy);
+  // A strided x of 10 rows, broadcast over 100 columns: copied at its own size (40 bytes), not
+  // out's.
+  HostTensor x10 = MakeTensor(ACL_FLOAT, {10, 1}, {3, 1});
+  HostTensor g100 = MakeTensor(ACL_FLOAT, {10, 100});
+  r = Plan(g100.tensor.get(), x10.tensor.get(), thr.get(), g100.tensor.get());
+  EXPECT_EQ(r.ws, 512u + kWorkspaceAlignment - 1);
+  p = GetExecutorPlan(r.executor.get());
+  EXPECT_TRUE(!p->grad_copy && p->x_copy && !p->out_copy);
+}
+
+// Broadcast inputs are read through the kernel's copy-in: the workspace does not grow with out.
+TEST(PhaseOneStatus, BroadcastInputsNeedNoWorkspace) {
+  auto thr = Double(0.5);
+  for (int64_t rows : {1, 10, 1000}) {
+    HostTensor row = MakeTensor(ACL_FLOAT, {1, 64});
+    HostTensor column = MakeTensor(ACL_FLOAT, {rows, 1});
+    HostTensor full = MakeTensor(ACL_FLOAT, {rows, 64});
+    for (auto [g, x] :
+         {std::pair{&row, &full}, std::pair{&full, &column}, std::pair{&row, &column}}) {
+      Result r = Plan(g->tensor.get(), x->tensor.get(), thr.get(), full.tensor.get());
+      ASSERT_EQ(r.status, ACLNN_SUCCESS) << r.message;
+      EXPECT_EQ(r.ws, 0u) << rows;
+      const ExecutorPlan* p = GetExecutorPlan(r.executor.get());
+      EXPECT_TRUE(!p->grad_copy && !p->x_copy && !p->out_copy);
+    }
+  }
 }

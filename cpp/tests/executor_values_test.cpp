@@ -237,6 +237,57 @@ TEST(ExecutorValues, ZeroDimAndBroadcastOperandsMatchTheOracle) {
   }
 }
 
+// The kernel's broadcast copy-in: rows shorter than a 32-byte block, whole blocks, longer than a
+// tile; rows in groups and split across cores; broadcast along inner, outer and alternating dims;
+// both inputs broadcast; as many merged dims as a tensor's rank allows. Every SoC that runs the
+// kernels, several core counts.
+TEST(ExecutorValues, EveryBroadcastPatternMatchesTheOracle) {
+  std::mt19937_64 rng(11);
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> patterns = {
+      {{1, 3}, {700, 3}},
+      {{700, 1}, {700, 3}},
+      {{1, 3}, {700, 1}},
+      {{1, 8}, {300, 8}},
+      {{300, 1}, {300, 8}},
+      {{1, 20000}, {3, 20000}},
+      {{3, 1}, {3, 20000}},
+      {{5, 1, 7}, {5, 40, 7}},
+      {{1, 40, 1}, {5, 40, 7}},
+      {{2, 1, 3, 1}, {2, 5, 3, 9}},
+      {{1}, {4099}},
+      {{4099}, {1}},
+      {{1, 33, 1, 5}, {7, 33, 11, 5}},
+      {{3, 1, 2, 1, 2, 1, 2, 1}, {1, 2, 1, 3, 1, 2, 1, 5}},  // 8 merged dims, the most
+  };
+  for (SocVersion soc : {SocVersion::kHost, SocVersion::kAscend910B, SocVersion::kAscend950}) {
+    for (uint32_t cores : {1u, 7u}) {
+      for (aclDataType d : kHostDtypes) {
+        if (d == ACL_DOUBLE && soc != SocVersion::kHost) continue;
+        if (d == ACL_INT64 && soc != SocVersion::kHost) continue;
+        Threshold t = DoubleThreshold(0.25);
+        for (const auto& [gs, xs] : patterns) {
+          CaseSpec c{d, gs, xs};
+          c.soc = soc;
+          c.core_num = cores;
+          ASSERT_TRUE(RunAndCheck(c, t, rng))
+              << DataTypeName(d) << " soc " << static_cast<int>(soc);
+          CaseSpec swapped{d, xs, gs};
+          swapped.soc = soc;
+          swapped.core_num = cores;
+          ASSERT_TRUE(RunAndCheck(swapped, t, rng));
+        }
+      }
+    }
+  }
+  Threshold zero = IntThreshold(0);  // int64 on Ascend950: ReluGrad
+  CaseSpec c{ACL_INT64, {1, 5}, {300, 5}};
+  c.soc = SocVersion::kAscend950;
+  RunAndCheck(c, zero, rng, nullptr, "ReluGrad");
+  CaseSpec column{ACL_INT64, {300, 5}, {300, 1}};
+  column.soc = SocVersion::kAscend950;
+  RunAndCheck(column, zero, rng, nullptr, "ReluGrad");
+}
+
 TEST(ExecutorValues, StridedInputsAndOutMatchTheOracle) {
   std::mt19937_64 rng(4);
   for (aclDataType d : kHostDtypes) {

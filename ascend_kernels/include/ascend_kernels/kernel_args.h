@@ -77,36 +77,76 @@ struct ThresholdBatchTiling {
   int64_t strides[4][4];
 };
 
+// Inputs read through a broadcast copy-in (docs/behaviour.md §4), never materialised at out's
+// size: out's dims with the 1s dropped and neighbours merged where both inputs allow, outer to
+// inner, and each input's element strides along them from its first element (0 along a dim it
+// is broadcast over). Each input is contiguous in its own shape, so its innermost stride is 1 or
+// 0. rank 0: both inputs have out's shape and are read as contiguous ranges.
+struct InputBroadcastTiling {
+  uint64_t rank;
+  uint64_t sizes[8];
+  uint64_t strides[2][8];  // grad_output, x
+};
+
 struct ThresholdGradV2DTilingData {
   ElementwiseTiling tiling;
   ThresholdParams threshold;
   ThresholdBatchTiling batch;
+  InputBroadcastTiling broadcast;
 };
 
 // ReluGrad is ThresholdGradV2D at threshold exactly 0: no threshold to carry.
 struct ReluGradTilingData {
   ElementwiseTiling tiling;
+  InputBroadcastTiling broadcast;
 };
 
 namespace ascend_kernels {
 
 using ::ElementwiseTiling;
+using ::InputBroadcastTiling;
 using ::ReluGradTilingData;
 using ::ThresholdBatchTiling;
 using ::ThresholdGradV2DTilingData;
 using ::ThresholdParams;
 
-inline constexpr uint64_t kMaxBatchRank = 4;  // ThresholdBatchTiling::sizes
+inline constexpr uint64_t kMaxBatchRank = 4;      // ThresholdBatchTiling::sizes
+inline constexpr uint64_t kMaxBroadcastRank = 8;  // InputBroadcastTiling::sizes
+inline constexpr int kBroadcastGrad = 0, kBroadcastX = 1;
 inline constexpr int kBatchGrad = 0, kBatchX = 1, kBatchThreshold = 2, kBatchOut = 3;
 
-// Elements of operand j a batch spans from its base (strides are non-negative): the furthest
-// slice's start plus a slice (one element for the threshold).
-inline uint64_t BatchSpan(const ThresholdBatchTiling& b, int j) {
+// Elements of input j (kBroadcastGrad, kBroadcastX) a broadcast read spans from its first element.
+inline uint64_t BroadcastSpan(const InputBroadcastTiling& b, int j) {
+  uint64_t last = 0;
+  for (uint64_t d = 0; d < b.rank; ++d) last += (b.sizes[d] - 1) * b.strides[j][d];
+  return last + 1;
+}
+
+// Elements of operand j (kBatchGrad, kBatchX, kBatchThreshold, kBatchOut) one slice of
+// `elements` output elements spans from the operand's first element in that slice.
+inline uint64_t SliceSpan(const InputBroadcastTiling& b, uint64_t elements, int j) {
+  if (j == kBatchThreshold) return 1;
+  if (b.rank == 0 || j == kBatchOut) return elements;
+  return BroadcastSpan(b, j == kBatchGrad ? kBroadcastGrad : kBroadcastX);
+}
+
+// Elements of operand j a launch with this tiling may touch from the operand's base (strides
+// are non-negative): the furthest slice's start plus that slice's span; 0 for a threshold the
+// launch does not read from GM.
+inline uint64_t LaunchSpan(const ThresholdGradV2DTilingData& t, int j) {
+  if (j == kBatchThreshold && t.threshold.source != static_cast<int32_t>(ThresholdSource::kGm)) {
+    return 0;
+  }
+  const ThresholdBatchTiling& b = t.batch;
+  if (b.slice_num == 0) return SliceSpan(t.broadcast, t.tiling.total_num, j);
   uint64_t last = 0;
   for (uint64_t d = 0; d < b.rank; ++d) {
     last += (b.sizes[d] - 1) * static_cast<uint64_t>(b.strides[d][j]);
   }
-  return last + (j == kBatchThreshold ? 1 : b.slice_len);
+  return last + SliceSpan(t.broadcast, b.slice_len, j);
+}
+inline uint64_t LaunchSpan(const ReluGradTilingData& t, int j) {
+  return j == kBatchThreshold ? 0 : SliceSpan(t.broadcast, t.tiling.total_num, j);
 }
 
 }  // namespace ascend_kernels

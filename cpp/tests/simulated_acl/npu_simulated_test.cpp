@@ -307,6 +307,30 @@ TEST_F(NpuSimulatedTest, ABatchIsOneLaunchExactForEverySliceSize) {
   }
 }
 
+// A broadcast grad_output is read through the kernel's copy-in on the NPU too: one launch, no
+// workspace, exact, with a scalar threshold and inside the slices of a batch.
+TEST_F(NpuSimulatedTest, BroadcastInputsRunInOneLaunchWithoutAWorkspace) {
+  const Case cases[] = {
+      {XLA_FFI_DataType_F32, {300, 5}, {}, XLA_FFI_DataType_F32, {1, 5}},
+      {XLA_FFI_DataType_F16, {300, 5}, {}, XLA_FFI_DataType_F32, {300, 1}},
+      {XLA_FFI_DataType_BF16, {2, 70000}, {}, XLA_FFI_DataType_F32, {1, 70000}},
+      {XLA_FFI_DataType_U8, {1000}, {}, XLA_FFI_DataType_U8, {1}},
+      {XLA_FFI_DataType_S8, {7, 40, 3}, {7, 1, 1}, XLA_FFI_DataType_S8, {1, 40, 1}},
+      {XLA_FFI_DataType_F32, {6, 33, 9}, {6, 1, 1}, XLA_FFI_DataType_F32, {6, 1, 9}},
+  };
+  uint32_t seed = 900;
+  for (const Case& c : cases) {
+    Prepared p = Prepare(c, seed += 10);
+    Device device(0);
+    ASSERT_EQ(device.Run(p.grad, p.x, p.threshold, p.out).code, XLA_FFI_Error_Code_OK);
+    const int64_t before = simulated_acl::GetCounters().launches;
+    const CallOutcome outcome = device.Run(p.grad, p.x, p.threshold, p.out);
+    ASSERT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << outcome.message;
+    EXPECT_EQ(simulated_acl::GetCounters().launches - before, 1) << "dtype " << c.dtype;
+    EXPECT_EQ(device.Download(p.out), p.expected) << "dtype " << c.dtype;
+  }
+}
+
 TEST_F(NpuSimulatedTest, ARefusedLaunchIsAnError) {
   Prepared p = Prepare(kCases[0], 7);
   Device device(0);

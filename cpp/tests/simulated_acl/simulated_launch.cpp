@@ -45,18 +45,6 @@ uint64_t ElementBytes(KernelDType dtype) {
   }
 }
 
-// Elements of operand j a launch may touch from its base (kernel_args.h's batch).
-uint64_t Span(const ThresholdGradV2DTilingData& t, int j) {
-  if (j == ascend_kernels::kBatchThreshold &&
-      t.threshold.source != static_cast<int32_t>(ascend_kernels::ThresholdSource::kGm)) {
-    return 0;
-  }
-  if (t.batch.slice_num > 0) return ascend_kernels::BatchSpan(t.batch, j);
-  return j == ascend_kernels::kBatchThreshold ? 1 : t.tiling.total_num;
-}
-uint64_t Span(const ReluGradTilingData& t, int j) {
-  return j == ascend_kernels::kBatchThreshold ? 0 : t.tiling.total_num;
-}
 uint64_t ThresholdBytes(const ThresholdGradV2DTilingData& t) {
   return ElementBytes(static_cast<KernelDType>(t.threshold.gm_dtype));
 }
@@ -91,11 +79,12 @@ aclError Run(const char* name, int device, KernelDType dtype, uint32_t num_block
     const char* what;
     void* p;
     uint64_t bytes;
-  } args[] = {{"grad", grad, Span(tiling, ascend_kernels::kBatchGrad) * e},
-              {"feature", feature, Span(tiling, ascend_kernels::kBatchX) * e},
-              {"out", out, Span(tiling, ascend_kernels::kBatchOut) * e},
+  } args[] = {{"grad", grad, ascend_kernels::LaunchSpan(tiling, ascend_kernels::kBatchGrad) * e},
+              {"feature", feature, ascend_kernels::LaunchSpan(tiling, ascend_kernels::kBatchX) * e},
+              {"out", out, ascend_kernels::LaunchSpan(tiling, ascend_kernels::kBatchOut) * e},
               {"threshold", threshold,
-               Span(tiling, ascend_kernels::kBatchThreshold) * ThresholdBytes(tiling)}};
+               ascend_kernels::LaunchSpan(tiling, ascend_kernels::kBatchThreshold) *
+                   ThresholdBytes(tiling)}};
   for (const auto& a : args) {
     if (a.bytes > 0 && !InDeviceMemory(device, a.p, a.bytes, &why)) {
       return RunError(name, std::string("the ") + a.what + " argument " + why);
