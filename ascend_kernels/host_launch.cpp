@@ -104,7 +104,7 @@ HostLaunch MakeLaunch(const EntryInfo<Entry>& info, KernelDType dtype, const voi
   const uint32_t block_dim = launch.block_dim;
   const Entry entry = info.entry;
   const auto rules_soc = static_cast<cpu_ascendc::Soc>(soc);  // same values
-  launch.run_block = [=](uint32_t block_idx) {
+  launch.run_block = [=, regions = std::move(regions)](uint32_t block_idx) {
     cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions, rules_soc);
     call(entry);
   };
@@ -123,6 +123,7 @@ HostLaunch MakeThresholdGradV2DLaunch(KernelDType dtype, const void* grad, const
                                       const ThresholdGradV2DTilingData* tiling, uint64_t ub_size,
                                       KernelSoc soc) {
   std::vector<cpu_ascendc::GmRegion> regions;
+  regions.reserve(4);  // with grad, feature and out (MakeLaunch): one allocation
   if (tiling != nullptr && GmThresholdBytes(*tiling) > 0) {
     regions.push_back({static_cast<const uint8_t*>(threshold), GmThresholdBytes(*tiling)});
   }
@@ -136,8 +137,10 @@ HostLaunch MakeThresholdGradV2DLaunch(KernelDType dtype, const void* grad, const
 HostLaunch MakeReluGradLaunch(KernelDType dtype, const void* grad, const void* feature, void* out,
                               void* workspace, const ReluGradTilingData* tiling, uint64_t ub_size,
                               KernelSoc soc) {
-  return MakeLaunch(ReluGradEntry(dtype), dtype, grad, feature, out, tiling, ub_size, soc, {},
-                    [=](ReluGradEntryPoint entry) {
+  std::vector<cpu_ascendc::GmRegion> regions;
+  regions.reserve(3);  // grad, feature and out (MakeLaunch): one allocation
+  return MakeLaunch(ReluGradEntry(dtype), dtype, grad, feature, out, tiling, ub_size, soc,
+                    std::move(regions), [=](ReluGradEntryPoint entry) {
                       entry(Gm(grad), Gm(feature), static_cast<uint8_t*>(out),
                             static_cast<uint8_t*>(workspace), *tiling);
                     });

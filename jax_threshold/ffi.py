@@ -15,6 +15,10 @@ Targets (versioned; `ffi_targets()` lists them):
     0: the primitive's `relu_grad` flag (a threshold known at trace time to be ±0) selects it,
     and the handler plans CANN's ReluGrad kernel (the operand target's kernel reads a traced
     threshold on the device, so it always runs ThresholdGradV2D, which gives the same bits at 0).
+  jax_threshold_threshold_backward_inline_v1, jax_threshold_threshold_backward_relu_grad_inline_v1:
+    the same two on CPU as synchronous handlers (every block on the calling thread, no future),
+    which the lowering emits for outputs of at most FFI_INLINE_MAX_BYTES: those run on one
+    thread anyway, and XLA's future for an asynchronous handler costs more than their kernel.
 
 On a mesh the call is partitioned as an elementwise op (each device runs it on its own block):
 `partitioning.py` gives it a Shardy sharding rule and registers an XLA partitioner for the
@@ -60,6 +64,8 @@ from jax_threshold.primitive import threshold_backward_p
 
 TARGET = "jax_threshold_threshold_backward_v1"
 RELU_GRAD_TARGET = "jax_threshold_threshold_backward_relu_grad_v1"
+INLINE_TARGET = "jax_threshold_threshold_backward_inline_v1"
+RELU_GRAD_INLINE_TARGET = "jax_threshold_threshold_backward_relu_grad_inline_v1"
 
 # XLA custom-call platform -> JAX lowering platform. "ASCEND" is the custom-call
 # platform of the community JAX Ascend PJRT plugin, whose JAX platform is "ascend";
@@ -75,7 +81,7 @@ _AUTO_PLATFORMS = frozenset({"ascend"})
 
 def ffi_targets() -> tuple[str, ...]:
   """The custom-call target names this module's lowering emits."""
-  return (TARGET, RELU_GRAD_TARGET)
+  return (TARGET, RELU_GRAD_TARGET, INLINE_TARGET, RELU_GRAD_INLINE_TARGET)
 
 
 # --- The XLA FFI API version ---------------------------------------------------------------
@@ -490,19 +496,30 @@ def _ffi_rule(target, ctx):
   return jax.ffi.ffi_lowering(target, extra_attributes=extra)
 
 
-def _ffi_lowering(ctx, grad_output, x, threshold, *, implementation, platform, relu_grad=False):
+def _ffi_lowering(
+  ctx, grad_output, x, threshold, *, implementation, platform, inline_max_bytes, relu_grad=False
+):
   """Lowers threshold_backward to one XLA FFI custom call (partitioned elementwise on a mesh).
 
   On CPU, a vmap-batched threshold over a small x runs batch-transposed (above): the kernel
-  launches along the batch axis instead of once per threshold.
+  launches along the batch axis instead of once per threshold; an output of at most
+  `inline_max_bytes` goes to the synchronous (inline) targets.
   """
+  out = ctx.avals_out[0]
+  inline = (
+    platform == "cpu"
+    and all(isinstance(d, (int, np.integer)) for d in out.shape)  # not symbolic (jax.export)
+    and math.prod(out.shape) * out.dtype.itemsize <= inline_max_bytes
+  )
   if relu_grad and ctx.avals_in[2].ndim == 0:  # the threshold is 0: no threshold operand
     ctx = ctx.replace(avals_in=ctx.avals_in[:2])
-    return _ffi_rule(RELU_GRAD_TARGET, ctx)(ctx, grad_output, x)
+    return _ffi_rule(RELU_GRAD_INLINE_TARGET if inline else RELU_GRAD_TARGET, ctx)(
+      ctx, grad_output, x
+    )
   if platform == "cpu" and runs_batch_transposed(ctx):
     return _batch_transposed_lowering(ctx, grad_output, x, threshold, implementation="ffi")
   del implementation  # already resolved to "ffi" by lowering.py
-  return _ffi_rule(TARGET, ctx)(ctx, grad_output, x, threshold)
+  return _ffi_rule(INLINE_TARGET if inline else TARGET, ctx)(ctx, grad_output, x, threshold)
 
 
 def _extension():
@@ -566,7 +583,11 @@ def register() -> None:
     try:
       _lowering.register_lowering_implementation(
         "ffi",
-        functools.partial(_ffi_lowering, platform=lowering_platform),
+        functools.partial(
+          _ffi_lowering,
+          platform=lowering_platform,
+          inline_max_bytes=native.FFI_INLINE_MAX_BYTES,
+        ),
         platform=lowering_platform,
         ffi_targets=ffi_targets(),
         use_for_auto=lowering_platform in _AUTO_PLATFORMS,

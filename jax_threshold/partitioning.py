@@ -58,8 +58,9 @@ class UnsupportedCallError(ValueError):
 
 
 def _operand_count(target: str) -> int:
-  """Operands of a target: grad_output, x and, unless the target fixes the threshold at 0, it."""
-  return 2 if target.endswith("_relu_grad_v1") else 3
+  """Operands of a target: grad_output, x and, unless the target fixes the threshold at 0 (the
+  ReluGrad targets, jax_threshold_threshold_backward_relu_grad_*), it."""
+  return 2 if "_relu_grad_" in target else 3
 
 
 def _describe(shape) -> str:

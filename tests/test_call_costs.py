@@ -24,6 +24,10 @@ except ImportError:  # a source tree without the compiled extension
 
 RELU_GRAD_TARGET = "jax_threshold_threshold_backward_relu_grad_v1"
 OPERAND_TARGET = "jax_threshold_threshold_backward_v1"
+# Their synchronous twins, which the lowering emits on CPU for outputs of at most
+# FFI_INLINE_MAX_BYTES (the calls below are that small unless they say otherwise).
+RELU_GRAD_INLINE_TARGET = "jax_threshold_threshold_backward_relu_grad_inline_v1"
+OPERAND_INLINE_TARGET = "jax_threshold_threshold_backward_inline_v1"
 
 
 def _values(rng, shape, dtype):
@@ -164,26 +168,61 @@ class ReluGradTargetTest(parameterized.TestCase):
     fn = lambda g, x: jt.threshold_backward(g, x, t, implementation="ffi")
     eqn = jax.make_jaxpr(fn)(g, x).eqns[-1]
     self.assertIs(eqn.params["relu_grad"], True)
-    self.assertEqual(self._targets(fn, g, x), [RELU_GRAD_TARGET])
+    self.assertEqual(self._targets(fn, g, x), [RELU_GRAD_INLINE_TARGET])
 
   @parameterized.parameters(0.5, -1e-45, 1e-9, float("nan"))
   def test_any_other_static_threshold_keeps_threshold_grad_v2_d(self, t):
     g = x = jnp.ones((4, 5), jnp.float32)
     fn = lambda g, x: jt.threshold_backward(g, x, t, implementation="ffi")
     self.assertIs(jax.make_jaxpr(fn)(g, x).eqns[-1].params["relu_grad"], False)
-    self.assertNotIn(RELU_GRAD_TARGET, self._targets(fn, g, x))
+    self.assertEqual(self._targets(fn, g, x), [OPERAND_INLINE_TARGET])
 
   def test_a_traced_zero_keeps_the_operand_target(self):
     g = x = jnp.ones((4, 5), jnp.float32)
     fn = lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi")
     self.assertIs(jax.make_jaxpr(fn)(g, x, 0.0).eqns[-1].params["relu_grad"], False)
-    self.assertEqual(self._targets(fn, g, x, 0.0), [OPERAND_TARGET])
+    self.assertEqual(self._targets(fn, g, x, 0.0), [OPERAND_INLINE_TARGET])
 
   def test_an_integer_threshold_below_one_is_relu_grad_for_integer_x(self):
     # x > 0.5 is x > 0 for integers: the operand is 0, and so is the kernel choice.
     g = x = jnp.ones((4,), jnp.int32)
     fn = lambda g, x: jt.threshold_backward(g, x, 0.5, implementation="ffi")
-    self.assertEqual(self._targets(fn, g, x), [RELU_GRAD_TARGET])
+    self.assertEqual(self._targets(fn, g, x), [RELU_GRAD_INLINE_TARGET])
+
+  @parameterized.product(
+    dtype=[np.float32, np.float16, np.int8],
+    threshold=["traced", "zero"],
+  )
+  def test_outputs_up_to_the_inline_limit_lower_to_the_synchronous_targets(self, dtype, threshold):
+    limit = aclnn._aclnn_ext.FFI_INLINE_MAX_BYTES
+    n = limit // np.dtype(dtype).itemsize
+    inline, pooled = (
+      (OPERAND_INLINE_TARGET, OPERAND_TARGET)
+      if threshold == "traced"
+      else (RELU_GRAD_INLINE_TARGET, RELU_GRAD_TARGET)
+    )
+    for size, want in ((n, inline), (n + 1, pooled)):
+      g = x = jnp.ones((size,), dtype)
+      if threshold == "traced":
+        fn = lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi")
+        self.assertEqual(self._targets(fn, g, x, 0.5), [want], size)
+      else:
+        fn = lambda g, x: jt.threshold_backward(g, x, 0.0, implementation="ffi")
+        self.assertEqual(self._targets(fn, g, x), [want], size)
+
+  @parameterized.parameters(OPERAND_INLINE_TARGET, RELU_GRAD_INLINE_TARGET)
+  def test_a_synchronous_target_called_directly_takes_any_size(self, target):
+    # Above the inline limit, as a hand-written call may ask: the same bits, on one thread.
+    rng = np.random.default_rng(5)
+    g = _values(rng, (300, 401), np.float32)
+    x = _values(rng, (300, 401), np.float32)
+    t = np.float32(0.0 if "relu_grad" in target else 0.25)
+    args = (g, x) if "relu_grad" in target else (g, x, t)
+    got = jax.jit(lambda *a: jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape, x.dtype))(*a))(
+      *args
+    )
+    want = jt.threshold_backward(g, x, t, implementation="reference")
+    np.testing.assert_array_equal(oracle.bits(got), oracle.bits(want))
 
   @parameterized.product(
     dtype=[np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.int8, np.uint8],
@@ -204,7 +243,7 @@ class ReluGradTargetTest(parameterized.TestCase):
     batched = lambda g, x: jax.vmap(
       lambda g, x: jt.threshold_backward(g, x, 0.0, implementation="ffi")
     )(g, x)
-    self.assertEqual(self._targets(batched, g, x), [RELU_GRAD_TARGET])
+    self.assertEqual(self._targets(batched, g, x), [RELU_GRAD_INLINE_TARGET])
     np.testing.assert_array_equal(batched(g, x), np.where(x > 0, g, 0))
     linear = lambda g: jt.threshold_backward(g, x, 0.0, implementation="ffi")
     (ct,) = jax.linear_transpose(linear, g)(g)

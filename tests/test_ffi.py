@@ -129,11 +129,16 @@ class FfiLoweringTest(parameterized.TestCase):
   def test_targets_are_versioned_and_listed(self):
     self.assertEqual(
       jt.ffi_targets(),
-      ("jax_threshold_threshold_backward_v1", "jax_threshold_threshold_backward_relu_grad_v1"),
+      (
+        "jax_threshold_threshold_backward_v1",
+        "jax_threshold_threshold_backward_relu_grad_v1",
+        "jax_threshold_threshold_backward_inline_v1",
+        "jax_threshold_threshold_backward_relu_grad_inline_v1",
+      ),
     )
     self.assertEqual(jt_ffi.ffi_targets(), jt.ffi_targets())
     names = {(name, platform) for name, platform, _ in _aclnn_ext.ffi_handlers()}
-    self.assertIn(("jax_threshold_threshold_backward_v1", "cpu"), names)
+    self.assertLessEqual({(t, "cpu") for t in jt.ffi_targets()}, names)
 
   def test_ffi_lowers_to_the_custom_call_and_reference_to_none(self):
     g = x = jnp.ones((4, 5), jnp.float32)
@@ -144,7 +149,8 @@ class FfiLoweringTest(parameterized.TestCase):
     ref_hlo = self._hlo(
       lambda g, x, t: jt.threshold_backward(g, x, t, implementation="reference"), g, x, t
     )
-    self.assertEqual(_custom_call_targets(ffi_hlo), ["jax_threshold_threshold_backward_v1"])
+    # 20 elements: the synchronous target (at most FFI_INLINE_MAX_BYTES).
+    self.assertEqual(_custom_call_targets(ffi_hlo), ["jax_threshold_threshold_backward_inline_v1"])
     self.assertEqual(_custom_call_targets(ref_hlo), [])
 
   def test_out_does_not_alias_grad_output(self):
@@ -169,7 +175,7 @@ class FfiLoweringTest(parameterized.TestCase):
     ts = jnp.linspace(-1, 1, 6, dtype=jnp.float32)
     f = jax.vmap(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"))
     self.assertEqual(
-      _custom_call_targets(self._hlo(f, g, x, ts)), ["jax_threshold_threshold_backward_v1"]
+      _custom_call_targets(self._hlo(f, g, x, ts)), ["jax_threshold_threshold_backward_inline_v1"]
     )
     nested = jax.vmap(
       jax.vmap(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"))
@@ -449,7 +455,7 @@ class FfiExportTest(parameterized.TestCase):
       import flatbuffers  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
     except ImportError:
       self.skipTest("jax.export serialization needs the 'flatbuffers' package")
-    self.assertIn("jax_threshold_threshold_backward_v1", exported.mlir_module())
+    self.assertRegex(exported.mlir_module(), r"jax_threshold_threshold_backward(_inline)?_v1")
     with tempfile.TemporaryDirectory() as tmp:
       module, data, out = (os.path.join(tmp, n) for n in ("f.bin", "in.npz", "out.npz"))
       with open(module, "wb") as f:
@@ -563,7 +569,7 @@ _SHARD_MAP_CHILD = textwrap.dedent("""
     hlo = jax.jit(jax.shard_map(
         lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"), mesh=mesh,
         in_specs=(P("d"), P("d"), P()), out_specs=P("d"))).lower(g, x, np.float32(0)).as_text()
-    assert "jax_threshold_threshold_backward_v1" in hlo
+    assert "jax_threshold_threshold_backward_inline_v1" in hlo  # blocks of a few elements
     print("ok")
 """)
 

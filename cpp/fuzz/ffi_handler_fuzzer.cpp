@@ -336,7 +336,8 @@ int64_t BroadcastOffset(const Shape& shape, const Shape& result, const std::vect
 //===-- The call ---------------------------------------------------------------------------===//
 
 struct Call {
-  int target = 0;  // 0: the operand target, 1: the ReluGrad target (threshold 0)
+  int target = 0;              // 0: the operand target, 1: the ReluGrad target (threshold 0)
+  bool inline_target = false;  // its synchronous twin (..._inline_v1)
   uint8_t frame_mode = 0;
   PoolOptions pool;
   bool caller_flushes = false;
@@ -460,33 +461,42 @@ bool Overlap(const Buffer& a, const Buffer& b) {
          b.offset < a.offset + a.bytes;
 }
 
-// The CPU target's execute stage, or (instantiate) its instantiate stage (null when it has none).
-XLA_FFI_Handler* Handler(int target, bool instantiate = false) {
-  static XLA_FFI_Handler* handlers[2][2] = {};
-  if (handlers[0][0] == nullptr) {
-    for (const auto& t : jax_threshold::ffi_handler::FfiTargets()) {
+// The CPU target's execute stage, or (instantiate) its instantiate stage (null when it has none);
+// `inline_target`: its synchronous twin.
+XLA_FFI_Handler* Handler(int target, bool instantiate = false, bool inline_target = false) {
+  namespace fh = jax_threshold::ffi_handler;
+  static XLA_FFI_Handler* handlers[2][2][2] = {};  // [inline][target][instantiate]
+  if (handlers[0][0][0] == nullptr) {
+    const char* const names[2][2] = {
+        {fh::kThresholdBackwardTarget, fh::kThresholdBackwardReluGradTarget},
+        {fh::kThresholdBackwardInlineTarget, fh::kThresholdBackwardReluGradInlineTarget}};
+    for (const auto& t : fh::FfiTargets()) {
       if (std::strcmp(t.platform, "cpu") != 0) continue;
-      const bool relu_grad =
-          std::strcmp(t.name, jax_threshold::ffi_handler::kThresholdBackwardReluGradTarget) == 0;
-      if (!relu_grad && std::strcmp(t.name, jax_threshold::ffi_handler::kThresholdBackwardTarget)) {
-        continue;
+      for (int i = 0; i < 2; ++i) {
+        for (int k = 0; k < 2; ++k) {
+          if (std::strcmp(t.name, names[i][k]) != 0) continue;
+          handlers[i][k][0] = t.handler;
+          handlers[i][k][1] = t.instantiate;
+        }
       }
-      handlers[relu_grad ? 1 : 0][0] = t.handler;
-      handlers[relu_grad ? 1 : 0][1] = t.instantiate;
     }
-    if (handlers[0][0] == nullptr || handlers[1][0] == nullptr) {
-      Finding("no CPU handler of a target");
+    for (const auto& by_inline : handlers) {
+      for (const auto& stages : by_inline) {
+        if (stages[0] == nullptr) Finding("no CPU handler of a target");
+      }
     }
     // What jax_threshold.ffi's registration of the state type does in XLA: give it an id.
-    XLA_FFI_TypeId* id = jax_threshold::ffi_handler::ExecutablePlansTypeId();
+    XLA_FFI_TypeId* id = fh::ExecutablePlansTypeId();
     if (id->type_id == 0) id->type_id = 1;
   }
-  return handlers[target][instantiate ? 1 : 0];
+  return handlers[inline_target ? 1 : 0][target][instantiate ? 1 : 0];
 }
 
 void Run(Input& in) {
   Call call;
-  call.target = in.Byte() % 2;
+  const uint8_t target = in.Byte();
+  call.target = target % 2;
+  call.inline_target = target >> 1 & 1;
   call.frame_mode = in.Byte();
   const uint8_t pool = in.Byte();
   call.pool.num_threads = 1 + pool % 3;
@@ -650,7 +660,8 @@ void Run(Input& in) {
   if (call.caller_flushes) _mm_setcsr(csr | 0x8040);  // FTZ | DAZ, as XLA's CPU threads run
   // XLA instantiates the executable's custom call (attributes only) before its first run; an
   // instantiation it refuses leaves no state, and the run then fails cleanly.
-  if (XLA_FFI_Handler* instantiate = Handler(call.target, /*instantiate=*/true)) {
+  if (XLA_FFI_Handler* instantiate =
+          Handler(call.target, /*instantiate=*/true, call.inline_target)) {
     XLA_FFI_CallFrame inst = frame;
     inst.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
     inst.extension_start = nullptr;
@@ -660,7 +671,7 @@ void Run(Input& in) {
     inst.future = nullptr;
     fake.Finish(instantiate(&inst), nullptr, kTimeout);
   }
-  XLA_FFI_Error* error = Handler(call.target)(&frame);
+  XLA_FFI_Error* error = Handler(call.target, false, call.inline_target)(&frame);
   _mm_setcsr(csr);
   CallOutcome outcome = fake.Finish(error, frame.future, kTimeout);
   fake.Drain(kTimeout);
@@ -669,7 +680,7 @@ void Run(Input& in) {
     // same outcome (the oracle below checks the second run's result).
     if (call.caller_flushes) _mm_setcsr(csr | 0x8040);
     frame.future = nullptr;
-    error = Handler(call.target)(&frame);
+    error = Handler(call.target, false, call.inline_target)(&frame);
     _mm_setcsr(csr);
     outcome = fake.Finish(error, frame.future, kTimeout);
     fake.Drain(kTimeout);
@@ -712,8 +723,10 @@ void Run(Input& in) {
   }
   if (Verbose()) {
     std::fprintf(stderr, "target %s stage %d args %zu rets %zu attrs %zu x dtype %d: %s%s%s\n",
-                 call.target == 0 ? "operand" : "relu_grad", static_cast<int>(frame.stage),
-                 call.args.size(), call.rets.size(), call.attrs.size(), static_cast<int>(x_dtype),
+                 call.target == 0 ? (call.inline_target ? "operand inline" : "operand")
+                                  : (call.inline_target ? "relu_grad inline" : "relu_grad"),
+                 static_cast<int>(frame.stage), call.args.size(), call.rets.size(),
+                 call.attrs.size(), static_cast<int>(x_dtype),
                  ok ? (outcome.has_future ? "future ok" : "ok") : outcome.message.c_str(),
                  oracle ? ", oracle checked" : "", fake.scheduled() > 0 ? ", pooled" : "");
   }

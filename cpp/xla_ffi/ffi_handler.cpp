@@ -1,6 +1,7 @@
 // XLA FFI handlers of threshold_backward (see ffi_handler.h): decode, phase one, phase two.
 #include "xla_ffi/ffi_handler.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <memory>
@@ -46,13 +47,6 @@ struct CallSignature {
                                   aclnn::ACL_DT_UNDEFINED, aclnn::ACL_DT_UNDEFINED};
   uint32_t core_num = 0;
   bool run_inline = false;
-
-  bool operator==(const CallSignature& o) const {
-    for (int i = 0; i < 4; ++i) {
-      if (dims[i] != o.dims[i] || dtypes[i] != o.dtypes[i]) return false;
-    }
-    return core_num == o.core_num && run_inline == o.run_inline;
-  }
 };
 
 struct PlannedCall;
@@ -66,7 +60,9 @@ class ExecutablePlans {
   static ffi::TypeId id;  // assigned when jax_threshold.ffi registers the type with XLA
   static constexpr size_t kMaxIdlePlans = 4;
 
-  std::unique_ptr<PlannedCall> Take(const CallSignature& signature);
+  // An idle plan whose signature `matches` accepts, or null.
+  template <typename Matches>
+  std::unique_ptr<PlannedCall> Take(Matches matches);
   void Put(std::unique_ptr<PlannedCall> plan);
 
  private:
@@ -80,6 +76,7 @@ ffi::TypeId ExecutablePlans::id = {};
 // the executable (ExecutablePlans) and rebound for every later call of the same signature.
 struct PlannedCall {
   aclnn::aclTensor* tensors[4] = {};  // grad_output, x, threshold, out
+  void* bound[4] = {};                // the buffers' addresses the executor is bound to now
   aclnn::aclOpExecutor* executor = nullptr;
   uint64_t workspace_size = 0;
   void* workspace = nullptr;  // CPU: allocated and freed here
@@ -97,12 +94,13 @@ struct PlannedCall {
   }
 };
 
-std::unique_ptr<PlannedCall> ExecutablePlans::Take(const CallSignature& signature) {
+template <typename Matches>
+std::unique_ptr<PlannedCall> ExecutablePlans::Take(Matches matches) {
   std::unique_ptr<PlannedCall> found;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = idle_.size(); i-- > 0;) {
-      if (idle_[i]->signature == signature) {
+      if (matches(idle_[i]->signature)) {
         found = std::move(idle_[i]);
         idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
         break;
@@ -245,33 +243,52 @@ CallSignature SignatureOf(const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
   return sig;
 }
 
-// Points a reused plan's executor at this call's buffers; false when the plan cannot take them
-// (the call then plans afresh).
+// The call's buffer addresses, in PlannedCall::tensors' order.
+void CallAddresses(const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
+                   const ThresholdValues& threshold, const ffi::AnyBuffer& out, void* addrs[4]) {
+  addrs[0] = grad.untyped_data();
+  addrs[1] = x.untyped_data();
+  addrs[2] = threshold.data;
+  addrs[3] = out.untyped_data();
+}
+
+bool SameDims(const std::vector<int64_t>& dims, const ffi::AnyBuffer& buffer) {
+  const auto d = buffer.dimensions();
+  return dims.size() == d.size() && std::equal(d.begin(), d.end(), dims.begin());
+}
+
+// Whether `sig` is the call's signature, without building the call's (a reused plan's check).
+bool IsSignatureOf(const CallSignature& sig, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
+                   const ThresholdValues& threshold, const ffi::AnyBuffer& out,
+                   const aclnn::PlatformInfo& platform, bool run_inline) {
+  return sig.core_num == platform.core_num && sig.run_inline == run_inline &&
+         sig.dtypes[0] == ToAclDataType(grad.element_type()) &&
+         sig.dtypes[1] == ToAclDataType(x.element_type()) && sig.dtypes[2] == threshold.dtype &&
+         sig.dtypes[3] == ToAclDataType(out.element_type()) && SameDims(sig.dims[0], grad) &&
+         SameDims(sig.dims[1], x) && sig.dims[2] == threshold.dims && SameDims(sig.dims[3], out);
+}
+
+// Points a reused plan's executor at this call's buffers (those that moved since its last run),
+// and checks that phase two will take them: an input may overlap out only as it did when the plan
+// was made (XLA may alias buffers differently from one run to the next). False when the plan
+// cannot take them: the call then plans afresh.
 bool RebindPlan(PlannedCall& plan, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
                 const ThresholdValues& threshold, const ffi::AnyBuffer& out,
                 ThresholdMemory memory) {
-  void* const addrs[4] = {grad.untyped_data(), x.untyped_data(), threshold.data,
-                          out.untyped_data()};
-  for (size_t i = 0; i < 2; ++i) {
-    if (aclnn::aclSetInputTensorAddr(plan.executor, i, plan.tensors[i], addrs[i]) !=
-        aclnn::ACLNN_SUCCESS) {
-      return false;
-    }
+  void* addrs[4];
+  CallAddresses(grad, x, threshold, out, addrs);
+  bool moved = false;
+  for (size_t i = 0; i < 4; ++i) {
+    if (addrs[i] == plan.bound[i] || (i == 2 && memory != ThresholdMemory::kDevice)) continue;
+    const aclnnStatus status =
+        i == 3 ? aclnn::aclSetOutputTensorAddr(plan.executor, 0, plan.tensors[i], addrs[i])
+               : aclnn::aclSetInputTensorAddr(plan.executor, i, plan.tensors[i], addrs[i]);
+    if (status != aclnn::ACLNN_SUCCESS) return false;
+    plan.bound[i] = addrs[i];
+    moved = true;
   }
-  if (memory == ThresholdMemory::kDevice &&
-      aclnn::aclSetInputTensorAddr(plan.executor, 2, plan.tensors[2], addrs[2]) !=
-          aclnn::ACLNN_SUCCESS) {
-    return false;
-  }
-  return aclnn::aclSetOutputTensorAddr(plan.executor, 0, plan.tensors[3], addrs[3]) ==
-         aclnn::ACLNN_SUCCESS;
-}
-
-// Whether phase two will take the rebound buffers: an input may overlap out only as it did when
-// the plan was made (XLA may alias buffers differently from one run to the next). A plan that
-// cannot take them is dropped and the call plans afresh.
-bool RunsAsPlanned(const PlannedCall& plan) {
-  return aclnn::aclnnThresholdBackwardCheckBindings(plan.executor) == aclnn::ACLNN_SUCCESS;
+  return !moved ||
+         aclnn::aclnnThresholdBackwardCheckBindings(plan.executor) == aclnn::ACLNN_SUCCESS;
 }
 
 // Phase one for `state`, or a plan of `plans` rebound to this call's buffers. A plan made here
@@ -280,11 +297,11 @@ ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const ffi::AnyB
                        const ffi::AnyBuffer& x, const ThresholdValues& threshold,
                        const ffi::AnyBuffer& out, const aclnn::PlatformInfo& platform,
                        bool run_inline, ThresholdMemory memory) {
-  CallSignature signature;
   if (plans != nullptr) {
-    signature = SignatureOf(grad, x, threshold, out, platform, run_inline);
-    if (std::unique_ptr<PlannedCall> reused = plans->Take(signature)) {
-      if (RebindPlan(*reused, grad, x, threshold, out, memory) && RunsAsPlanned(*reused)) {
+    if (std::unique_ptr<PlannedCall> reused = plans->Take([&](const CallSignature& sig) {
+          return IsSignatureOf(sig, grad, x, threshold, out, platform, run_inline);
+        })) {
+      if (RebindPlan(*reused, grad, x, threshold, out, memory)) {
         state.plan = std::move(reused);
         state.home = plans;
         return ffi::Error::Success();
@@ -297,6 +314,7 @@ ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const ffi::AnyB
     return e;
   }
   PlannedCall& plan = *state.plan;
+  CallAddresses(grad, x, threshold, out, plan.bound);
   if (plan.workspace_size > 0) {
     const uint64_t a = aclnn::kWorkspaceAlignment;
     plan.workspace = std::aligned_alloc(a, (plan.workspace_size + a - 1) / a * a);
@@ -308,10 +326,31 @@ ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const ffi::AnyB
   }
   if (plans != nullptr &&
       aclnn::aclSetAclOpExecutorRepeatable(plan.executor) == aclnn::ACLNN_SUCCESS) {
-    plan.signature = std::move(signature);
+    plan.signature = SignatureOf(grad, x, threshold, out, platform, run_inline);
     state.home = plans;
   }
   return ffi::Error::Success();
+}
+
+// The call run synchronously on the calling thread, one block per step (core_num 1). `plans` and
+// `memory` as for RunOnHost.
+ffi::Error RunInline(const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
+                     const ThresholdValues& threshold, const ffi::AnyBuffer& out,
+                     ExecutablePlans* plans, ThresholdMemory memory) {
+  aclnn::PlatformInfo platform;
+  platform.soc = aclnn::SocVersion::kHost;
+  platform.ub_size = aclnn::kHostUbSize;
+  platform.core_num = 1;
+  CallState state;
+  if (ffi::Error e = PrepareCall(state, plans, grad, x, threshold, out, platform, true, memory);
+      e.failure()) {
+    return e;
+  }
+  PlannedCall& plan = *state.plan;
+  const aclnnStatus status =
+      aclnn::aclnnThresholdBackward(plan.workspace, plan.workspace_size, plan.executor, nullptr);
+  if (status != aclnn::ACLNN_SUCCESS) return AclnnError("aclnnThresholdBackward", status);
+  return ffi::Error::Success();  // ~CallState returns the plan to `plans`
 }
 
 // `plans`: the executable's plans (null: plan this call only). `memory`: how the kernels get the
@@ -328,26 +367,15 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
   aclnn::PlatformInfo platform;
   platform.soc = aclnn::SocVersion::kHost;
   platform.ub_size = aclnn::kHostUbSize;
-  platform.core_num = split.run_inline ? 1 : static_cast<uint32_t>(split.blocks);
+  platform.core_num = static_cast<uint32_t>(split.blocks);
 
+  if (split.run_inline) return ReadyFuture(RunInline(grad, x, threshold, out, plans, memory));
   auto state = std::make_shared<CallState>();
-  if (ffi::Error e =
-          PrepareCall(*state, plans, grad, x, threshold, out, platform, split.run_inline, memory);
+  if (ffi::Error e = PrepareCall(*state, plans, grad, x, threshold, out, platform, false, memory);
       e.failure()) {
     return ReadyFuture(std::move(e));
   }
   PlannedCall& plan = *state->plan;
-  if (split.run_inline) {  // the stream runs every block before Launch returns
-    state->stream = std::make_unique<XlaThreadPoolStream>(nullptr, 1);
-    const aclnnStatus status = aclnn::aclnnThresholdBackward(plan.workspace, plan.workspace_size,
-                                                             plan.executor, state->stream.get());
-    if (status != aclnn::ACLNN_SUCCESS) {
-      return ReadyFuture(AclnnError("aclnnThresholdBackward", status));
-    }
-    ffi::Error outcome = state->RunOutcome();
-    state->ReturnPlan();
-    return ReadyFuture(std::move(outcome));
-  }
   AdviseHugePages(out, out_extent.bytes);
   state->stream =
       std::make_unique<XlaThreadPoolStream>(&pool, static_cast<uint32_t>(split.workers));
@@ -401,6 +429,16 @@ ffi::Future ThresholdBackwardReluGradCpu(ffi::ThreadPool pool, ExecutablePlans* 
                                          ffi::AnyBuffer grad, ffi::AnyBuffer x,
                                          ffi::Result<ffi::AnyBuffer> out) {
   return RunOnHost(pool, grad, x, ZeroThreshold(x), *out, plans, ThresholdMemory::kHost);
+}
+
+ffi::Error ThresholdBackwardInlineCpu(ExecutablePlans* plans, ffi::AnyBuffer grad, ffi::AnyBuffer x,
+                                      ffi::AnyBuffer threshold, ffi::Result<ffi::AnyBuffer> out) {
+  return RunInline(grad, x, OperandThreshold(threshold), *out, plans, ThresholdMemory::kDevice);
+}
+
+ffi::Error ThresholdBackwardReluGradInlineCpu(ExecutablePlans* plans, ffi::AnyBuffer grad,
+                                              ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> out) {
+  return RunInline(grad, x, ZeroThreshold(x), *out, plans, ThresholdMemory::kHost);
 }
 
 // Instantiation: the executable's (empty) plans; the first run of each signature fills them.
@@ -568,6 +606,22 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardReluGradCpu,
                                   .Arg<xla::ffi::AnyBuffer>()  // x
                                   .Ret<xla::ffi::AnyBuffer>());
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardInlineCpu, ThresholdBackwardInlineCpu,
+                              xla::ffi::Ffi::Bind()
+                                  .Ctx<xla::ffi::State<ExecutablePlans>>()
+                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
+                                  .Arg<xla::ffi::AnyBuffer>()  // x
+                                  .Arg<xla::ffi::AnyBuffer>()  // threshold
+                                  .Ret<xla::ffi::AnyBuffer>());
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardReluGradInlineCpu,
+                              ThresholdBackwardReluGradInlineCpu,
+                              xla::ffi::Ffi::Bind()
+                                  .Ctx<xla::ffi::State<ExecutablePlans>>()
+                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
+                                  .Arg<xla::ffi::AnyBuffer>()  // x
+                                  .Ret<xla::ffi::AnyBuffer>());
+
 #ifdef JAX_THRESHOLD_ASCEND
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardReluGradNpu,
                               ThresholdBackwardReluGradNpu,
@@ -601,6 +655,10 @@ std::vector<FfiTarget> FfiTargets() {
        JaxThresholdThresholdBackwardCpuInstantiate},
       {kThresholdBackwardReluGradTarget, "cpu", JaxThresholdThresholdBackwardReluGradCpu,
        JaxThresholdThresholdBackwardCpuInstantiate},
+      {kThresholdBackwardInlineTarget, "cpu", JaxThresholdThresholdBackwardInlineCpu,
+       JaxThresholdThresholdBackwardCpuInstantiate},
+      {kThresholdBackwardReluGradInlineTarget, "cpu",
+       JaxThresholdThresholdBackwardReluGradInlineCpu, JaxThresholdThresholdBackwardCpuInstantiate},
   };
 #ifdef JAX_THRESHOLD_ASCEND
   targets.push_back({kThresholdBackwardTarget, "ASCEND", JaxThresholdThresholdBackwardNpu});

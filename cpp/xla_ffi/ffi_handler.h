@@ -51,6 +51,13 @@ namespace jax_threshold::ffi_handler {
 inline constexpr char kThresholdBackwardTarget[] = "jax_threshold_threshold_backward_v1";
 inline constexpr char kThresholdBackwardReluGradTarget[] =
     "jax_threshold_threshold_backward_relu_grad_v1";
+// The same two calls on CPU, synchronous: every block on the calling thread, no future. The
+// lowering emits them for outputs of at most aclnn::kInlineMaxBytes, which the asynchronous
+// targets run inline too; they take any size (a larger one simply runs on one thread).
+inline constexpr char kThresholdBackwardInlineTarget[] =
+    "jax_threshold_threshold_backward_inline_v1";
+inline constexpr char kThresholdBackwardReluGradInlineTarget[] =
+    "jax_threshold_threshold_backward_relu_grad_inline_v1";
 
 // Outputs from this size on get madvise(MADV_HUGEPAGE) before the kernel first touches them.
 inline constexpr uint64_t kHugePageMinBytes = 8 * 1024 * 1024;
