@@ -51,14 +51,21 @@ struct CallSignature {
 
 struct PlannedCall;
 
-// The plans of one compiled call: XLA FFI's per-executable state, made at instantiation (XLA FFI
-// API 0.3 has the instantiate stage and state types). Idle plans wait here between runs; a run
-// takes one (or plans a new one when all are busy, e.g. the executable running on several
-// threads at once) and puts it back when finished. At most kMaxIdlePlans are kept.
+// Idle plans, between runs. On CPU, the plans of one compiled call: XLA FFI's per-executable
+// state, made at instantiation (XLA FFI API 0.3 has the instantiate stage and state types). A run
+// takes one whose signature is its own (or plans a new one when none is idle, e.g. the executable
+// running on several threads at once) and puts it back when finished. At most `max_idle` are
+// kept; the least recently returned goes first.
 class ExecutablePlans {
  public:
   static ffi::TypeId id;  // assigned when jax_threshold.ffi registers the type with XLA
   static constexpr size_t kMaxIdlePlans = 4;
+
+  explicit ExecutablePlans(size_t max_idle = kMaxIdlePlans) : max_idle_(max_idle) {}
+  size_t IdleCount() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return idle_.size();
+  }
 
   // An idle plan whose signature `matches` accepts, or null.
   template <typename Matches>
@@ -66,8 +73,9 @@ class ExecutablePlans {
   void Put(std::unique_ptr<PlannedCall> plan);
 
  private:
+  const size_t max_idle_;
   std::mutex mu_;
-  std::vector<std::unique_ptr<PlannedCall>> idle_;
+  std::vector<std::unique_ptr<PlannedCall>> idle_;  // least recently returned first
 };
 
 ffi::TypeId ExecutablePlans::id = {};
@@ -111,9 +119,13 @@ std::unique_ptr<PlannedCall> ExecutablePlans::Take(Matches matches) {
 }
 
 void ExecutablePlans::Put(std::unique_ptr<PlannedCall> plan) {
+  std::unique_ptr<PlannedCall> evicted;  // destroyed after the lock is released
   std::lock_guard<std::mutex> lock(mu_);
-  if (idle_.size() < kMaxIdlePlans) idle_.push_back(std::move(plan));
-  // else it is destroyed here: more runs were in flight at once than are worth keeping plans for
+  idle_.push_back(std::move(plan));
+  if (idle_.size() > max_idle_) {
+    evicted = std::move(idle_.front());
+    idle_.erase(idle_.begin());
+  }
 }
 
 // Everything one call owns until its last kernel block has finished.
@@ -349,7 +361,10 @@ ffi::Error RunInline(const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
   PlannedCall& plan = *state.plan;
   const aclnnStatus status =
       aclnn::aclnnThresholdBackward(plan.workspace, plan.workspace_size, plan.executor, nullptr);
-  if (status != aclnn::ACLNN_SUCCESS) return AclnnError("aclnnThresholdBackward", status);
+  if (status != aclnn::ACLNN_SUCCESS) {
+    state.home = nullptr;  // a plan whose run failed is not kept
+    return AclnnError("aclnnThresholdBackward", status);
+  }
   return ffi::Error::Success();  // ~CallState returns the plan to `plans`
 }
 
@@ -388,6 +403,7 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
         // Every block has finished: the plan may serve the executable's next run before the
         // future completes (after that, the executable and its plans may be gone).
         ffi::Error outcome = raw->RunOutcome();
+        if (outcome.failure()) raw->home = nullptr;  // a plan whose run failed is not kept
         raw->ReturnPlan();
         raw->done->CountDown(std::move(outcome));
       });
@@ -487,10 +503,11 @@ namespace {
 
 // The current device's vector core count, asked once per device (aclrtGetDeviceInfo): the
 // 910B1/B2 have 48, the 910B3/B4 40, so there is no default to fall back to.
-ffi::Error VectorCoreCount(uint32_t* core_num) {
+ffi::Error VectorCoreCount(uint32_t* core_num, int32_t* device_out) {
   static std::mutex mu;
   static auto* counts = new std::unordered_map<int32_t, uint32_t>;  // by device id
-  int32_t device = 0;
+  int32_t& device = *device_out;
+  device = 0;
   if (aclError rc = aclrtGetDevice(&device); rc != ACL_SUCCESS) {
     return ffi::Error(ffi::ErrorCode::kInternal,
                       "jax_threshold: aclrtGetDevice failed with ACL error " + std::to_string(rc));
@@ -517,7 +534,7 @@ ffi::Error VectorCoreCount(uint32_t* core_num) {
 // The platform phase one plans for: the device's SoC, which must be the one the kernels were
 // compiled for (JAX_THRESHOLD_NPU_SOC, from SOC_VERSION in ascend_kernels/npu/CMakeLists.txt),
 // its UB, and its vector core count.
-ffi::Error NpuPlatform(aclnn::PlatformInfo* info) {
+ffi::Error NpuPlatform(aclnn::PlatformInfo* info, int32_t* device) {
   const char* name = aclrtGetSocName();
   if (name == nullptr) {
     return ffi::Error(ffi::ErrorCode::kInternal, "jax_threshold: aclrtGetSocName returned null");
@@ -541,7 +558,20 @@ ffi::Error NpuPlatform(aclnn::PlatformInfo* info) {
         "jax_threshold: the kernels were built for another SOC_VERSION than device " + soc);
   }
   info->ub_size = ascend_kernels::FactsOfSoc(static_cast<int32_t>(info->soc)).ub_bytes;
-  return VectorCoreCount(&info->core_num);
+  return VectorCoreCount(&info->core_num, device);
+}
+
+// The ASCEND handlers' idle plans on `device`, kept between calls as the CPU targets' executables
+// keep theirs, but by the handler: XLA FFI state on the NPU would need the Ascend plugin to
+// support state types and the instantiate stage. A plan holds no device state (its tiling goes
+// by value; its buffers are rebound per call), and plans are kept per device all the same.
+ExecutablePlans* NpuPlans(int32_t device) {
+  static std::mutex mu;
+  static auto* plans = new std::unordered_map<int32_t, std::unique_ptr<ExecutablePlans>>;
+  std::lock_guard<std::mutex> lock(mu);
+  std::unique_ptr<ExecutablePlans>& found = (*plans)[device];
+  if (found == nullptr) found = std::make_unique<ExecutablePlans>(kMaxNpuIdlePlans);
+  return found.get();
 }
 
 // Phase one on the host, phase two submitted on the stream (aclnn/npu_phase_two.h); returns
@@ -559,14 +589,21 @@ ffi::Error RunOnNpu(const NpuStream& npu_stream, const ffi::AnyBuffer& grad,
   }
   const aclrtStream stream = npu_stream.stream;
   aclnn::PlatformInfo platform;
-  if (ffi::Error e = NpuPlatform(&platform); e.failure()) return e;
-  PlannedCall state;
-  if (ffi::Error e = PlanCall(state, grad, x, threshold, out, &platform, memory); e.failure()) {
+  int32_t device = 0;
+  if (ffi::Error e = NpuPlatform(&platform, &device); e.failure()) return e;
+  // A plan kept from an earlier call of this signature on this device, rebound; or phase one.
+  // Once phase two has submitted, the launch has its arguments: the plan may serve the next call.
+  CallState state;
+  if (ffi::Error e =
+          PrepareCall(state, NpuPlans(device), grad, x, threshold, out, platform, false, memory);
+      e.failure()) {
     return e;
   }
-  const aclnnStatus status = aclnn::aclnnThresholdBackwardOnNpu(nullptr, 0, state.executor, stream);
-  return status == aclnn::ACLNN_SUCCESS ? ffi::Error::Success()
-                                        : AclnnError("aclnnThresholdBackward", status);
+  const aclnnStatus status =
+      aclnn::aclnnThresholdBackwardOnNpu(nullptr, 0, state.plan->executor, stream);
+  if (status == aclnn::ACLNN_SUCCESS) return ffi::Error::Success();
+  state.home = nullptr;  // a plan whose run failed is not kept
+  return AclnnError("aclnnThresholdBackward", status);
 }
 
 // A traced threshold lives on the device: ThresholdGradV2D reads each launch's element at Init,
@@ -638,6 +675,10 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardNpu, ThresholdBackwar
                                   .Arg<xla::ffi::AnyBuffer>()  // x
                                   .Arg<xla::ffi::AnyBuffer>()  // threshold
                                   .Ret<xla::ffi::AnyBuffer>());
+#endif
+
+#ifdef JAX_THRESHOLD_ASCEND
+size_t NpuIdlePlanCount(int32_t device) { return NpuPlans(device)->IdleCount(); }
 #endif
 
 XLA_FFI_TypeId* ExecutablePlansTypeId() { return &ExecutablePlans::id; }

@@ -41,6 +41,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -83,5 +84,12 @@ const XLA_FFI_TypeInfo* ExecutablePlansTypeInfo();
 
 // Every target this build provides.
 std::vector<FfiTarget> FfiTargets();
+
+#ifdef JAX_THRESHOLD_ASCEND
+// Idle plans the ASCEND handlers keep between calls on NPU `device`, at most kMaxNpuIdlePlans
+// (the least recently used go first): one per call signature in use.
+inline constexpr size_t kMaxNpuIdlePlans = 64;
+size_t NpuIdlePlanCount(int32_t device);
+#endif
 
 }  // namespace jax_threshold::ffi_handler

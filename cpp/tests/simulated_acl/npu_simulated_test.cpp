@@ -307,6 +307,31 @@ TEST_F(NpuSimulatedTest, ABatchIsOneLaunchExactForEverySliceSize) {
   }
 }
 
+// The handler keeps a plan per call signature and device: later calls of the signature rebind it
+// to their buffers (fresh device allocations here) instead of planning again, with exact results;
+// another signature gets a plan of its own, and so does another device.
+TEST_F(NpuSimulatedTest, PlansAreKeptPerSignatureAndDeviceAndRebound) {
+  namespace fh = jax_threshold::ffi_handler;
+  const Case a{XLA_FFI_DataType_F32, {13, 777}, {}, XLA_FFI_DataType_F32};
+  const Case b{XLA_FFI_DataType_F16, {5, 1, 61}, {5, 1, 1}, XLA_FFI_DataType_F32, {1, 1, 61}};
+  const size_t before0 = fh::NpuIdlePlanCount(0), before1 = fh::NpuIdlePlanCount(1);
+  uint32_t seed = 1300;
+  for (const Case* c : {&a, &a, &a, &b, &b, &a}) {
+    Prepared p = Prepare(*c, seed += 10);
+    Device device(0);
+    const CallOutcome outcome = device.Run(p.grad, p.x, p.threshold, p.out);
+    ASSERT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << outcome.message;
+    EXPECT_EQ(device.Download(p.out), p.expected) << "dtype " << c->dtype;
+  }
+  EXPECT_EQ(fh::NpuIdlePlanCount(0), before0 + 2);  // one for a, one for b
+  Prepared p = Prepare(a, seed += 10);
+  Device device(1);
+  ASSERT_EQ(device.Run(p.grad, p.x, p.threshold, p.out).code, XLA_FFI_Error_Code_OK);
+  EXPECT_EQ(device.Download(p.out), p.expected);
+  EXPECT_EQ(fh::NpuIdlePlanCount(1), before1 + 1);
+  EXPECT_EQ(fh::NpuIdlePlanCount(0), before0 + 2);
+}
+
 // A broadcast grad_output is read through the kernel's copy-in on the NPU too: one launch, no
 // workspace, exact, with a scalar threshold and inside the slices of a batch.
 TEST_F(NpuSimulatedTest, BroadcastInputsRunInOneLaunchWithoutAWorkspace) {
