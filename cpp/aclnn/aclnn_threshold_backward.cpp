@@ -86,39 +86,60 @@ std::vector<int64_t> BroadcastStrides(const aclTensor& t, const std::vector<int6
   return aclnn::BroadcastStrides(t.shape, t.strides, shape);
 }
 
-// The kernel's broadcast read of two inputs of `grad_shape` and `x_shape`, each contiguous in its
-// own shape, over out's `shape` (kernel_args.h): out's dims without the 1s, neighbours merged where
-// each input is contiguous across both or broadcast along both. False when none remain (out has
-// one element) or more than kMaxBroadcastRank do.
-bool PlanInputBroadcast(const std::vector<int64_t>& shape, const std::vector<int64_t>& grad_shape,
-                        const std::vector<int64_t>& x_shape,
-                        ascend_kernels::InputBroadcastTiling* tiling) {
-  const std::vector<int64_t> strides[2] = {
-      aclnn::BroadcastStrides(grad_shape, ContiguousStrides(grad_shape), shape),
-      aclnn::BroadcastStrides(x_shape, ContiguousStrides(x_shape), shape)};
-  *tiling = {};
-  uint64_t& rank = tiling->rank;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    const uint64_t size = static_cast<uint64_t>(shape[d]);
-    if (rank > 0) {
+// A call in out's index space: size-1 dims dropped, adjacent dims merged where every one of its K
+// operands is either contiguous across both or broadcast along both. Stride 0: broadcast.
+template <size_t K>
+struct Layout {
+  std::vector<int64_t> sizes;
+  std::vector<std::array<int64_t, K>> strides;
+};
+
+template <size_t K>
+Layout<K> MakeLayout(const std::vector<int64_t>& out,
+                     const std::array<std::vector<int64_t>, K>& strides) {
+  Layout<K> layout;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    std::array<int64_t, K> s;
+    for (size_t k = 0; k < K; ++k) s[k] = strides[k][d];
+    if (!layout.sizes.empty()) {
+      auto& prev = layout.strides.back();
       bool mergeable = true;
-      for (int j = 0; j < 2; ++j) {
-        const uint64_t inner = static_cast<uint64_t>(strides[j][d]);
-        mergeable &= tiling->strides[j][rank - 1] == inner * size;  // both 0, or contiguous
+      for (size_t k = 0; k < K; ++k) {
+        int64_t outer;
+        mergeable &= (prev[k] == 0) == (s[k] == 0) &&
+                     !__builtin_mul_overflow(s[k], out[d], &outer) && prev[k] == outer;
       }
       if (mergeable) {
-        tiling->sizes[rank - 1] *= size;
-        for (int j = 0; j < 2; ++j) tiling->strides[j][rank - 1] = strides[j][d];
+        layout.sizes.back() *= out[d];
+        prev = s;
         continue;
       }
     }
-    if (rank == ascend_kernels::kMaxBroadcastRank) return false;
-    tiling->sizes[rank] = size;
-    for (int j = 0; j < 2; ++j) tiling->strides[j][rank] = static_cast<uint64_t>(strides[j][d]);
-    ++rank;
+    layout.sizes.push_back(out[d]);
+    layout.strides.push_back(s);
   }
-  return rank > 0;
+  return layout;
+}
+
+// The kernel's broadcast read of two inputs of `grad_shape` and `x_shape`, each contiguous in its
+// own shape, over out's `shape` (kernel_args.h): their layout in out's index space. False when it
+// has no dims (out has one element) or more than kMaxBroadcastRank.
+bool PlanInputBroadcast(const std::vector<int64_t>& shape, const std::vector<int64_t>& grad_shape,
+                        const std::vector<int64_t>& x_shape,
+                        ascend_kernels::InputBroadcastTiling* tiling) {
+  const Layout<2> layout = MakeLayout<2>(
+      shape, {aclnn::BroadcastStrides(grad_shape, ContiguousStrides(grad_shape), shape),
+              aclnn::BroadcastStrides(x_shape, ContiguousStrides(x_shape), shape)});
+  const size_t rank = layout.sizes.size();
+  if (rank == 0 || rank > ascend_kernels::kMaxBroadcastRank) return false;
+  *tiling = {};
+  tiling->rank = rank;
+  for (size_t d = 0; d < rank; ++d) {
+    tiling->sizes[d] = static_cast<uint64_t>(layout.sizes[d]);
+    for (int j = 0; j < 2; ++j) tiling->strides[j][d] = static_cast<uint64_t>(layout.strides[d][j]);
+  }
+  return true;
 }
 
 // Largest byte count phase one plans: anything larger cannot be one allocation (ptrdiff_t).
@@ -680,40 +701,6 @@ namespace {
 constexpr size_t kMaxKernelRank = 8;
 constexpr int kNumOperands = 4;  // grad_output, x, threshold, out (ThresholdBatch's order)
 
-// The call in out's index space: size-1 dims dropped, adjacent dims merged where every operand
-// is either contiguous across both or broadcast along both. Stride 0: broadcast.
-struct Layout {
-  std::vector<int64_t> sizes;
-  std::vector<std::array<int64_t, kNumOperands>> strides;
-};
-
-Layout MakeLayout(const std::vector<int64_t>& out,
-                  const std::array<std::vector<int64_t>, kNumOperands>& strides) {
-  Layout layout;
-  for (size_t d = 0; d < out.size(); ++d) {
-    if (out[d] == 1) continue;
-    std::array<int64_t, kNumOperands> s;
-    for (int k = 0; k < kNumOperands; ++k) s[k] = strides[k][d];
-    if (!layout.sizes.empty()) {
-      auto& prev = layout.strides.back();
-      bool mergeable = true;
-      for (int k = 0; k < kNumOperands; ++k) {
-        int64_t outer;
-        mergeable &= (prev[k] == 0) == (s[k] == 0) &&
-                     !__builtin_mul_overflow(s[k], out[d], &outer) && prev[k] == outer;
-      }
-      if (mergeable) {
-        layout.sizes.back() *= out[d];
-        prev = s;
-        continue;
-      }
-    }
-    layout.sizes.push_back(out[d]);
-    layout.strides.push_back(s);
-  }
-  return layout;
-}
-
 bool IsZeroAt(const char* data, aclDataType dtype, int64_t offset, uint64_t bytes) {
   aclScalar s;
   LoadScalar(data + offset * static_cast<int64_t>(bytes), dtype, &s);
@@ -823,7 +810,7 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
   for (int k = 0; k < kNumOperands; ++k) {
     strides[k] = aclnn::BroadcastStrides(tensors[k]->shape, tensors[k]->strides, os);
   }
-  const Layout layout = MakeLayout(os, strides);
+  const Layout<kNumOperands> layout = MakeLayout(os, strides);
 
   // Looped dims: where the threshold varies, then leading ones beyond the kernel's rank.
   const size_t rank = layout.sizes.size();
@@ -958,24 +945,31 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
   return ACLNN_SUCCESS;
 }
 
+// PlanThresholdTensor, then the caller's tensors as a successful plan's bindings.
+aclnnStatus PlanAndBindThresholdTensor(const aclTensor* grad_output, const aclTensor* x,
+                                       const aclTensor* threshold, aclTensor* out,
+                                       uint64_t* workspace_size, aclOpExecutor** executor,
+                                       const PlatformInfo* platform, ThresholdReader reader) {
+  const aclnnStatus status = PlanThresholdTensor(grad_output, x, threshold, out, workspace_size,
+                                                 executor, platform, reader);
+  if (status == ACLNN_SUCCESS) RecordBindings(*executor, grad_output, x, threshold, out);
+  return status;
+}
+
 }  // namespace
 
 aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
     const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
     uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
-  const aclnnStatus status = PlanThresholdTensor(grad_output, x, threshold, out, workspace_size,
-                                                 executor, platform, ThresholdReader::kHost);
-  if (status == ACLNN_SUCCESS) RecordBindings(*executor, grad_output, x, threshold, out);
-  return status;
+  return PlanAndBindThresholdTensor(grad_output, x, threshold, out, workspace_size, executor,
+                                    platform, ThresholdReader::kHost);
 }
 
 aclnnStatus aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize(
     const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
     uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
-  const aclnnStatus status = PlanThresholdTensor(grad_output, x, threshold, out, workspace_size,
-                                                 executor, platform, ThresholdReader::kKernel);
-  if (status == ACLNN_SUCCESS) RecordBindings(*executor, grad_output, x, threshold, out);
-  return status;
+  return PlanAndBindThresholdTensor(grad_output, x, threshold, out, workspace_size, executor,
+                                    platform, ThresholdReader::kKernel);
 }
 
 }  // namespace jax_threshold::aclnn

@@ -127,26 +127,8 @@ aclError Submit(const ExecutorPlan& p, const NpuLaunch& l, aclrtStream stream) {
 
 // The kernel entry's name, as ascendc_library() names its launcher (aclrtlaunch_<entry>).
 std::string EntryName(KernelKind kernel, ascend_kernels::KernelDType dtype) {
-  std::string name = kernel == KernelKind::kReluGrad ? "relu_grad_" : "threshold_grad_v2_d_";
-  switch (dtype) {
-    case ascend_kernels::KernelDType::kFloat32:
-      return name + "float32";
-    case ascend_kernels::KernelDType::kFloat16:
-      return name + "float16";
-    case ascend_kernels::KernelDType::kBFloat16:
-      return name + "bfloat16";
-    case ascend_kernels::KernelDType::kInt32:
-      return name + "int32";
-    case ascend_kernels::KernelDType::kInt8:
-      return name + "int8";
-    case ascend_kernels::KernelDType::kUInt8:
-      return name + "uint8";
-    case ascend_kernels::KernelDType::kInt64:
-      return name + "int64";
-    case ascend_kernels::KernelDType::kFloat64:
-      return name + "float64";
-  }
-  return name + "?";
+  return std::string(kernel == KernelKind::kReluGrad ? "relu_grad_" : "threshold_grad_v2_d_") +
+         ascend_kernels::FactsOfDType(static_cast<int32_t>(dtype)).name;
 }
 
 // A launch that did not run must not pass for one: a generated launcher whose kernel handle is

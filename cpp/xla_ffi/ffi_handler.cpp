@@ -344,15 +344,21 @@ ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const ffi::AnyB
   return ffi::Error::Success();
 }
 
+// The host platform the CPU handlers plan for, with `core_num` blocks.
+aclnn::PlatformInfo HostPlatform(uint32_t core_num) {
+  aclnn::PlatformInfo platform;
+  platform.soc = aclnn::SocVersion::kHost;
+  platform.ub_size = aclnn::kHostUbSize;
+  platform.core_num = core_num;
+  return platform;
+}
+
 // The call run synchronously on the calling thread, one block per step (core_num 1). `plans` and
 // `memory` as for RunOnHost.
 ffi::Error RunInline(const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
                      const ThresholdValues& threshold, const ffi::AnyBuffer& out,
                      ExecutablePlans* plans, ThresholdMemory memory) {
-  aclnn::PlatformInfo platform;
-  platform.soc = aclnn::SocVersion::kHost;
-  platform.ub_size = aclnn::kHostUbSize;
-  platform.core_num = 1;
+  const aclnn::PlatformInfo platform = HostPlatform(1);
   CallState state;
   if (ffi::Error e = PrepareCall(state, plans, grad, x, threshold, out, platform, true, memory);
       e.failure()) {
@@ -379,10 +385,7 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
     return ReadyFuture(std::move(e));
   }
   const aclnn::HostSplit split = aclnn::SplitHostCall(pool.num_threads(), out_extent.bytes);
-  aclnn::PlatformInfo platform;
-  platform.soc = aclnn::SocVersion::kHost;
-  platform.ub_size = aclnn::kHostUbSize;
-  platform.core_num = static_cast<uint32_t>(split.blocks);
+  const aclnn::PlatformInfo platform = HostPlatform(static_cast<uint32_t>(split.blocks));
 
   if (split.run_inline) return ReadyFuture(RunInline(grad, x, threshold, out, plans, memory));
   auto state = std::make_shared<CallState>();

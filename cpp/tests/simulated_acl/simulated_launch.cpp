@@ -30,19 +30,7 @@ ascend_kernels::KernelSoc SocOf(int device) {
 }
 
 uint64_t ElementBytes(KernelDType dtype) {
-  switch (dtype) {
-    case KernelDType::kInt8:
-    case KernelDType::kUInt8:
-      return 1;
-    case KernelDType::kFloat16:
-    case KernelDType::kBFloat16:
-      return 2;
-    case KernelDType::kInt64:
-    case KernelDType::kFloat64:
-      return 8;
-    default:
-      return 4;
-  }
+  return ascend_kernels::FactsOfDType(static_cast<int32_t>(dtype)).bytes;
 }
 
 uint64_t ThresholdBytes(const ThresholdGradV2DTilingData& t) {
