@@ -14,15 +14,6 @@ namespace ascend_kernels {
 
 namespace {
 
-static_assert(static_cast<int>(KernelSoc::kAscend910) ==
-                      static_cast<int>(cpu_ascendc::Soc::kAscend910) &&
-                  static_cast<int>(KernelSoc::kAscend910B) ==
-                      static_cast<int>(cpu_ascendc::Soc::kAscend910B) &&
-                  static_cast<int>(KernelSoc::kAscend950) ==
-                      static_cast<int>(cpu_ascendc::Soc::kAscend950) &&
-                  static_cast<int>(KernelSoc::kHost) == static_cast<int>(cpu_ascendc::Soc::kHost),
-              "KernelSoc and cpu_ascendc::Soc agree");
-
 using ReluGradEntryPoint = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, ReluGradTilingData);
 // ThresholdGradV2D's: (grad, feature, threshold, out, workspace, tiling).
 using ThresholdGradEntryPoint = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*,
@@ -36,44 +27,22 @@ struct EntryInfo {
 
 EntryInfo<ThresholdGradEntryPoint> ThresholdGradV2DEntry(KernelDType dtype) {
   switch (dtype) {
-    case KernelDType::kFloat32:
-      return {threshold_grad_v2_d_float32, "threshold_grad_v2_d_float32"};
-    case KernelDType::kFloat16:
-      return {threshold_grad_v2_d_float16, "threshold_grad_v2_d_float16"};
-    case KernelDType::kBFloat16:
-      return {threshold_grad_v2_d_bfloat16, "threshold_grad_v2_d_bfloat16"};
-    case KernelDType::kInt32:
-      return {threshold_grad_v2_d_int32, "threshold_grad_v2_d_int32"};
-    case KernelDType::kInt8:
-      return {threshold_grad_v2_d_int8, "threshold_grad_v2_d_int8"};
-    case KernelDType::kUInt8:
-      return {threshold_grad_v2_d_uint8, "threshold_grad_v2_d_uint8"};
-    case KernelDType::kInt64:
-      return {threshold_grad_v2_d_int64, "threshold_grad_v2_d_int64"};
-    case KernelDType::kFloat64:
-      return {threshold_grad_v2_d_float64, "threshold_grad_v2_d_float64"};
+#define ASCEND_KERNELS_ENTRY_CASE(Name, name, ...) \
+  case KernelDType::k##Name:                       \
+    return {threshold_grad_v2_d_##name, "threshold_grad_v2_d_" #name};
+    ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_ENTRY_CASE)
+#undef ASCEND_KERNELS_ENTRY_CASE
   }
   return {nullptr, ""};
 }
 
 EntryInfo<ReluGradEntryPoint> ReluGradEntry(KernelDType dtype) {
   switch (dtype) {
-    case KernelDType::kFloat32:
-      return {relu_grad_float32, "relu_grad_float32"};
-    case KernelDType::kFloat16:
-      return {relu_grad_float16, "relu_grad_float16"};
-    case KernelDType::kBFloat16:
-      return {relu_grad_bfloat16, "relu_grad_bfloat16"};
-    case KernelDType::kInt32:
-      return {relu_grad_int32, "relu_grad_int32"};
-    case KernelDType::kInt8:
-      return {relu_grad_int8, "relu_grad_int8"};
-    case KernelDType::kUInt8:
-      return {relu_grad_uint8, "relu_grad_uint8"};
-    case KernelDType::kInt64:
-      return {relu_grad_int64, "relu_grad_int64"};
-    case KernelDType::kFloat64:
-      return {relu_grad_float64, "relu_grad_float64"};
+#define ASCEND_KERNELS_ENTRY_CASE(Name, name, ...) \
+  case KernelDType::k##Name:                       \
+    return {relu_grad_##name, "relu_grad_" #name};
+    ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_ENTRY_CASE)
+#undef ASCEND_KERNELS_ENTRY_CASE
   }
   return {nullptr, ""};
 }
@@ -103,9 +72,8 @@ HostLaunch MakeLaunch(const EntryInfo<Entry>& info, KernelDType dtype, const voi
       {static_cast<const uint8_t*>(out), LaunchSpan(*tiling, kBatchOut) * elem_bytes});
   const uint32_t block_dim = launch.block_dim;
   const Entry entry = info.entry;
-  const auto rules_soc = static_cast<cpu_ascendc::Soc>(soc);  // same values
   launch.run_block = [=, regions = std::move(regions)](uint32_t block_idx) {
-    cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions, rules_soc);
+    cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions, soc);
     call(entry);
   };
   return launch;

@@ -13,6 +13,7 @@
 
 #include "ascend_kernels/kernel_args.h"
 #include "ascend_kernels/threshold_from_bits.h"
+#include "dtype_of.h"
 #include "elementwise_core_range.h"
 #include "soc_features.h"
 #include "threshold_select.h"
@@ -21,43 +22,6 @@ namespace ascend_kernels {
 namespace kernel_common {
 
 using namespace AscendC;
-
-template <typename T>
-struct KernelDTypeOf;
-template <>
-struct KernelDTypeOf<float> {
-  static constexpr KernelDType kValue = KernelDType::kFloat32;
-};
-template <>
-struct KernelDTypeOf<half> {
-  static constexpr KernelDType kValue = KernelDType::kFloat16;
-};
-template <>
-struct KernelDTypeOf<bfloat16_t> {
-  static constexpr KernelDType kValue = KernelDType::kBFloat16;
-};
-template <>
-struct KernelDTypeOf<int32_t> {
-  static constexpr KernelDType kValue = KernelDType::kInt32;
-};
-template <>
-struct KernelDTypeOf<int8_t> {
-  static constexpr KernelDType kValue = KernelDType::kInt8;
-};
-template <>
-struct KernelDTypeOf<uint8_t> {
-  static constexpr KernelDType kValue = KernelDType::kUInt8;
-};
-template <>
-struct KernelDTypeOf<int64_t> {
-  static constexpr KernelDType kValue = KernelDType::kInt64;
-};
-#if defined(ASCEND_KERNELS_CPU_ASCENDC)
-template <>
-struct KernelDTypeOf<double> {
-  static constexpr KernelDType kValue = KernelDType::kFloat64;
-};
-#endif
 
 // One element of U at a GM address, read by the scalar unit. The value was written outside this
 // kernel (by the threshold's producer, possibly from another core), so its line in this core's
@@ -74,31 +38,37 @@ __aicore__ inline uint64_t LoadGmScalar(GM_ADDR address) {
   return static_cast<uint64_t>(LoadGmElement<U>(address));
 }
 
-// The bytes (zero-extended) of the threshold element of `dtype` at `threshold`.
-__aicore__ inline uint64_t LoadThresholdBits(GM_ADDR threshold, int32_t dtype) {
-  switch (static_cast<KernelDType>(dtype)) {
-    case KernelDType::kInt8:
-    case KernelDType::kUInt8:
-      return LoadGmScalar<uint8_t>(threshold);
-    case KernelDType::kInt32:
-    case KernelDType::kFloat32:
-      return LoadGmScalar<uint32_t>(threshold);
-    default:  // int64, float64: read as bits (no float64 on the device)
-      return LoadGmScalar<uint64_t>(threshold);
-  }
-}
+// The unsigned type of `bytes` bytes, as which a threshold element's bits are read.
+template <uint32_t bytes>
+struct BitsOf;
+template <>
+struct BitsOf<1> {
+  using Type = uint8_t;
+};
+template <>
+struct BitsOf<2> {
+  using Type = uint16_t;
+};
+template <>
+struct BitsOf<4> {
+  using Type = uint32_t;
+};
+template <>
+struct BitsOf<8> {
+  using Type = uint64_t;
+};
 
-// Bytes of a GM threshold element of `dtype` (as LoadThresholdBits reads it).
-__aicore__ inline uint64_t ThresholdElementBytes(int32_t dtype) {
-  switch (static_cast<KernelDType>(dtype)) {
-    case KernelDType::kInt8:
-    case KernelDType::kUInt8:
-      return 1;
-    case KernelDType::kInt32:
-    case KernelDType::kFloat32:
-      return 4;
+// The bytes (zero-extended) of the threshold element of `dtype` at `threshold` (0 for a dtype
+// that is not a kernel dtype: the executor plans none).
+__aicore__ inline uint64_t LoadThresholdBits(GM_ADDR threshold, int32_t dtype) {
+  switch (dtype) {
+#define ASCEND_KERNELS_LOAD_CASE(Name, name, code, type, bytes, ...) \
+  case code:                                                         \
+    return LoadGmScalar<typename BitsOf<bytes>::Type>(threshold);
+    ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_LOAD_CASE)
+#undef ASCEND_KERNELS_LOAD_CASE
     default:
-      return 8;
+      return 0;
   }
 }
 
@@ -132,8 +102,7 @@ __aicore__ inline ThresholdParams ThresholdOf(const ThresholdGradV2DTilingData& 
   if (data.threshold.source != static_cast<int32_t>(ThresholdSource::kGm)) {
     return data.threshold;
   }
-  return ThresholdParamsFromBits(static_cast<int32_t>(KernelDTypeOf<T>::kValue),
-                                 data.threshold.gm_dtype,
+  return ThresholdParamsFromBits(static_cast<int32_t>(DTypeOf<T>::kValue), data.threshold.gm_dtype,
                                  LoadThresholdBits(threshold, data.threshold.gm_dtype));
 }
 
@@ -224,8 +193,8 @@ class SelectKernel {
       }
       const GM_ADDR element =
           thresholdBase_ +
-          off[kBatchThreshold] * static_cast<int64_t>(ThresholdElementBytes(gmDtype_));
-      select_.SetThreshold(ThresholdParamsFromBits(static_cast<int32_t>(KernelDTypeOf<T>::kValue),
+          off[kBatchThreshold] * static_cast<int64_t>(FactsOfDType(gmDtype_).bytes);
+      select_.SetThreshold(ThresholdParamsFromBits(static_cast<int32_t>(DTypeOf<T>::kValue),
                                                    gmDtype_, LoadThresholdBits(element, gmDtype_)));
       if (broadcast_) {  // the slice's inputs through the broadcast copy-in
         const int64_t bytes = static_cast<int64_t>(sizeof(T));
@@ -471,15 +440,46 @@ __aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR th
   op.Process();
 }
 
+// Whether this build has operator `op`'s kernel of `dtype`: the CPU build has every one (the
+// launch's SoC rules decide at run time); an NPU build, those of the SoC it compiles for
+// (JAX_THRESHOLD_NPU_SOC, set by ascend_kernels/npu/CMakeLists.txt from SOC_VERSION).
+__aicore__ constexpr bool BuildHasKernel(KernelOp op, KernelDType dtype) {
+#if defined(ASCEND_KERNELS_CPU_ASCENDC)
+  (void)op;
+  (void)dtype;
+  return true;
+#else
+  return SocRunsKernel(JAX_THRESHOLD_NPU_SOC, op, static_cast<int32_t>(dtype));
+#endif
+}
+
+// One block of SelectKernel<T, TilingData>, where the build has the kernel; elsewhere nothing
+// (the entry keeps its symbol, so that every build has the same entries; phase one never
+// launches it).
+template <bool kBuilt, typename T, typename TilingData>
+__aicore__ inline void RunBuiltKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold, GM_ADDR out,
+                                      const TilingData& tiling) {
+  if constexpr (kBuilt) {
+    RunSelectKernel<T, TilingData>(grad, feature, threshold, out, tiling);
+  } else {
+    (void)grad;
+    (void)feature;
+    (void)threshold;
+    (void)out;
+    (void)tiling;
+  }
+}
+
 }  // namespace kernel_common
 }  // namespace ascend_kernels
 
-// Kernel entry points, as the host launcher and the NPU build call them: one block of
-// SelectKernel<TYPE, ...> (the workspace is unused), on vector cores only. ReluGrad's is
-// (grad, feature, out, workspace, tiling); ThresholdGradV2D's has the threshold's GM address
-// after feature (read when the tiling says ThresholdSource::kGm, else unused and may be null).
-// The tiling struct is passed by value: the launch copies it into the kernel's arguments in
-// stream order, so the host keeps no device copy (kernel_args.h).
+// Kernel entry points, one per row of the dtype table, as the host launcher and the NPU build
+// call them: relu_grad_<name> and threshold_grad_v2_d_<name>, one block of SelectKernel<C type,
+// ...> (the workspace is unused), on vector cores only. ReluGrad's is (grad, feature, out,
+// workspace, tiling); ThresholdGradV2D's has the threshold's GM address after feature (read when
+// the tiling says ThresholdSource::kGm, else unused and may be null). The tiling struct is passed
+// by value: the launch copies it into the kernel's arguments in stream order, so the host keeps
+// no device copy (kernel_args.h).
 //
 // Synchronisation: the kernel has no explicit PipeBarrier/SetFlag. Between stages it relies on
 // its TQue EnQue/DeQue (which carry the MTE2 -> V -> MTE3 events); inside Compute, on the
@@ -490,45 +490,26 @@ __aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR th
 // (SetMaskCount ... ResetMask in dav_c220/kernel_operator_vec_cmpsel_impl.h), so no mask state
 // crosses calls and the CPU implementation models none. The GM threshold is a scalar read at
 // Init, before any vector or copy instruction.
-#define ASCEND_KERNELS_RELU_GRAD_ENTRY(NAME, TYPE)                                            \
-  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out,      \
-                                             GM_ADDR workspace, ReluGradTilingData tiling) {  \
-    (void)workspace;                                                                          \
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);                                           \
-    ascend_kernels::kernel_common::RunSelectKernel<TYPE, ascend_kernels::ReluGradTilingData>( \
-        grad, feature, nullptr, out, tiling);                                                 \
+#define ASCEND_KERNELS_RELU_GRAD_ENTRY(Name, name, code, type, ...)                               \
+  extern "C" __global__ __aicore__ void relu_grad_##name(                                         \
+      GM_ADDR grad, GM_ADDR feature, GM_ADDR out, GM_ADDR workspace, ReluGradTilingData tiling) { \
+    (void)workspace;                                                                              \
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);                                               \
+    ascend_kernels::kernel_common::RunBuiltKernel<ascend_kernels::kernel_common::BuildHasKernel(  \
+                                                      ascend_kernels::KernelOp::kReluGrad,        \
+                                                      ascend_kernels::KernelDType::k##Name),      \
+                                                  type, ascend_kernels::ReluGradTilingData>(      \
+        grad, feature, nullptr, out, tiling);                                                     \
   }
 
-#define ASCEND_KERNELS_THRESHOLD_GRAD_ENTRY(NAME, TYPE)                                         \
-  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold,  \
-                                             GM_ADDR out, GM_ADDR workspace,                    \
-                                             ThresholdGradV2DTilingData tiling) {               \
-    (void)workspace;                                                                            \
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);                                             \
-    ascend_kernels::kernel_common::RunSelectKernel<TYPE,                                        \
-                                                   ascend_kernels::ThresholdGradV2DTilingData>( \
-        grad, feature, threshold, out, tiling);                                                 \
-  }
-
-// An entry the target SoC cannot run (soc_features.h): same signature, empty body.
-#define ASCEND_KERNELS_ABSENT_RELU_GRAD_ENTRY(NAME)                                          \
-  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR out,     \
-                                             GM_ADDR workspace, ReluGradTilingData tiling) { \
-    (void)grad;                                                                              \
-    (void)feature;                                                                           \
-    (void)out;                                                                               \
-    (void)workspace;                                                                         \
-    (void)tiling;                                                                            \
-  }
-
-#define ASCEND_KERNELS_ABSENT_THRESHOLD_GRAD_ENTRY(NAME)                                       \
-  extern "C" __global__ __aicore__ void NAME(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold, \
-                                             GM_ADDR out, GM_ADDR workspace,                   \
-                                             ThresholdGradV2DTilingData tiling) {              \
-    (void)grad;                                                                                \
-    (void)feature;                                                                             \
-    (void)threshold;                                                                           \
-    (void)out;                                                                                 \
-    (void)workspace;                                                                           \
-    (void)tiling;                                                                              \
+#define ASCEND_KERNELS_THRESHOLD_GRAD_ENTRY(Name, name, code, type, ...)                           \
+  extern "C" __global__ __aicore__ void threshold_grad_v2_d_##name(                                \
+      GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold, GM_ADDR out, GM_ADDR workspace,            \
+      ThresholdGradV2DTilingData tiling) {                                                         \
+    (void)workspace;                                                                               \
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);                                                \
+    ascend_kernels::kernel_common::RunBuiltKernel<                                                 \
+        ascend_kernels::kernel_common::BuildHasKernel(ascend_kernels::KernelOp::kThresholdGradV2D, \
+                                                      ascend_kernels::KernelDType::k##Name),       \
+        type, ascend_kernels::ThresholdGradV2DTilingData>(grad, feature, threshold, out, tiling);  \
   }

@@ -18,27 +18,12 @@
     "ThresholdGradV2D/ReluGrad need DataCopyPad, CompareScalar and tensor-scalar Select: not on dav_c100/dav_m200"
 #endif
 
-// bfloat16 entries: no float <- bfloat16 Cast before dav_c220 (asc-devkit
-// impl/basic_api/dav_c100/kernel_operator_vec_vconv_impl.h and dav_m200/ have none). Where it is
-// absent the entry symbol stays (host and device passes see the same entries) with an empty body;
-// phase one never launches it (no bfloat16 in those SoCs' lists). While the #error above stands
-// this only matters for an arch below 2201 not named there; it keeps bfloat16 out of any
-// future dav_c100 path that lifts the #error.
-#if !defined(ASCEND_KERNELS_CPU_ASCENDC) && defined(__NPU_ARCH__) && (__NPU_ARCH__ < 2201)
-#define ASCEND_KERNELS_HAS_BF16 0
-#else
-#define ASCEND_KERNELS_HAS_BF16 1
-#endif
-
-// int64 ReluGrad: the host, and the Ascend950, whose dav_3510 API has the count-form Maxs/Mins/
-// Adds on int64_t (impl/basic_api/dav_3510/kernel_operator_vec_binary_scalar_impl.h) that the
-// exact-integer path uses. The NPU build defines ASCEND_KERNELS_NPU_INT64 for Ascend950 targets
-// (ascend_kernels/npu/CMakeLists.txt), so host and device passes see the same entries.
-#if defined(ASCEND_KERNELS_CPU_ASCENDC) || defined(ASCEND_KERNELS_NPU_INT64)
-#define ASCEND_KERNELS_HAS_INT64 1
-#else
-#define ASCEND_KERNELS_HAS_INT64 0
-#endif
+// Which dtypes a build has kernels for is the SoC table's (dtype_soc_table.h: each dtype row
+// names the SoC feature its kernels need; select_kernel.h's BuildHasKernel). bfloat16 needs the
+// float <- bfloat16 Cast (dav_c220 and later: asc-devkit impl/basic_api/dav_c100 and dav_m200
+// have none); int64 ReluGrad the Ascend950's dav_3510 count-form Maxs/Mins/Adds on int64_t
+// (impl/basic_api/dav_3510/kernel_operator_vec_binary_scalar_impl.h) that the exact-integer path
+// uses.
 
 // CompareScalar and tensor-scalar Select on int8/uint8 themselves: the Ascend950's dav_3510 API
 // has both (impl/basic_api/dav_3510/kernel_operator_vec_cmp_impl.h, kernel_operator_vec_sel_impl.h;

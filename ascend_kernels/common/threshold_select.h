@@ -32,6 +32,7 @@
 #pragma once
 
 #include "ascend_kernels/kernel_args.h"
+#include "dtype_of.h"
 #include "kernel_operator.h"
 #include "soc_features.h"
 #if defined(ASCEND_KERNELS_CPU_ASCENDC)
@@ -43,85 +44,11 @@ namespace kernel_common {
 
 constexpr int32_t BUFFER_NUM = 2;
 
-enum class SelectPath { kFloat, kWide16, kByte, kExactInt };
-
-template <typename T>
-struct SelectPathOf;
-template <>
-struct SelectPathOf<float> {
-  static constexpr SelectPath kPath = SelectPath::kFloat;
-};
-template <>
-struct SelectPathOf<half> {
-  static constexpr SelectPath kPath = SelectPath::kWide16;
-};
-template <>
-struct SelectPathOf<bfloat16_t> {
-  static constexpr SelectPath kPath = SelectPath::kWide16;
-};
-template <>
-struct SelectPathOf<int8_t> {
-  static constexpr SelectPath kPath = SelectPath::kByte;
-};
-template <>
-struct SelectPathOf<uint8_t> {
-  static constexpr SelectPath kPath = SelectPath::kByte;
-};
-template <>
-struct SelectPathOf<int32_t> {
-  static constexpr SelectPath kPath = SelectPath::kExactInt;
-};
-#if defined(ASCEND_KERNELS_CPU_ASCENDC)
-// float64: no device-side float64 on any Ascend SoC; a host-only path.
-template <>
-struct SelectPathOf<double> {
-  static constexpr SelectPath kPath = SelectPath::kFloat;
-};
-#endif
-#if ASCEND_KERNELS_HAS_INT64
-// int64: the host, and the regbase Ascend950 (soc_features.h).
-template <>
-struct SelectPathOf<int64_t> {
-  static constexpr SelectPath kPath = SelectPath::kExactInt;
-};
-#endif
-
-// kWide16 types whose tiling (ub_data_number 10, not 7) leaves UB to widen a whole tile at once.
-template <typename T>
-struct WholeTileWidens {
-  static constexpr bool kValue = false;
-};
-template <>
-struct WholeTileWidens<bfloat16_t> {
-  static constexpr bool kValue = true;
-};
-
-template <typename T>
-struct IntRange {
-  static constexpr int64_t kMin = 0;
-  static constexpr int64_t kMax = 0;
-};
-template <>
-struct IntRange<int8_t> {
-  static constexpr int64_t kMin = -128, kMax = 127;
-};
-template <>
-struct IntRange<uint8_t> {
-  static constexpr int64_t kMin = 0, kMax = 255;
-};
-template <>
-struct IntRange<int32_t> {
-  static constexpr int64_t kMin = -2147483647 - 1, kMax = 2147483647;
-};
-template <>
-struct IntRange<int64_t> {
-  static constexpr int64_t kMin = -9223372036854775807LL - 1, kMax = 9223372036854775807LL;
-};
-
+// Each dtype's path, and its integer range, are its table row's (dtype_of.h).
 template <typename T>
 class ThresholdSelect {
  public:
-  static constexpr SelectPath kPath = SelectPathOf<T>::kPath;
+  static constexpr SelectPath kPath = DTypeOf<T>::kPath;
   // Elements per whole vector repeat of the widest compare operand.
   static constexpr uint32_t kAlign = kPath == SelectPath::kWide16 ? 64u
                                      : kPath == SelectPath::kByte
@@ -129,7 +56,8 @@ class ThresholdSelect {
                                          : AscendC::ONE_REPEAT_BYTE_SIZE / sizeof(T);
   static constexpr uint32_t kWideChunk = 2048;  // most float32 elements widened per CompareScalar
   // bfloat16's tiling leaves UB for a whole tile's float32 widening; float16's a quarter (Init).
-  static constexpr bool kWholeTileWidens = WholeTileWidens<T>::kValue;
+  // kWide16 types whose tiling (UB divisor 10, not 7) leaves UB to widen a whole tile at once.
+  static constexpr bool kWholeTileWidens = DTypeOf<T>::kUbDivisor >= 10;
   static constexpr uint32_t kChunkAlign = 256;
 
   // Elements each queue buffer must hold for tiles of `tile` elements.
@@ -284,8 +212,8 @@ class ThresholdSelect {
   }
 #endif
 
-  __aicore__ static constexpr int64_t kMin() { return IntRange<T>::kMin; }
-  __aicore__ static constexpr int64_t kMax() { return IntRange<T>::kMax; }
+  __aicore__ static constexpr int64_t kMin() { return DTypeOf<T>::kMin; }
+  __aicore__ static constexpr int64_t kMax() { return DTypeOf<T>::kMax; }
 
   AscendC::TBuf<AscendC::TPosition::VECCALC> maskBuf_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> scratchBuf_;

@@ -69,8 +69,10 @@ constexpr uint32_t Count(const CastRule (&)[N]) {
 
 constexpr uint32_t kHalfFloat = Bit(VType::kHalf) | Bit(VType::kFloat);
 
-const SocRules kRules[] = {
-    // Ascend910 (dav_c100):
+// The rule sets by arch; a SoC row (dtype_soc_table.h) names its arch, and its UB is the row's
+// minus the arch's scratch.
+constexpr ArchRules kArchRules[] = {
+    // dav_c100 (the Ascend910):
     //  UB: impl/basic_api/utils/kernel_utils_constants.h, __NPU_ARCH__ 1001: TOTAL_UB_SIZE 256 KiB,
     //      TMP_UB_OFFSET 248 KiB (API scratch above it).
     //  DataCopyPad: dav_c100/kernel_operator_data_copy_impl.h, both directions report "not
@@ -78,9 +80,8 @@ const SocRules kRules[] = {
     //  CompareScalar: dav_c100/kernel_operator_vec_cmpsel_impl.h, every form reports "not
     //  supported".
     //  Select: same file, mode 0 (VSEL_CMPMASK_SPR) only; the tensor-scalar form asserts.
-    {Soc::kAscend910, "Ascend910", "dav_c100", 248 * 1024, 8 * 1024, false, 0, 0, kC100Casts,
-     Count(kC100Casts)},
-    // Ascend910B (dav_c220):
+    {1001, "dav_c100", 8 * 1024, false, 0, 0, kC100Casts, Count(kC100Casts)},
+    // dav_c220 (the Ascend910B):
     //  UB: kernel_utils_constants.h, __NPU_ARCH__ 2201: TOTAL_UB_SIZE 192 KiB, TOTAL_VEC_LOCAL_SIZE
     //      and TMP_UB_OFFSET 184 KiB; dav_c220/kernel_operator_vec_cmpsel_impl.h's scalar-mode
     //      Select duplicates its scalar into a temporary buffer at TMP_UB_OFFSET.
@@ -88,16 +89,15 @@ const SocRules kRules[] = {
     //  CompareScalar: dav_c220/kernel_operator_vec_cmp_impl.h, dst uint8_t, src half/float
     //      (int32_t for CMPMODE::EQ only, which the kernels do not use).
     //  Select: dav_c220/kernel_operator_vec_cmpsel_impl.h, operands half/float, mask uint8..uint64.
-    {Soc::kAscend910B, "Ascend910B", "dav_c220", 184 * 1024, 8 * 1024, true, kHalfFloat, kHalfFloat,
-     kC220Casts, Count(kC220Casts)},
-    // Ascend950 (dav_3510, regbase):
+    {2201, "dav_c220", 8 * 1024, true, kHalfFloat, kHalfFloat, kC220Casts, Count(kC220Casts)},
+    // dav_3510 (regbase; the Ascend950):
     //  UB: kernel_utils_constants.h, __NPU_ARCH__ 3510: TOTAL_UB_SIZE = TMP_UB_OFFSET = 248 KiB.
     //  DataCopyPad: dav_3510/kernel_operator_data_copy_impl.h (byte-granular bursts).
     //  CompareScalar (count form): dav_3510/kernel_operator_vec_cmp_impl.h, src int8..uint64,
     //      half, bfloat16, float, double.
     //  Select (count form, scalar src1): dav_3510/kernel_operator_vec_sel_impl.h, int8..uint64,
     //      half, bfloat16, float (no double).
-    {Soc::kAscend950, "Ascend950", "dav_3510", 248 * 1024, 0, true,
+    {3510, "dav_3510", 0, true,
      kHalfFloat | Bit(VType::kBf16) | Bit(VType::kDouble) | Bit(VType::kInt8) | Bit(VType::kUInt8) |
          Bit(VType::kInt16) | Bit(VType::kUInt16) | Bit(VType::kInt32) | Bit(VType::kUInt32) |
          Bit(VType::kInt64) | Bit(VType::kUInt64),
@@ -105,16 +105,45 @@ const SocRules kRules[] = {
          Bit(VType::kUInt16) | Bit(VType::kInt32) | Bit(VType::kUInt32) | Bit(VType::kInt64) |
          Bit(VType::kUInt64),
      k3510Casts, Count(k3510Casts)},
-    // host: the CPU. The Ascend910B's API rules, plus float64 compare/select (the host-only
+    // cpu: the host. The Ascend910B's API rules, plus float64 compare/select (the host-only
     // float64 kernels; no SoC has them) and the Ascend950's int8/uint8 compare/select (above), so
     // the byte kernels take the Ascend950's two-op path (common/soc_features.h). Its UB is
     // whatever the launch asks for (ub_usable 0): nothing on the CPU reserves scratch, and the
     // FFI handler tiles for a 64 KiB UB (cpp/xla_ffi/ffi_handler.h kHostUbSize) that must be
     // usable whole.
-    {Soc::kHost, "host", "cpu", 0, 0, true,
-     kHalfFloat | Bit(VType::kDouble) | Bit(VType::kInt8) | Bit(VType::kUInt8),
+    {0, "cpu", 0, true, kHalfFloat | Bit(VType::kDouble) | Bit(VType::kInt8) | Bit(VType::kUInt8),
      kHalfFloat | Bit(VType::kDouble) | Bit(VType::kInt8) | Bit(VType::kUInt8), kC220Casts,
      Count(kC220Casts)},
+};
+
+constexpr const ArchRules* ArchRulesOf(uint32_t npu_arch) {
+  for (const ArchRules& a : kArchRules) {
+    if (a.npu_arch == npu_arch) return &a;
+  }
+  return nullptr;
+}
+
+// One SoC row's rules: its arch's, its name, its UB less the arch's scratch.
+constexpr SocRules SocRulesOf(Soc soc) {
+  const ascend_kernels::SocFacts facts = ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc));
+  const ArchRules& a = *ArchRulesOf(facts.arch);
+  return {soc,
+          facts.name,
+          a.arch,
+          facts.ub_bytes == 0 ? 0 : facts.ub_bytes - a.ub_scratch,
+          a.ub_scratch,
+          a.has_data_copy_pad,
+          a.compare_scalar_types,
+          a.select_scalar_types,
+          a.casts,
+          a.num_casts};
+}
+
+// Every SoC row's rules, keyed by its code (RulesFor).
+constexpr SocRules kRules[] = {
+#define CPU_ASCENDC_SOC_RULES(Name, ...) SocRulesOf(Soc::k##Name),
+    ASCEND_KERNELS_SOCS(CPU_ASCENDC_SOC_RULES)
+#undef CPU_ASCENDC_SOC_RULES
 };
 
 }  // namespace
@@ -134,9 +163,10 @@ const char* RoundModeName(RoundMode m) {
 }
 
 const SocRules& RulesFor(Soc soc) {
-  const auto i = static_cast<uint32_t>(soc);
-  CPU_ASCENDC_CHECK(i < sizeof(kRules) / sizeof(kRules[0]), "SocRules", "unknown SoC %u", i);
-  return kRules[i];
+  for (const SocRules& r : kRules) {
+    if (r.soc == soc) return r;
+  }
+  PreconditionFailed("SocRules", "unknown SoC %d", static_cast<int>(soc));
 }
 
 uint64_t UsableUb(Soc soc, uint64_t ub_size) {

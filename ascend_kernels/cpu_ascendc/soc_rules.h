@@ -13,12 +13,14 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "ascend_kernels/dtype_soc_table.h"
 #include "ascendc_types.h"
 
 namespace cpu_ascendc {
 
-// The SoCs a launch can run for. kHost is the CPU itself (FFI handler, executor soc "host").
-enum class Soc : uint8_t { kAscend910 = 0, kAscend910B = 1, kAscend950 = 2, kHost = 3 };
+// The SoCs a launch can run for: the SoC table's (kHost is the CPU itself: FFI handler, executor
+// soc "host").
+using Soc = ascend_kernels::KernelSoc;
 
 // Element types the rules talk about (a bit index in the rule masks).
 enum class VType : uint8_t {
@@ -79,6 +81,19 @@ struct CastRule {
   uint32_t round_modes;  // Bit(RoundMode) mask
 };
 
+// The rules of one arch's AscendC API (a SoC row's arch column, dtype_soc_table.h).
+struct ArchRules {
+  uint32_t npu_arch;       // __NPU_ARCH__; 0: the host
+  const char* arch;        // "dav_c220"
+  uint64_t ub_scratch;     // bytes at the top of UB the API itself uses (Select's scalar scratch)
+  bool has_data_copy_pad;  // DataCopyPad moves bytes (false: an unsupported-API stub)
+  uint32_t compare_scalar_types;  // CompareScalar (count form, GT) source types
+  uint32_t select_scalar_types;   // Select VSEL_TENSOR_SCALAR_MODE operand types (0: mode absent)
+  const CastRule* casts;
+  uint32_t num_casts;
+};
+
+// One SoC's rules: its arch's, with its own name and UB.
 struct SocRules {
   Soc soc;
   const char* name;        // "Ascend910B"

@@ -159,20 +159,6 @@ struct Step {
   std::function<void(uint32_t)> run_block;
 };
 
-// The kernels run under the AscendC rules of the executor's SoC (cpu_ascendc/soc_rules.h).
-ascend_kernels::KernelSoc KernelSocOf(SocVersion soc) {
-  static_assert(
-      static_cast<int>(ascend_kernels::KernelSoc::kAscend910) ==
-              static_cast<int>(SocVersion::kAscend910) &&
-          static_cast<int>(ascend_kernels::KernelSoc::kAscend910B) ==
-              static_cast<int>(SocVersion::kAscend910B) &&
-          static_cast<int>(ascend_kernels::KernelSoc::kAscend950) ==
-              static_cast<int>(SocVersion::kAscend950) &&
-          static_cast<int>(ascend_kernels::KernelSoc::kHost) == static_cast<int>(SocVersion::kHost),
-      "KernelSoc values are SocVersion's");
-  return static_cast<ascend_kernels::KernelSoc>(soc);
-}
-
 // One run of the plan's kernel: the whole tensors, or one slice of a threshold batch.
 struct SliceArgs {
   const char* grad;
@@ -247,11 +233,10 @@ std::vector<Step> BuildSteps(const ExecutorPlan* p, char* workspace, const Slice
   ascend_kernels::HostLaunch launch =
       s.kernel == KernelKind::kReluGrad
           ? ascend_kernels::MakeReluGradLaunch(p->dtype, grad, x, kernel_out, library_ws,
-                                               &p->relu_grad_tiling, p->ub_size,
-                                               KernelSocOf(p->soc))
-          : ascend_kernels::MakeThresholdGradV2DLaunch(
-                p->dtype, grad, x, s.threshold_gm, kernel_out, library_ws, s.threshold_grad_tiling,
-                p->ub_size, KernelSocOf(p->soc));
+                                               &p->relu_grad_tiling, p->ub_size, p->soc)
+          : ascend_kernels::MakeThresholdGradV2DLaunch(p->dtype, grad, x, s.threshold_gm,
+                                                       kernel_out, library_ws,
+                                                       s.threshold_grad_tiling, p->ub_size, p->soc);
   steps.push_back({KernelKindName(s.kernel), launch.block_dim, std::move(launch.run_block)});
   if (p->out_copy) {
     steps.push_back(
@@ -288,11 +273,10 @@ void RunSliceRange(const ExecutorPlan* p, char* workspace, uint32_t r) {
     const ascend_kernels::HostLaunch launch =
         s.kernel == KernelKind::kReluGrad
             ? ascend_kernels::MakeReluGradLaunch(p->dtype, s.grad, s.x, s.out, library_ws,
-                                                 &p->relu_grad_tiling, p->ub_size,
-                                                 KernelSocOf(p->soc))
+                                                 &p->relu_grad_tiling, p->ub_size, p->soc)
             : ascend_kernels::MakeThresholdGradV2DLaunch(p->dtype, s.grad, s.x, s.threshold_gm,
                                                          s.out, library_ws, s.threshold_grad_tiling,
-                                                         p->ub_size, KernelSocOf(p->soc));
+                                                         p->ub_size, p->soc);
     for (uint32_t b = 0; b < launch.block_dim; ++b) launch.run_block(b);
   }
 }
@@ -430,7 +414,7 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
           ACLNN_ERR_PARAM_INVALID,
           std::string(name) + " has dtype " + DataTypeName(t->dtype) + ", not supported on " +
               SocName(info.soc) +
-              (info.soc == SocVersion::kAscend950 && !zero ? " with a nonzero threshold" : "") +
+              (!zero && SocDtypesDependOnThreshold(info.soc) ? " with a nonzero threshold" : "") +
               (SocRefusalReason(info.soc) != nullptr
                    ? std::string(": ") + SocRefusalReason(info.soc)
                    : " (supported: " + SocDtypeList(info.soc, zero) + ")"));

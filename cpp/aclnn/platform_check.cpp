@@ -23,7 +23,7 @@ bool ValidatePlatform(const PlatformInfo& info, std::string* error) {
              std::to_string(kMaxCoreNum) + "]";
     return false;
   }
-  if (static_cast<int32_t>(info.soc) < 0 || info.soc > SocVersion::kHost) {
+  if (!SocIsKnown(info.soc)) {
     *error = "platform soc " + std::to_string(static_cast<int32_t>(info.soc)) + " is unknown";
     return false;
   }

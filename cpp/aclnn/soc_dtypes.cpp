@@ -9,23 +9,6 @@
 
 namespace jax_threshold::aclnn {
 
-#define JAX_THRESHOLD_CHECK_SOC(name, code, str, ...)                                 \
-  static_assert(static_cast<int32_t>(SocVersion::k##name) == code &&                  \
-                    static_cast<int32_t>(ascend_kernels::KernelSoc::k##name) == code, \
-                "SocVersion and KernelSoc values are the SoC table's: " str);
-ASCEND_KERNELS_SOCS(JAX_THRESHOLD_CHECK_SOC)
-#undef JAX_THRESHOLD_CHECK_SOC
-// PlatformInfo's defaults (the public header, which stands alone) are the default SoC's.
-static_assert(static_cast<int32_t>(PlatformInfo{}.soc) ==
-                      static_cast<int32_t>(ascend_kernels::kDefaultSoc) &&
-                  PlatformInfo{}.ub_size ==
-                      ascend_kernels::FactsOfSoc(static_cast<int32_t>(ascend_kernels::kDefaultSoc))
-                          .ub_bytes &&
-                  PlatformInfo{}.core_num ==
-                      ascend_kernels::FactsOfSoc(static_cast<int32_t>(ascend_kernels::kDefaultSoc))
-                          .default_core_num,
-              "PlatformInfo's defaults are the default SoC's");
-
 namespace {
 
 using ascend_kernels::FactsOfSoc;
@@ -38,6 +21,19 @@ ascend_kernels::KernelDTypeList DtypesOf(SocVersion soc, bool threshold_is_zero)
   const auto kernel_soc = static_cast<ascend_kernels::KernelSoc>(soc);
   return threshold_is_zero ? ascend_kernels::ReluGradDtypes(kernel_soc)
                            : ascend_kernels::ThresholdGradV2DDtypes(kernel_soc);
+}
+
+// "Ascend910B, Ascend950 or host": the SoCs the kernels run on.
+std::string RunnableSocNames() {
+  std::string names, last;
+#define JAX_THRESHOLD_ADD_SOC_NAME(Name, code, str, arch, ub, cores, features, ...) \
+  if (((features) & ascend_kernels::kSocRefused) == 0) {                            \
+    if (!last.empty()) names += (names.empty() ? "" : ", ") + last;                 \
+    last = str;                                                                     \
+  }
+  ASCEND_KERNELS_SOCS(JAX_THRESHOLD_ADD_SOC_NAME)
+#undef JAX_THRESHOLD_ADD_SOC_NAME
+  return names.empty() ? last : names + " or " + last;
 }
 
 }  // namespace
@@ -71,9 +67,30 @@ const char* SocRefusalReason(SocVersion soc) {
            "and no CompareScalar or tensor-scalar Select for the kernels' compare and select";
   }
   if (!FactsOfSoc(static_cast<int32_t>(soc)).known) {
-    return "unknown soc (expected Ascend910B, Ascend950 or host)";
+    static const std::string unknown = "unknown soc (expected " + RunnableSocNames() + ")";
+    return unknown.c_str();
   }
   return nullptr;
+}
+
+bool SocDtypesDependOnThreshold(SocVersion soc) {
+  const ascend_kernels::KernelDTypeList zero = DtypesOf(soc, true), nonzero = DtypesOf(soc, false);
+  if (zero.size != nonzero.size) return true;
+  for (int i = 0; i < zero.size; ++i) {
+    if (zero.items[i] != nonzero.items[i]) return true;
+  }
+  return false;
+}
+
+bool SocIsKnown(SocVersion soc) { return FactsOfSoc(static_cast<int32_t>(soc)).known; }
+
+PlatformInfo SocPlatform(SocVersion soc) {
+  const ascend_kernels::SocFacts facts = FactsOfSoc(static_cast<int32_t>(soc));
+  PlatformInfo info;
+  info.soc = soc;
+  info.ub_size = facts.ub_bytes;
+  info.core_num = facts.default_core_num;
+  return info;
 }
 
 uint64_t SocUbBytes(SocVersion soc) { return FactsOfSoc(static_cast<int32_t>(soc)).ub_bytes; }

@@ -21,6 +21,16 @@ const char* SocName(SocVersion soc);
 // API cannot run the kernels correctly), or null when it does not.
 const char* SocRefusalReason(SocVersion soc);
 
+// Whether `soc`'s list depends on the threshold (a dtype only ReluGrad runs there).
+bool SocDtypesDependOnThreshold(SocVersion soc);
+
+// Whether `soc` is a row of the SoC table.
+bool SocIsKnown(SocVersion soc);
+
+// The platform a caller who names only `soc` plans for: the SoC row's UB and default core count
+// (the host's row has neither: HostPlatformInfo, aclnn/host_stream.h, fills them in).
+PlatformInfo SocPlatform(SocVersion soc);
+
 // Bytes of unified buffer `soc` has per core (asc-devkit kernel_utils_constants.h
 // TOTAL_UB_SIZE); 0 for the host, whose UB is whatever the caller tiles for.
 uint64_t SocUbBytes(SocVersion soc);

@@ -21,6 +21,7 @@
 #include "aclnn/executor.h"
 #include "aclnn/host_stream.h"
 #include "aclnn/pool_stream.h"  // kInlineMaxBytes: the FFI handler's inline limit
+#include "aclnn/soc_dtypes.h"
 #include "aclnn/tensor.h"
 #include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/float64_bits.h"
@@ -88,14 +89,20 @@ TensorPtr ToTensor(nb::handle desc, const char* name) {
   return TensorPtr(t);
 }
 
+// The platform of a SoC whose UB and core count are not given: its row's (the host's: this
+// machine's, HostPlatformInfo).
+PlatformInfo PlatformOf(SocVersion soc) {
+  return soc == SocVersion::kHost ? HostPlatformInfo() : SocPlatform(soc);
+}
+
 // The dtype and SoC table (ascend_kernels/dtype_soc_table.h) as Python values.
 void AddTables(nb::module_& m) {
   using ascend_kernels::FactsOfDType;
   using ascend_kernels::FactsOfSoc;
   nb::dict dtypes, kernel_dtypes, threshold_dtypes;
-#define ADD_KERNEL_DTYPE(name, code, str, ...)                  \
-  dtypes[str] = nb::make_tuple(code, FactsOfDType(code).bytes); \
-  kernel_dtypes[str] = code;
+#define ADD_KERNEL_DTYPE(Name, name, code, ...)                   \
+  dtypes[#name] = nb::make_tuple(code, FactsOfDType(code).bytes); \
+  kernel_dtypes[#name] = code;
   ASCEND_KERNELS_KERNEL_DTYPES(ADD_KERNEL_DTYPE)
 #undef ADD_KERNEL_DTYPE
 #define ADD_OTHER_DTYPE(name, code, str, bytes) dtypes[str] = nb::make_tuple(code, bytes);
@@ -117,13 +124,10 @@ void AddTables(nb::module_& m) {
     threshold_dtypes[x_name] = nb::tuple(names);
   }
   nb::dict socs, soc_ub_size, soc_core_num;
-#define ADD_SOC(name, code, str, ub, cores, features)                                      \
-  socs[str] = code;                                                                        \
-  soc_ub_size[str] = ub;                                                                   \
-  soc_core_num[str] =                                                                      \
-      static_cast<int32_t>(SocVersion::k##name) == static_cast<int32_t>(SocVersion::kHost) \
-          ? HostPlatformInfo().core_num                                                    \
-          : cores;
+#define ADD_SOC(Name, code, str, ...)           \
+  socs[str] = code;                             \
+  soc_ub_size[str] = FactsOfSoc(code).ub_bytes; \
+  soc_core_num[str] = PlatformOf(static_cast<SocVersion>(code)).core_num;
   ASCEND_KERNELS_SOCS(ADD_SOC)
 #undef ADD_SOC
   // {numpy name: (aclDataType code, item size)} of every dtype the executor names.
@@ -162,12 +166,10 @@ nb::dict TilingDict(const ascend_kernels::ElementwiseTiling& t) {
 // The SoC's defaults for what is not given; phase one validates the result.
 PlatformInfo MakePlatform(int32_t soc, std::optional<uint64_t> ub_size,
                           std::optional<uint32_t> core_num) {
-  if (soc < 0 || soc > static_cast<int32_t>(SocVersion::kHost)) {
+  if (!ascend_kernels::FactsOfSoc(soc).known) {
     throw nb::value_error(("unknown SoC code " + std::to_string(soc)).c_str());
   }
-  PlatformInfo info =
-      static_cast<SocVersion>(soc) == SocVersion::kHost ? HostPlatformInfo() : PlatformInfo{};
-  info.soc = static_cast<SocVersion>(soc);
+  PlatformInfo info = PlatformOf(static_cast<SocVersion>(soc));
   if (ub_size) info.ub_size = *ub_size;
   if (core_num) info.core_num = *core_num;
   return info;

@@ -29,6 +29,7 @@
 
 #include "acl/acl.h"
 #include "aclnn/npu_phase_two.h"
+#include "aclnn/platform_check.h"            // kMaxCoreNum
 #include "ascend_kernels/dtype_soc_table.h"  // the SoC's UB
 #endif
 
@@ -523,7 +524,7 @@ ffi::Error VectorCoreCount(uint32_t* core_num, int32_t* device_out) {
   int64_t cores = 0;
   const aclError rc =
       aclrtGetDeviceInfo(static_cast<uint32_t>(device), ACL_DEV_ATTR_VECTOR_CORE_NUM, &cores);
-  if (rc != ACL_SUCCESS || cores <= 0 || cores > 4096) {
+  if (rc != ACL_SUCCESS || cores <= 0 || cores > aclnn::kMaxCoreNum) {
     return ffi::Error(ffi::ErrorCode::kInternal,
                       "jax_threshold: aclrtGetDeviceInfo(ACL_DEV_ATTR_VECTOR_CORE_NUM) of device " +
                           std::to_string(device) + " gave ACL error " + std::to_string(rc) +
@@ -543,18 +544,14 @@ ffi::Error NpuPlatform(aclnn::PlatformInfo* info, int32_t* device) {
     return ffi::Error(ffi::ErrorCode::kInternal, "jax_threshold: aclrtGetSocName returned null");
   }
   const std::string soc(name);
-  auto starts = [&soc](const char* prefix) { return soc.rfind(prefix, 0) == 0; };
-  if ((starts("Ascend910B") && soc.size() > 10 && soc[10] >= '1' && soc[10] <= '4') ||
-      starts("Ascend910_93")) {
-    info->soc = aclnn::SocVersion::kAscend910B;
-  } else if (starts("Ascend950")) {
-    info->soc = aclnn::SocVersion::kAscend950;
-  } else {
+  const int32_t code = ascend_kernels::SocOfDeviceName(name);  // by the SoC rows' device names
+  if (code < 0) {
     return ffi::Error(ffi::ErrorCode::kUnimplemented,
-                      "jax_threshold: device SoC " + soc +
-                          " cannot run the kernels (built for Ascend910B1..B4, Ascend910_93xx, "
-                          "Ascend950 only; see docs/npu.md)");
+                      "jax_threshold: device SoC " + soc + " cannot run the kernels (built for " +
+                          ascend_kernels::FactsOfSoc(JAX_THRESHOLD_NPU_SOC).name +
+                          " only; see docs/npu.md)");
   }
+  info->soc = static_cast<aclnn::SocVersion>(code);
   if (static_cast<int>(info->soc) != JAX_THRESHOLD_NPU_SOC) {
     return ffi::Error(
         ffi::ErrorCode::kFailedPrecondition,

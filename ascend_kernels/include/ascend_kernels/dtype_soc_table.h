@@ -7,26 +7,39 @@
 
 #include <cstdint>
 
-// The dtypes the kernels run: X(Name, acl code, "numpy name", bytes, UB divisor, is integer,
-// integer min, integer max, threshold dtypes).
+// The dtypes the kernels run: X(Name, name, acl code, C type, bytes, UB divisor, select path,
+// is integer, integer min, integer max, threshold dtypes, ReluGrad's SoC feature,
+// ThresholdGradV2D's SoC feature). Rows are in the order messages list a SoC's dtypes.
+//  - name: NumPy's name, also the kernel entry points' suffix (relu_grad_<name>).
 //  - acl code: aclDataType's value, which KernelDType keeps so phase one passes a dtype through.
+//  - C type: the kernels' element type (AscendC's half, bfloat16_t; read only by kernel code).
 //  - UB divisor: how many tile-sized buffers ThresholdGradV2D and ReluGrad keep in UB for the
 //    dtype (docs/behaviour.md §3): float32/float16 7, int32 8, bfloat16 10, int8/uint8 14;
 //    int64/float64, beyond the contract, 8 like int32 (the same 6 queue buffers plus the mask,
 //    no widening scratch).
+//  - select path: how the compute stage compares and selects (threshold_select.h's SelectPath).
 //  - threshold dtypes: which threshold dtypes the lowering emits and the kernel converts at Init
 //    for this x dtype (kThresholdSelf: x's own), a mask of ThresholdDtypeBits.
-#define ASCEND_KERNELS_KERNEL_DTYPES(X)                                               \
-  X(Float32, 0, "float32", 4, 7, false, 0, 0, ascend_kernels::kThresholdFloat32)      \
-  X(Float16, 1, "float16", 2, 7, false, 0, 0, ascend_kernels::kThresholdFloat32)      \
-  X(Int8, 2, "int8", 1, 14, true, -128, 127, ascend_kernels::kThresholdOfInteger)     \
-  X(Int32, 3, "int32", 4, 8, true, -2147483647 - 1, 2147483647,                       \
-    ascend_kernels::kThresholdOfInteger)                                              \
-  X(UInt8, 4, "uint8", 1, 14, true, 0, 255, ascend_kernels::kThresholdOfInteger)      \
-  X(Int64, 9, "int64", 8, 8, true, -9223372036854775807LL - 1, 9223372036854775807LL, \
-    ascend_kernels::kThresholdOfInteger)                                              \
-  X(Float64, 11, "float64", 8, 8, false, 0, 0, ascend_kernels::kThresholdFloat64)     \
-  X(BFloat16, 27, "bfloat16", 2, 10, false, 0, 0, ascend_kernels::kThresholdFloat32)
+//  - SoC features: the SocFeatureBits a SoC needs for the operator's kernel of this dtype
+//    (0: every SoC the kernels run on); a SoC without it has no such kernel.
+#define ASCEND_KERNELS_KERNEL_DTYPES(X)                                                            \
+  X(Float32, float32, 0, float, 4, 7, kFloat, false, 0, 0, ascend_kernels::kThresholdFloat32, 0,   \
+    0)                                                                                             \
+  X(Int32, int32, 3, int32_t, 4, 8, kExactInt, true, -2147483647 - 1, 2147483647,                  \
+    ascend_kernels::kThresholdOfInteger, 0, 0)                                                     \
+  X(Float16, float16, 1, half, 2, 7, kWide16, false, 0, 0, ascend_kernels::kThresholdFloat32, 0,   \
+    0)                                                                                             \
+  X(Int8, int8, 2, int8_t, 1, 14, kByte, true, -128, 127, ascend_kernels::kThresholdOfInteger, 0,  \
+    0)                                                                                             \
+  X(UInt8, uint8, 4, uint8_t, 1, 14, kByte, true, 0, 255, ascend_kernels::kThresholdOfInteger, 0,  \
+    0)                                                                                             \
+  X(BFloat16, bfloat16, 27, bfloat16_t, 2, 10, kWide16, false, 0, 0,                               \
+    ascend_kernels::kThresholdFloat32, ascend_kernels::kSocBFloat16, ascend_kernels::kSocBFloat16) \
+  X(Int64, int64, 9, int64_t, 8, 8, kExactInt, true, -9223372036854775807LL - 1,                   \
+    9223372036854775807LL, ascend_kernels::kThresholdOfInteger, ascend_kernels::kSocInt64ReluGrad, \
+    ascend_kernels::kSocInt64ThresholdGrad)                                                        \
+  X(Float64, float64, 11, double, 8, 8, kFloat, false, 0, 0, ascend_kernels::kThresholdFloat64,    \
+    ascend_kernels::kSocFloat64, ascend_kernels::kSocFloat64)
 
 // The other aclDataType values the executor names (phase one refuses them):
 // X(Name, acl code, "numpy name", bytes).
@@ -39,19 +52,32 @@
   X(Complex64, 16, "complex64", 8)     \
   X(Complex128, 17, "complex128", 16)
 
-// The SoCs phase one plans for: X(Name, code, "name", UB bytes per core, default core count,
-// features). UB bytes: asc-devkit kernel_utils_constants.h TOTAL_UB_SIZE per __NPU_ARCH__
-// (1001, 2201, 3510); 0 for the host, whose UB is whatever the caller tiles for. Default core
-// count: the AIV cores the tiling assumes when the caller gives none (the 910B's 48; the host's
-// follows its hardware threads, 0 here). Features are a mask of SocFeatureBits.
-#define ASCEND_KERNELS_SOCS(X)                                                 \
-  X(Ascend910, 0, "Ascend910", 256 * 1024, 48, ascend_kernels::kSocRefused)    \
-  X(Ascend910B, 1, "Ascend910B", 192 * 1024, 48, ascend_kernels::kSocBFloat16) \
-  X(Ascend950, 2, "Ascend950", 248 * 1024, 48,                                 \
-    ascend_kernels::kSocBFloat16 | ascend_kernels::kSocInt64ReluGrad)          \
-  X(Host, 3, "host", 0, 0,                                                     \
-    ascend_kernels::kSocBFloat16 | ascend_kernels::kSocInt64ReluGrad |         \
-        ascend_kernels::kSocInt64ThresholdGrad | ascend_kernels::kSocFloat64)
+// The SoCs phase one plans for: X(Name, code, "name", arch, UB bytes per core, default core
+// count, features, "device names", "SOC_VERSION").
+//  - arch: the AscendC API the SoC's kernels compile for, as __NPU_ARCH__ names it (asc-devkit
+//    tests/api/basic_api/CMakeLists.txt: 1001 dav_c100, 2201 dav_c220, 3510 dav_3510); the CPU
+//    model's rule set (cpu_ascendc/soc_rules.cpp) and the NPU build's feature checks follow it.
+//    0: the host, the CPU itself.
+//  - UB bytes: asc-devkit kernel_utils_constants.h TOTAL_UB_SIZE per __NPU_ARCH__; 0 for the
+//    host, whose UB is whatever the caller tiles for.
+//  - default core count: the AIV cores the tiling assumes when the caller gives none (the host's
+//    follows its hardware threads, 0 here).
+//  - features: a mask of SocFeatureBits.
+//  - device names: space-separated prefixes of the names aclrtGetSocName gives and the CANN
+//    SOC_VERSION values an NPU build accepts for the SoC (compared without case); empty: no NPU
+//    build or device runs the kernels as this SoC. "Ascend910B" alone is the first-generation
+//    dav_c100 in CANN, hence the digits.
+//  - SOC_VERSION: the CANN SOC_VERSION an NPU build for the SoC names by default.
+#define ASCEND_KERNELS_SOCS(X)                                                                  \
+  X(Ascend910, 0, "Ascend910", 1001, 256 * 1024, 48, ascend_kernels::kSocRefused, "", "")       \
+  X(Ascend910B, 1, "Ascend910B", 2201, 192 * 1024, 48, ascend_kernels::kSocBFloat16,            \
+    "Ascend910B1 Ascend910B2 Ascend910B3 Ascend910B4 Ascend910_93", "Ascend910B1")              \
+  X(Ascend950, 2, "Ascend950", 3510, 248 * 1024, 48,                                            \
+    ascend_kernels::kSocBFloat16 | ascend_kernels::kSocInt64ReluGrad, "Ascend950", "Ascend950") \
+  X(Host, 3, "host", 0, 0, 0,                                                                   \
+    ascend_kernels::kSocBFloat16 | ascend_kernels::kSocInt64ReluGrad |                          \
+        ascend_kernels::kSocInt64ThresholdGrad | ascend_kernels::kSocFloat64,                   \
+    "", "")
 
 namespace ascend_kernels {
 
@@ -72,16 +98,29 @@ enum SocFeatureBits : uint32_t {
   kSocFloat64 = 1u << 4,             // float64
 };
 
+// How the compute stage compares and selects a dtype (common/threshold_select.h).
+enum class SelectPath { kFloat, kWide16, kByte, kExactInt };
+
+// The operators, for the column of a dtype row that names each one's SoC feature.
+enum class KernelOp { kReluGrad, kThresholdGradV2D };
+
 // Element type of a kernel's tensors, valued as aclDataType.
 enum class KernelDType : int32_t {
-#define ASCEND_KERNELS_ENUMERATOR(name, code, ...) k##name = code,
+#define ASCEND_KERNELS_ENUMERATOR(Name, name, code, ...) k##Name = code,
   ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_ENUMERATOR)
 #undef ASCEND_KERNELS_ENUMERATOR
 };
 
-// The SoC a launch runs for, valued as the executor's SocVersion.
+// How many kernel dtypes there are: the capacity of every per-SoC dtype list.
+inline constexpr int kKernelDTypeCount = 0
+#define ASCEND_KERNELS_COUNT(...) +1
+    ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_COUNT)
+#undef ASCEND_KERNELS_COUNT
+    ;
+
+// The SoC a launch runs for: the executor's SocVersion and the CPU model's Soc are this enum.
 enum class KernelSoc : int32_t {
-#define ASCEND_KERNELS_ENUMERATOR(name, code, ...) k##name = code,
+#define ASCEND_KERNELS_ENUMERATOR(Name, code, ...) k##Name = code,
   ASCEND_KERNELS_SOCS(ASCEND_KERNELS_ENUMERATOR)
 #undef ASCEND_KERNELS_ENUMERATOR
 };
@@ -94,22 +133,24 @@ struct DTypeFacts {
   bool is_integer;
   int64_t min, max;           // an integer kernel dtype's range
   uint32_t threshold_dtypes;  // ThresholdDtypeBits
+  uint32_t op_features[2];    // SocFeatureBits each KernelOp's kernel needs
 };
 
 constexpr DTypeFacts FactsOfDType(int32_t code) {
   switch (code) {
-#define ASCEND_KERNELS_KERNEL_CASE(name, c, str, bytes, divisor, integer, lo, hi, thresholds) \
-  case c:                                                                                     \
-    return {str, bytes, divisor, integer, lo, hi, thresholds};
+#define ASCEND_KERNELS_KERNEL_CASE(Name, name, c, type, bytes, divisor, path, integer, lo, hi, \
+                                   thresholds, relu, threshold_grad)                           \
+  case c:                                                                                      \
+    return {#name, bytes, divisor, integer, lo, hi, thresholds, {relu, threshold_grad}};
     ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_KERNEL_CASE)
 #undef ASCEND_KERNELS_KERNEL_CASE
 #define ASCEND_KERNELS_OTHER_CASE(name, c, str, bytes) \
   case c:                                              \
-    return {str, bytes, 0, false, 0, 0, 0};
+    return {str, bytes, 0, false, 0, 0, 0, {0, 0}};
     ASCEND_KERNELS_OTHER_DTYPES(ASCEND_KERNELS_OTHER_CASE)
 #undef ASCEND_KERNELS_OTHER_CASE
     default:
-      return {"undefined", 0, 0, false, 0, 0, 0};
+      return {"undefined", 0, 0, false, 0, 0, 0, {0, 0}};
   }
 }
 
@@ -126,22 +167,63 @@ constexpr bool TakesThresholdDtype(int32_t x, int32_t threshold) {
 // The facts of one SoC code.
 struct SocFacts {
   const char* name;  // "unknown" for a code not in the table
+  uint32_t arch;     // __NPU_ARCH__ of its AscendC API; 0: the host
   uint64_t ub_bytes;
   uint32_t default_core_num;
-  uint32_t features;  // SocFeatureBits; 0 for a code not in the table
+  uint32_t features;        // SocFeatureBits; 0 for a code not in the table
+  const char* devices;      // space-separated device-name / SOC_VERSION prefixes
+  const char* soc_version;  // the CANN SOC_VERSION an NPU build names by default
   bool known;
 };
 
 constexpr SocFacts FactsOfSoc(int32_t code) {
   switch (code) {
-#define ASCEND_KERNELS_SOC_CASE(name, c, str, ub, cores, features) \
-  case c:                                                          \
-    return {str, ub, cores, features, true};
+#define ASCEND_KERNELS_SOC_CASE(Name, c, str, arch, ub, cores, features, devices, soc_version) \
+  case c:                                                                                      \
+    return {str, arch, ub, cores, features, devices, soc_version, true};
     ASCEND_KERNELS_SOCS(ASCEND_KERNELS_SOC_CASE)
 #undef ASCEND_KERNELS_SOC_CASE
     default:
-      return {"unknown", 0, 0, 0, false};
+      return {"unknown", 0, 0, 0, 0, "", "", false};
   }
+}
+
+// Whether SoC `soc` runs operator `op`'s kernel of dtype `dtype`.
+constexpr bool SocRunsKernel(int32_t soc, KernelOp op, int32_t dtype) {
+  const SocFacts s = FactsOfSoc(soc);
+  const DTypeFacts d = FactsOfDType(dtype);
+  const uint32_t needs = d.op_features[static_cast<int>(op)];
+  return s.known && (s.features & kSocRefused) == 0 && d.ub_divisor != 0 &&
+         (needs == 0 || (s.features & needs) != 0);
+}
+
+constexpr char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
+
+// Whether `name` starts with one of the space-separated `prefixes`, ignoring ASCII case.
+constexpr bool HasPrefixIn(const char* name, const char* prefixes) {
+  const char* p = prefixes;
+  while (*p != '\0') {
+    if (*p == ' ') {
+      ++p;
+      continue;
+    }
+    bool match = true;
+    for (int i = 0; *p != '\0' && *p != ' '; ++p, ++i) {
+      match = match && name[i] != '\0' && AsciiLower(name[i]) == AsciiLower(*p);
+    }
+    if (match) return true;
+  }
+  return false;
+}
+
+// The SoC code of a device named `name` (aclrtGetSocName, or a CANN SOC_VERSION); -1: no SoC in
+// the table runs the kernels on it.
+constexpr int32_t SocOfDeviceName(const char* name) {
+#define ASCEND_KERNELS_SOC_MATCH(Name, c, str, arch, ub, cores, features, devices, soc_version) \
+  if (HasPrefixIn(name, devices)) return c;
+  ASCEND_KERNELS_SOCS(ASCEND_KERNELS_SOC_MATCH)
+#undef ASCEND_KERNELS_SOC_MATCH
+  return -1;
 }
 
 // The SoC whose platform is the default (the PlatformInfo a caller does not give).

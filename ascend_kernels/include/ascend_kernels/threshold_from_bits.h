@@ -31,10 +31,11 @@ namespace threshold_bits {
 // expanded from the table's rows, so the AI core reads no global data.
 __aicore__ inline bool IntegerRange(int32_t dtype, int64_t* lo, int64_t* hi) {
   switch (dtype) {
-#define ASCEND_KERNELS_RANGE_CASE(name, code, str, bytes, divisor, integer, min, max, thresholds) \
-  case code:                                                                                      \
-    *lo = min;                                                                                    \
-    *hi = max;                                                                                    \
+#define ASCEND_KERNELS_RANGE_CASE(Name, name, code, type, bytes, divisor, path, integer, min, max, \
+                                  ...)                                                             \
+  case code:                                                                                       \
+    *lo = min;                                                                                     \
+    *hi = max;                                                                                     \
     return integer;
     ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_RANGE_CASE)
 #undef ASCEND_KERNELS_RANGE_CASE
@@ -93,18 +94,15 @@ __aicore__ inline void ClassifyFloatBits(uint64_t bits, uint32_t exp_bits, uint3
   Classify(k, lo, hi, p);
 }
 
-// The value of an integer threshold element of `dtype` from its low bytes.
-__aicore__ inline int64_t IntegerValue(int32_t dtype, uint64_t bits) {
-  switch (static_cast<KernelDType>(dtype)) {
-    case KernelDType::kInt8:
-      return static_cast<int8_t>(static_cast<uint8_t>(bits));
-    case KernelDType::kUInt8:
-      return static_cast<uint8_t>(bits);
-    case KernelDType::kInt32:
-      return static_cast<int32_t>(static_cast<uint32_t>(bits));
-    default:
-      return static_cast<int64_t>(bits);
-  }
+// The value of an integer threshold element of `dtype` (range [lo, hi]) from its low bytes: its
+// row's width, sign-extended where the range is signed.
+__aicore__ inline int64_t IntegerValue(int32_t dtype, int64_t lo, uint64_t bits) {
+  const uint32_t width = FactsOfDType(dtype).bytes * 8;
+  if (width == 0 || width >= 64) return static_cast<int64_t>(bits);
+  const uint64_t value = bits & ((uint64_t{1} << width) - 1);
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  if (lo < 0 && (value & sign) != 0) return static_cast<int64_t>(value | ~((sign << 1) - 1));
+  return static_cast<int64_t>(value);
 }
 
 __aicore__ inline float Float32FromBits(uint32_t bits) {
@@ -133,7 +131,8 @@ __aicore__ inline ThresholdParams ThresholdParamsFromBits(int32_t x_dtype, int32
       threshold_bits::ClassifyFloatBits(bits, 11, 52, lo, hi, &p);
     } else if (int64_t t_lo = 0, t_hi = 0;
                threshold_bits::IntegerRange(threshold_dtype, &t_lo, &t_hi)) {
-      threshold_bits::Classify(threshold_bits::IntegerValue(threshold_dtype, bits), lo, hi, &p);
+      threshold_bits::Classify(threshold_bits::IntegerValue(threshold_dtype, t_lo, bits), lo, hi,
+                               &p);
     } else {
       threshold_bits::SetMode(&p, ThresholdMode::kNonePass, 0);
     }

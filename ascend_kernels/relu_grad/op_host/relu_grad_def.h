@@ -6,6 +6,8 @@
 
 namespace ascend_kernels {
 
-constexpr KernelDTypeList ReluGradDtypes(KernelSoc soc) { return OpDtypes(soc, kSocInt64ReluGrad); }
+constexpr KernelDTypeList ReluGradDtypes(KernelSoc soc) {
+  return OpDtypes(soc, KernelOp::kReluGrad);
+}
 
 }  // namespace ascend_kernels

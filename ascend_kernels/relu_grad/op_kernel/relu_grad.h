@@ -1,10 +1,11 @@
-// Kernel entry points of ReluGrad, one per dtype, as the host launcher calls them.
-// Arguments are GM addresses; `tiling` is the ReluGradTilingData, by value. The int64 and
-// float64 entries exist only in the CPU build.
+// Kernel entry points of ReluGrad, relu_grad_<name> for every row of the dtype table
+// (dtype_soc_table.h), as the host launcher calls them. Arguments are GM addresses; `tiling` is
+// the ReluGradTilingData, by value.
 #pragma once
 
 #include <cstdint>
 
+#include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/kernel_args.h"
 
 // Hidden, as the definitions (cpu_ascendc/ascendc_types.h's __global__): the library that links
@@ -12,22 +13,11 @@
 #pragma GCC visibility push(hidden)
 
 extern "C" {
-void relu_grad_float32(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
-                       ReluGradTilingData tiling);
-void relu_grad_float16(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
-                       ReluGradTilingData tiling);
-void relu_grad_bfloat16(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
+#define ASCEND_KERNELS_RELU_GRAD_DECLARATION(Name, name, ...)                              \
+  void relu_grad_##name(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace, \
                         ReluGradTilingData tiling);
-void relu_grad_int32(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
-                     ReluGradTilingData tiling);
-void relu_grad_int8(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
-                    ReluGradTilingData tiling);
-void relu_grad_uint8(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
-                     ReluGradTilingData tiling);
-void relu_grad_int64(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
-                     ReluGradTilingData tiling);
-void relu_grad_float64(uint8_t* grad, uint8_t* feature, uint8_t* out, uint8_t* workspace,
-                       ReluGradTilingData tiling);
+ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_RELU_GRAD_DECLARATION)
+#undef ASCEND_KERNELS_RELU_GRAD_DECLARATION
 }
 
 #pragma GCC visibility pop

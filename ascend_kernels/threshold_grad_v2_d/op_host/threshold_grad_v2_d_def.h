@@ -7,7 +7,7 @@
 namespace ascend_kernels {
 
 constexpr KernelDTypeList ThresholdGradV2DDtypes(KernelSoc soc) {
-  return OpDtypes(soc, kSocInt64ThresholdGrad);
+  return OpDtypes(soc, KernelOp::kThresholdGradV2D);
 }
 
 }  // namespace ascend_kernels

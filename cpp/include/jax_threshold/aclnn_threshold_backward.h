@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "ascend_kernels/dtype_soc_table.h"  // the SoC table: SocVersion and its rows
+
 namespace jax_threshold::aclnn {
 
 using aclnnStatus = int32_t;
@@ -50,21 +52,27 @@ enum aclDataType : int32_t {
   ACL_BF16 = 27,
 };
 
-// Which dtype list phase one checks against (docs/behaviour.md §2). kHost is the CPU emulation used
-// by the XLA FFI handler: the Ascend910B list plus int64 and float64 at every threshold, so the
-// custom call covers every dtype the JAX primitive supports. kAscend910 is refused (PARAM_INVALID):
-// its AscendC API cannot run the kernels (no DataCopyPad: ascend_kernels/common/soc_features.h).
-// The kernels run under the SoC's AscendC rules (ascend_kernels/cpu_ascendc/soc_rules.h); ub_size
-// may not exceed the SoC's unified buffer.
-enum class SocVersion : int32_t { kAscend910 = 0, kAscend910B = 1, kAscend950 = 2, kHost = 3 };
+// Which dtype list phase one checks against (docs/behaviour.md §2): the SoC table's rows
+// (ascend_kernels/dtype_soc_table.h). kHost is the CPU emulation used by the XLA FFI handler: the
+// Ascend910B list plus int64 and float64 at every threshold, so the custom call covers every
+// dtype the JAX primitive supports. kAscend910 is refused (PARAM_INVALID): its AscendC API cannot
+// run the kernels (no DataCopyPad: ascend_kernels/common/soc_features.h). The kernels run under
+// the SoC's AscendC rules (ascend_kernels/cpu_ascendc/soc_rules.h); ub_size may not exceed the
+// SoC's unified buffer.
+using SocVersion = ::ascend_kernels::KernelSoc;
 
-// Platform facts the tiling depends on (docs/behaviour.md §3). Defaults are the 910B's. Phase one
-// refuses (ACLNN_ERR_PARAM_INVALID) a ub_size that is not a multiple of 32 in [16 KiB, 1 MiB] and a
-// core_num outside [1, 4096].
+// Platform facts the tiling depends on (docs/behaviour.md §3). Defaults are the default SoC's row
+// (the 910B's). Phase one refuses (ACLNN_ERR_PARAM_INVALID) a ub_size that is not a multiple of
+// 32 in [16 KiB, 1 MiB] and a core_num outside [1, 4096].
 struct PlatformInfo {
-  SocVersion soc = SocVersion::kAscend910B;
-  uint64_t ub_size = 196608;  // bytes of unified buffer per core
-  uint32_t core_num = 48;     // AIV cores used for tiling
+  SocVersion soc = ::ascend_kernels::kDefaultSoc;
+  // bytes of unified buffer per core
+  uint64_t ub_size =
+      ::ascend_kernels::FactsOfSoc(static_cast<int32_t>(::ascend_kernels::kDefaultSoc)).ub_bytes;
+  // AIV cores used for tiling
+  uint32_t core_num =
+      ::ascend_kernels::FactsOfSoc(static_cast<int32_t>(::ascend_kernels::kDefaultSoc))
+          .default_core_num;
 };
 
 // A strided view of memory, like aclTensor: view shape, strides and storage offset in elements.
