@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Type-checks the NPU-only host sources with `g++ -fsyntax-only` against CANN's runtime headers,
-# without a toolkit or a device compiler: the NPU launcher (with and without int64 ReluGrad), the
-# executor's NPU phase two and the "ASCEND" FFI handlers for both SoCs (JAX_THRESHOLD_NPU_SOC 1:
-# Ascend910B, 2: Ascend950), against the XLA FFI headers of each Python's jaxlib.
+# without a toolkit or a device compiler: the NPU launcher, the executor's NPU phase two and the
+# "ASCEND" FFI handlers, for every SoC row an NPU build can name (JAX_THRESHOLD_NPU_SOC: the rows
+# of ascend_kernels/include/ascend_kernels/dtype_soc_table.h with device names), against the XLA
+# FFI headers of each Python's jaxlib.
 #
 # usage: tools/npu_syntax_check.sh CANN_INCLUDE_DIR [PYTHON...]
 #   CANN_INCLUDE_DIR  holds acl/acl.h, acl/acl_rt.h, acl/acl_base.h... (a toolkit's include/, or
@@ -48,9 +49,18 @@ extern "C" uint32_t aclrtlaunch_$entry(uint32_t numBlocks, aclrtStream stream$pa
 #endif
 EOF
 }
-for dtype in float32 float16 bfloat16 int32 int8 uint8 int64; do
+# The kernel dtypes and the SoC codes of NPU builds, from the table through the preprocessor
+# (ascend_kernels/dtype_soc_lists.in).
+LISTS=$("$CXX" -E -P -x c++ -I"$ROOT/ascend_kernels/include" "$ROOT/ascend_kernels/dtype_soc_lists.in" |
+  sed -n 's/^DTYPE_SOC_LISTS://p' | tr '@' '\n')
+DTYPES=$(sed -n 's/^dtype \([A-Za-z0-9_]*\) *$/\1/p' <<<"$LISTS")
+NPU_SOCS=$(sed -n 's/^soc [A-Za-z0-9_]* \([0-9]*\) "[^"][^"]*".*/\1/p' <<<"$LISTS")
+[[ -n "$DTYPES" && -n "$NPU_SOCS" ]] || { echo "cannot read the dtype and SoC table" >&2; exit 1; }
+for dtype in $DTYPES; do
   stand_in "relu_grad_$dtype" ReluGradTilingData grad feature out workspace
   stand_in "threshold_grad_v2_d_$dtype" ThresholdGradV2DTilingData grad feature threshold out workspace
+  echo "#include \"aclrtlaunch_relu_grad_$dtype.h\"" >>"$STUBS/aclrtlaunch_entries.h"
+  echo "#include \"aclrtlaunch_threshold_grad_v2_d_$dtype.h\"" >>"$STUBS/aclrtlaunch_entries.h"
 done
 
 FLAGS=(-std=c++17 -fsyntax-only -Wall -Wextra -Werror -I"$STUBS" -isystem "$CANN_INC"
@@ -68,14 +78,15 @@ check() {  # check LABEL FLAGS... FILE
   fi
 }
 
-check "npu_launch.cpp" "$ROOT/ascend_kernels/npu/npu_launch.cpp"
-check "npu_launch.cpp (int64 ReluGrad)" -DASCEND_KERNELS_NPU_INT64=1 \
-  "$ROOT/ascend_kernels/npu/npu_launch.cpp"
+for soc in $NPU_SOCS; do
+  check "npu_launch.cpp (JAX_THRESHOLD_NPU_SOC=$soc)" -DJAX_THRESHOLD_NPU_SOC=$soc \
+    "$ROOT/ascend_kernels/npu/npu_launch.cpp"
+done
 check "npu_phase_two.cpp" "$ROOT/cpp/aclnn/npu_phase_two.cpp"
 for python in "${PYTHONS[@]}"; do
   read -r jaxlib_version ffi_inc < <("$python" -c \
     "import jaxlib, jaxlib.version, os; print(jaxlib.version.__version__, os.path.join(os.path.dirname(jaxlib.__file__), 'include'))")
-  for soc in 1 2; do
+  for soc in $NPU_SOCS; do
     check "ffi_handler.cpp (jaxlib $jaxlib_version, JAX_THRESHOLD_NPU_SOC=$soc)" \
       -isystem "$ffi_inc" -DJAX_THRESHOLD_ASCEND=1 -DJAX_THRESHOLD_NPU_SOC=$soc \
       -DJAX_THRESHOLD_HAS_FFI_HANDLER=1 -DJAX_THRESHOLD_XLA_FFI_JAXLIB_VERSION="\"$jaxlib_version\"" \

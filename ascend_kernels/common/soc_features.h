@@ -8,6 +8,8 @@
 
 #include "kernel_operator.h"
 
+#include "ascend_kernels/dtype_soc_table.h"
+
 #if !defined(ASCEND_KERNELS_CPU_ASCENDC) && defined(__NPU_ARCH__) && \
     (__NPU_ARCH__ == 1001 || __NPU_ARCH__ == 2002)
 // dav_c100 / dav_m200: DataCopyPad and (dav_c100) CompareScalar are "not supported" stubs that
@@ -16,6 +18,13 @@
 // Phase one refuses soc Ascend910 for the same reason (cpp/aclnn/soc_dtypes.cpp).
 #error \
     "ThresholdGradV2D/ReluGrad need DataCopyPad, CompareScalar and tensor-scalar Select: not on dav_c100/dav_m200"
+#endif
+
+#if !defined(ASCEND_KERNELS_CPU_ASCENDC) && defined(__NPU_ARCH__) && defined(JAX_THRESHOLD_NPU_SOC)
+// The SoC row the NPU build names (JAX_THRESHOLD_NPU_SOC, from SOC_VERSION) is of the arch CANN
+// compiles SOC_VERSION for.
+static_assert(ascend_kernels::FactsOfSoc(JAX_THRESHOLD_NPU_SOC).arch == __NPU_ARCH__,
+              "SOC_VERSION's arch is not its SoC row's (dtype_soc_table.h)");
 #endif
 
 // Which dtypes a build has kernels for is the SoC table's (dtype_soc_table.h: each dtype row

@@ -3,10 +3,9 @@
 // Pointers are device memory; the tiling struct (kernel_args.h) goes by value into the launch's
 // arguments, so nothing of it needs to outlive the call. ThresholdGradV2D's `threshold` is the
 // threshold element the kernel reads at Init when its tiling says ThresholdSource::kGm (else
-// unused, may be null). int64 ReluGrad exists in Ascend950 builds only and float64 has no NPU
-// kernel: otherwise both return ACL_ERROR_INVALID_PARAM here. The bfloat16 entries of a build
-// without a bfloat16 Cast are empty (common/soc_features.h); phase one never plans bfloat16 for
-// such a SoC.
+// unused, may be null). A dtype whose kernel the build's SoC does not run (its dtype row's SoC
+// feature, dtype_soc_table.h: int64 ReluGrad on the Ascend950 only, no float64 on any NPU) returns
+// ACL_ERROR_INVALID_PARAM here.
 #pragma once
 
 #include <cstdint>

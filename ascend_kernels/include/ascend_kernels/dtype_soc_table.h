@@ -226,7 +226,14 @@ constexpr int32_t SocOfDeviceName(const char* name) {
   return -1;
 }
 
-// The SoC whose platform is the default (the PlatformInfo a caller does not give).
-inline constexpr KernelSoc kDefaultSoc = KernelSoc::kAscend910B;
+// The SoC whose platform is the default (the PlatformInfo a caller does not give, the NPU build's
+// SOC_VERSION when none is given).
+#define ASCEND_KERNELS_DEFAULT_SOC Ascend910B
+#define ASCEND_KERNELS_SOC_ENUMERATOR(Name) KernelSoc::k##Name
+#define ASCEND_KERNELS_SOC_ENUMERATOR_OF(Name) ASCEND_KERNELS_SOC_ENUMERATOR(Name)
+inline constexpr KernelSoc kDefaultSoc =
+    ASCEND_KERNELS_SOC_ENUMERATOR_OF(ASCEND_KERNELS_DEFAULT_SOC);
+#undef ASCEND_KERNELS_SOC_ENUMERATOR_OF
+#undef ASCEND_KERNELS_SOC_ENUMERATOR
 
 }  // namespace ascend_kernels

@@ -23,10 +23,9 @@ using ascend_kernels::KernelDType;
 using ascend_kernels::ReluGradTilingData;
 using ascend_kernels::ThresholdGradV2DTilingData;
 
-ascend_kernels::KernelSoc SocOf(int device) {
-  return Device(device).soc_name.rfind("Ascend950", 0) == 0
-             ? ascend_kernels::KernelSoc::kAscend950
-             : ascend_kernels::KernelSoc::kAscend910B;
+// The SoC row whose device names start the device's name (-1: none).
+int32_t SocOf(int device) {
+  return ascend_kernels::SocOfDeviceName(Device(device).soc_name.c_str());
 }
 
 uint64_t ElementBytes(KernelDType dtype) {
@@ -78,9 +77,10 @@ aclError Run(const char* name, int device, KernelDType dtype, uint32_t num_block
       return RunError(name, std::string("the ") + a.what + " argument " + why);
     }
   }
-  const ascend_kernels::KernelSoc soc = SocOf(device);
-  const uint64_t ub =
-      jax_threshold::aclnn::SocUbBytes(static_cast<jax_threshold::aclnn::SocVersion>(soc));
+  if (SocOf(device) < 0)
+    return RunError(name, "no SoC row names device " + Device(device).soc_name);
+  const auto soc = static_cast<ascend_kernels::KernelSoc>(SocOf(device));
+  const uint64_t ub = jax_threshold::aclnn::SocUbBytes(soc);
   const ascend_kernels::HostLaunch launch =
       MakeLaunch(dtype, grad, feature, threshold, out, workspace, &tiling, ub, soc);
   if (!launch.run_block) return RunError(name, "no kernel for this dtype");
@@ -122,33 +122,22 @@ uint32_t Launch(const char* name, KernelDType dtype, uint32_t num_blocks, aclrtS
 }  // namespace
 }  // namespace simulated_acl
 
-#define SIMULATED_RELU_GRAD(ENTRY, DTYPE)                                                      \
-  extern "C" uint32_t aclrtlaunch_##ENTRY(uint32_t numBlocks, aclrtStream stream, void* grad,  \
-                                          void* feature, void* out, void* workspace,           \
-                                          ReluGradTilingData* tiling) {                        \
-    return simulated_acl::Launch<ascend_kernels::ReluGradTilingData>(                          \
-        #ENTRY, ascend_kernels::KernelDType::DTYPE, numBlocks, stream, grad, feature, nullptr, \
-        out, workspace, tiling);                                                               \
+// aclrtlaunch_relu_grad_<name> and aclrtlaunch_threshold_grad_v2_d_<name> for every kernel dtype.
+#define SIMULATED_RELU_GRAD(Name, name, ...)                                                      \
+  extern "C" uint32_t aclrtlaunch_relu_grad_##name(uint32_t numBlocks, aclrtStream stream,        \
+                                                   void* grad, void* feature, void* out,          \
+                                                   void* workspace, ReluGradTilingData* tiling) { \
+    return simulated_acl::Launch<ascend_kernels::ReluGradTilingData>(                             \
+        "relu_grad_" #name, ascend_kernels::KernelDType::k##Name, numBlocks, stream, grad,        \
+        feature, nullptr, out, workspace, tiling);                                                \
   }
-#define SIMULATED_THRESHOLD_GRAD(ENTRY, DTYPE)                                                   \
-  extern "C" uint32_t aclrtlaunch_##ENTRY(uint32_t numBlocks, aclrtStream stream, void* grad,    \
-                                          void* feature, void* threshold, void* out,             \
-                                          void* workspace, ThresholdGradV2DTilingData* tiling) { \
-    return simulated_acl::Launch<ascend_kernels::ThresholdGradV2DTilingData>(                    \
-        #ENTRY, ascend_kernels::KernelDType::DTYPE, numBlocks, stream, grad, feature, threshold, \
-        out, workspace, tiling);                                                                 \
+#define SIMULATED_THRESHOLD_GRAD(Name, name, ...)                                              \
+  extern "C" uint32_t aclrtlaunch_threshold_grad_v2_d_##name(                                  \
+      uint32_t numBlocks, aclrtStream stream, void* grad, void* feature, void* threshold,      \
+      void* out, void* workspace, ThresholdGradV2DTilingData* tiling) {                        \
+    return simulated_acl::Launch<ascend_kernels::ThresholdGradV2DTilingData>(                  \
+        "threshold_grad_v2_d_" #name, ascend_kernels::KernelDType::k##Name, numBlocks, stream, \
+        grad, feature, threshold, out, workspace, tiling);                                     \
   }
-
-SIMULATED_RELU_GRAD(relu_grad_float32, kFloat32)
-SIMULATED_RELU_GRAD(relu_grad_float16, kFloat16)
-SIMULATED_RELU_GRAD(relu_grad_bfloat16, kBFloat16)
-SIMULATED_RELU_GRAD(relu_grad_int32, kInt32)
-SIMULATED_RELU_GRAD(relu_grad_int8, kInt8)
-SIMULATED_RELU_GRAD(relu_grad_uint8, kUInt8)
-SIMULATED_RELU_GRAD(relu_grad_int64, kInt64)
-SIMULATED_THRESHOLD_GRAD(threshold_grad_v2_d_float32, kFloat32)
-SIMULATED_THRESHOLD_GRAD(threshold_grad_v2_d_float16, kFloat16)
-SIMULATED_THRESHOLD_GRAD(threshold_grad_v2_d_bfloat16, kBFloat16)
-SIMULATED_THRESHOLD_GRAD(threshold_grad_v2_d_int32, kInt32)
-SIMULATED_THRESHOLD_GRAD(threshold_grad_v2_d_int8, kInt8)
-SIMULATED_THRESHOLD_GRAD(threshold_grad_v2_d_uint8, kUInt8)
+ASCEND_KERNELS_KERNEL_DTYPES(SIMULATED_RELU_GRAD)
+ASCEND_KERNELS_KERNEL_DTYPES(SIMULATED_THRESHOLD_GRAD)
