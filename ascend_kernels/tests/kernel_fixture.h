@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../common/dtype_of.h"
 #include "ascend_kernels/float64_bits.h"
 #include "ascend_kernels/host_launch.h"
 #include "ascend_kernels/kernel_args.h"
@@ -23,9 +24,6 @@ using ascend_kernels::ElementwiseTiling;
 using ascend_kernels::KernelDType;
 using ascend_kernels::ThresholdMode;
 using ascend_kernels::ThresholdParams;
-
-constexpr uint64_t kUb910B = 196608;
-constexpr uint64_t kCores910B = 48;
 
 // docs/behaviour.md §3, verbatim.
 inline ElementwiseTiling SpecTiling(uint64_t n, uint64_t bytes, uint64_t ub_data_number,
@@ -52,58 +50,48 @@ inline ElementwiseTiling SpecTiling(uint64_t n, uint64_t bytes, uint64_t ub_data
   return t;
 }
 
+// A kernel element type's facts, from its row of the dtype table.
 template <typename T>
-struct Traits;
-template <>
-struct Traits<float> {
-  static constexpr KernelDType kD = KernelDType::kFloat32;
-  static constexpr uint64_t kUbdn = 7;
-  static constexpr const char* kName = "float32";
+struct Traits {
+  static constexpr KernelDType kD = ascend_kernels::kernel_common::DTypeOf<T>::kValue;
+  static constexpr uint64_t kUbdn = ascend_kernels::kernel_common::DTypeOf<T>::kUbDivisor;
+  static constexpr const char* kName = ascend_kernels::FactsOfDType(static_cast<int32_t>(kD)).name;
 };
-template <>
-struct Traits<half> {
-  static constexpr KernelDType kD = KernelDType::kFloat16;
-  static constexpr uint64_t kUbdn = 7;
-  static constexpr const char* kName = "float16";
-};
-template <>
-struct Traits<bfloat16_t> {
-  static constexpr KernelDType kD = KernelDType::kBFloat16;
-  static constexpr uint64_t kUbdn = 10;
-  static constexpr const char* kName = "bfloat16";
-};
-template <>
-struct Traits<int32_t> {
-  static constexpr KernelDType kD = KernelDType::kInt32;
-  static constexpr uint64_t kUbdn = 8;
-  static constexpr const char* kName = "int32";
-};
-template <>
-struct Traits<int8_t> {
-  static constexpr KernelDType kD = KernelDType::kInt8;
-  static constexpr uint64_t kUbdn = 14;
-  static constexpr const char* kName = "int8";
-};
-template <>
-struct Traits<uint8_t> {
-  static constexpr KernelDType kD = KernelDType::kUInt8;
-  static constexpr uint64_t kUbdn = 14;
-  static constexpr const char* kName = "uint8";
-};
-// Not in docs/behaviour.md §3's table (host-only dtypes); 7 and 8 are what the kernels' buffer plan
-// needs.
-template <>
-struct Traits<int64_t> {
-  static constexpr KernelDType kD = KernelDType::kInt64;
-  static constexpr uint64_t kUbdn = 8;
-  static constexpr const char* kName = "int64";
-};
-template <>
-struct Traits<double> {
-  static constexpr KernelDType kD = KernelDType::kFloat64;
-  static constexpr uint64_t kUbdn = 7;
-  static constexpr const char* kName = "float64";
-};
+
+// The default SoC's UB (the 910B's 192 KiB) and core count.
+constexpr uint64_t kUb910B =
+    ascend_kernels::FactsOfSoc(static_cast<int32_t>(ascend_kernels::kDefaultSoc)).ub_bytes;
+constexpr uint64_t kCores910B =
+    ascend_kernels::FactsOfSoc(static_cast<int32_t>(ascend_kernels::kDefaultSoc)).default_core_num;
+
+// The UB a test tiles for on `soc`: its own (the default SoC's for the host, which has none).
+constexpr uint64_t UbOf(ascend_kernels::KernelSoc soc) {
+  return ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).ub_bytes != 0
+             ? ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).ub_bytes
+             : kUb910B;
+}
+
+// The SoC rows the kernels run on, and those that run operator `op`'s kernel of T.
+inline std::vector<ascend_kernels::KernelSoc> RunnableSocs() {
+  std::vector<ascend_kernels::KernelSoc> socs;
+#define KT_ADD_SOC(Name, code, str, arch, ub, cores, features, ...) \
+  if (((features) & ascend_kernels::kSocRefused) == 0)              \
+    socs.push_back(ascend_kernels::KernelSoc::k##Name);
+  ASCEND_KERNELS_SOCS(KT_ADD_SOC)
+#undef KT_ADD_SOC
+  return socs;
+}
+template <typename T>
+std::vector<ascend_kernels::KernelSoc> SocsRunning(ascend_kernels::KernelOp op) {
+  std::vector<ascend_kernels::KernelSoc> socs;
+  for (ascend_kernels::KernelSoc soc : RunnableSocs()) {
+    if (ascend_kernels::SocRunsKernel(static_cast<int32_t>(soc), op,
+                                      static_cast<int32_t>(Traits<T>::kD))) {
+      socs.push_back(soc);
+    }
+  }
+  return socs;
+}
 
 template <typename T>
 constexpr bool kIsInt = std::is_integral_v<T>;
@@ -218,13 +206,15 @@ struct LaunchResult {
   bool guards_intact = true;
 };
 
-// The SoC a kernel test runs under unless it names one: the Ascend910B (the executor's default,
-// so a test's UB is the 184 KiB the 910B lets a kernel use), the host for its own dtypes.
+// The SoC a kernel test runs under unless it names one: the default SoC (the Ascend910B, so a
+// test's UB is the 184 KiB the 910B lets a kernel use) where it runs T's kernels, else the host.
 template <typename T>
 constexpr ascend_kernels::KernelSoc DefaultSoc() {
-  return std::is_same_v<T, int64_t> || std::is_same_v<T, double>
-             ? ascend_kernels::KernelSoc::kHost
-             : ascend_kernels::KernelSoc::kAscend910B;
+  return ascend_kernels::SocRunsKernel(static_cast<int32_t>(ascend_kernels::kDefaultSoc),
+                                       ascend_kernels::KernelOp::kThresholdGradV2D,
+                                       static_cast<int32_t>(Traits<T>::kD))
+             ? ascend_kernels::kDefaultSoc
+             : ascend_kernels::KernelSoc::kHost;
 }
 
 template <typename T>

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include "aligned_buffer.h"
 #include "kernel_fixture.h"
+#include "kernel_types.h"
 
 namespace {
 
@@ -98,29 +99,13 @@ void SweepDtype() {
   }
 }
 
-TEST(KernelsAgainstReference, Float32MatchesBitForBitOverSizesThresholdsAndTilings) {
-  SweepDtype<float>();
-}
-TEST(KernelsAgainstReference, Float16MatchesBitForBitOverSizesThresholdsAndTilings) {
-  SweepDtype<half>();
-}
-TEST(KernelsAgainstReference, BFloat16MatchesBitForBitOverSizesThresholdsAndTilings) {
-  SweepDtype<bfloat16_t>();
-}
-TEST(KernelsAgainstReference, Int32MatchesBitForBitOverSizesThresholdsAndTilings) {
-  SweepDtype<int32_t>();
-}
-TEST(KernelsAgainstReference, Int8MatchesBitForBitOverSizesThresholdsAndTilings) {
-  SweepDtype<int8_t>();
-}
-TEST(KernelsAgainstReference, UInt8MatchesBitForBitOverSizesThresholdsAndTilings) {
-  SweepDtype<uint8_t>();
-}
-TEST(KernelsAgainstReference, Int64MatchesBitForBitOverSizesThresholdsAndTilings) {
-  SweepDtype<int64_t>();
-}
-TEST(KernelsAgainstReference, Float64MatchesBitForBitOverSizesThresholdsAndTilings) {
-  SweepDtype<double>();
+// Every kernel dtype of the table.
+template <typename T>
+class KernelsAgainstReference : public ::testing::Test {};
+TYPED_TEST_SUITE(KernelsAgainstReference, KernelTypes, DTypeName);
+
+TYPED_TEST(KernelsAgainstReference, MatchesBitForBitOverSizesThresholdsAndTilings) {
+  SweepDtype<TypeParam>();
 }
 
 TEST(KernelsAgainstReference, CannDocumentedExampleGivesTheContractsOutput) {
@@ -249,12 +234,18 @@ TEST(KernelLaunchDeathTest, MisalignedGmThresholdAborts) {
                "not aligned to its 4-byte element");
 }
 
+// The first aclDataType of the table that no kernel runs.
+#define KT_OTHER_CODE(Name, code, ...) code,
+constexpr int32_t kNoKernelCodes[] = {ASCEND_KERNELS_OTHER_DTYPES(KT_OTHER_CODE)};
+#undef KT_OTHER_CODE
+
 TEST(KernelLaunch, UnknownDtypeGivesAnEmptyLaunch) {
   ascend_kernels::ThresholdGradV2DTilingData td{};
   td.tiling = SpecTiling(16, 4, 7, kUb910B, kCores910B);
   float buf[16] = {};
   const auto launch = ascend_kernels::MakeThresholdGradV2DLaunch(
-      static_cast<KernelDType>(12), buf, buf, /*threshold=*/nullptr, buf, nullptr, &td, kUb910B);
+      static_cast<KernelDType>(kNoKernelCodes[0]), buf, buf, /*threshold=*/nullptr, buf, nullptr,
+      &td, kUb910B);
   EXPECT_TRUE(launch.block_dim == 0 && !launch.run_block);
 }
 

@@ -1,6 +1,7 @@
 // The kernels under the AscendC rules of each SoC (cpu_ascendc/soc_rules.h): every kernel x dtype
 // x tail shape, bit for bit against the contract, under every SoC whose dtype list has the dtype;
 // and each rule aborting with its name when broken (every death test has a passing twin).
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 #include "kernel_fixture.h"
 #include "kernel_operator.h"
+#include "kernel_types.h"
 
 namespace {
 
@@ -18,20 +20,6 @@ using namespace AscendC;
 
 const char* SocName(KernelSoc soc) {
   return cpu_ascendc::RulesFor(static_cast<cpu_ascendc::Soc>(soc)).name;
-}
-
-// The dtype lists of docs/behaviour.md §2 (Ascend910 refused by phase one: see
-// Ascend910RulesStopTheKernelsThatRunOnAscend910B below).
-template <typename T>
-std::vector<KernelSoc> SocsListing(bool relu) {
-  if constexpr (std::is_same_v<T, double>) {
-    return {KernelSoc::kHost};
-  } else if constexpr (std::is_same_v<T, int64_t>) {
-    if (relu) return {KernelSoc::kAscend950, KernelSoc::kHost};  // int64 only at threshold 0
-    return {KernelSoc::kHost};
-  } else {
-    return {KernelSoc::kAscend910B, KernelSoc::kAscend950, KernelSoc::kHost};
-  }
 }
 
 // A threshold inside every dtype's range: 1 for integers, 0.5 for floats.
@@ -54,8 +42,12 @@ bool SameBits(const T& a, const T& b) {
 template <typename T>
 std::vector<uint64_t> TailSizes() {
   const uint64_t per_block = 32 / sizeof(T);
-  const uint64_t tile =
-      SpecTiling(1 << 24, sizeof(T), Traits<T>::kUbdn, kUb910B, kCores910B).tile_data_num;
+  uint64_t tile = 0;  // the largest of the SoCs' tiles
+  for (KernelSoc soc : RunnableSocs()) {
+    tile = std::max(
+        tile,
+        SpecTiling(1 << 24, sizeof(T), Traits<T>::kUbdn, UbOf(soc), kCores910B).tile_data_num);
+  }
   return {1,
           per_block - 1 + (per_block == 1),
           per_block + 1,
@@ -72,13 +64,17 @@ void SweepSocs() {
   for (uint64_t n : TailSizes<T>()) {
     const std::vector<T> g = RandomValues<T>(n, rng, Specials<T>());
     const std::vector<T> x = RandomValues<T>(n, rng, Specials<T>());
-    const ElementwiseTiling tiling =
-        SpecTiling(n, sizeof(T), Traits<T>::kUbdn, kUb910B, kCores910B);
-    if (n > 2 * 48 * 256) EXPECT_TRUE(tiling.final_small_tile_num >= 2);  // several tiles per core
     for (bool relu : {false, true}) {
       const ThresholdParams ref = relu ? ZeroParams() : p;
-      for (KernelSoc soc : SocsListing<T>(relu)) {
-        const auto r = kt::Run<T>(relu, g, x, p, tiling, kUb910B, 2, true, soc);
+      for (KernelSoc soc : SocsRunning<T>(relu ? ascend_kernels::KernelOp::kReluGrad
+                                               : ascend_kernels::KernelOp::kThresholdGradV2D)) {
+        // Tiled for the SoC's own UB.
+        const ElementwiseTiling tiling =
+            SpecTiling(n, sizeof(T), Traits<T>::kUbdn, UbOf(soc), kCores910B);
+        if (n > 2 * 48 * 256 && UbOf(soc) == kUb910B) {
+          EXPECT_TRUE(tiling.final_small_tile_num >= 2);  // several tiles per core
+        }
+        const auto r = kt::Run<T>(relu, g, x, p, tiling, UbOf(soc), 2, true, soc);
         uint64_t bad = 0;
         for (uint64_t i = 0; i < n; ++i) {
           if (!SameBits(r.out[i], Passes(x[i], ref) ? g[i] : T{})) ++bad;
@@ -93,14 +89,11 @@ void SweepSocs() {
   }
 }
 
-TEST(SocRules, Float32KernelsMatchUnderEverySocThatListsIt) { SweepSocs<float>(); }
-TEST(SocRules, Float16KernelsMatchUnderEverySocThatListsIt) { SweepSocs<half>(); }
-TEST(SocRules, BFloat16KernelsMatchUnderEverySocThatListsIt) { SweepSocs<bfloat16_t>(); }
-TEST(SocRules, Int32KernelsMatchUnderEverySocThatListsIt) { SweepSocs<int32_t>(); }
-TEST(SocRules, Int8KernelsMatchUnderEverySocThatListsIt) { SweepSocs<int8_t>(); }
-TEST(SocRules, UInt8KernelsMatchUnderEverySocThatListsIt) { SweepSocs<uint8_t>(); }
-TEST(SocRules, Int64KernelsMatchUnderEverySocThatListsIt) { SweepSocs<int64_t>(); }
-TEST(SocRules, Float64KernelsMatchUnderEverySocThatListsIt) { SweepSocs<double>(); }
+// Every kernel dtype of the table, under every SoC whose list has it.
+template <typename T>
+class SocRulesSweep : public ::testing::Test {};
+TYPED_TEST_SUITE(SocRulesSweep, KernelTypes, DTypeName);
+TYPED_TEST(SocRulesSweep, KernelsMatchUnderEverySocThatListsIt) { SweepSocs<TypeParam>(); }
 
 // The byte kernels' two paths: the half detour where the SoC has no 8-bit CompareScalar/Select
 // (Ascend910B), compare and select on the bytes where it has them (Ascend950, the host). Every
@@ -118,10 +111,10 @@ void ExpectEveryBytePairMatchesUnderEverySoc() {
   for (int64_t t : {-129, -128, -1, 0, 1, 37, 126, 127, 128, 254, 255, 256}) {
     params.push_back(IntParams(ThresholdMode::kCompare, t));
   }
-  for (uint64_t ub : {kUb910B, uint64_t{16384}}) {
-    const ElementwiseTiling tiling = SpecTiling(g.size(), 1, Traits<T>::kUbdn, ub, kCores910B);
-    for (const ThresholdParams& p : params) {
-      for (KernelSoc soc : {KernelSoc::kAscend910B, KernelSoc::kAscend950, KernelSoc::kHost}) {
+  for (KernelSoc soc : RunnableSocs()) {
+    for (uint64_t ub : {UbOf(soc), uint64_t{16384}}) {
+      const ElementwiseTiling tiling = SpecTiling(g.size(), 1, Traits<T>::kUbdn, ub, kCores910B);
+      for (const ThresholdParams& p : params) {
         const auto r = kt::Run<T>(false, g, x, p, tiling, ub, 1, true, soc);
         uint64_t bad = 0;
         for (uint64_t i = 0; i < g.size(); ++i) bad += r.out[i] != (Passes(x[i], p) ? g[i] : T{});
@@ -188,31 +181,32 @@ TEST(SocRules, UsableUbIsTheSocsLimitOrTheLaunchsUb) {
   EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kHost, 1 << 20) == (1u << 20));
 }
 
-// docs/behaviour.md §3's plan at ub_size 196608 fits the 910B's 184 KiB for every dtype, with the
-// widest tile (a one-core launch of a whole tile) and every smaller platform UB down to 8 KiB.
+// docs/behaviour.md §3's plan at each SoC's UB fits the part of it the SoC lets a kernel use
+// (the 910B's 184 KiB of 192) for every dtype it runs, with the widest tile (a one-core launch of a
+// whole tile) and every smaller platform UB down to 8 KiB.
 template <typename T>
-void FitsUsableUb() {
-  for (uint64_t ub = 196608; ub >= 8192; ub -= ub > 65536 ? 2560 : 8192) {
+void FitsUsableUb(KernelSoc soc) {
+  for (uint64_t ub = UbOf(soc); ub >= 8192; ub -= ub > 65536 ? 2560 : 8192) {
     const ElementwiseTiling probe = SpecTiling(1 << 22, sizeof(T), Traits<T>::kUbdn, ub, 1);
     const uint64_t n = probe.tile_data_num + 1;  // one full tile and a 1-element tail
     std::mt19937_64 rng(ub);
     const auto g = RandomValues<T>(n, rng, {}), x = RandomValues<T>(n, rng, {});
     const auto t = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, ub, 1);
-    const auto r = kt::Run<T>(false, g, x, MidParams<T>(), t, ub, 1, false, KernelSoc::kAscend910B);
+    const auto r = kt::Run<T>(false, g, x, MidParams<T>(), t, ub, 1, false, soc);
     uint64_t bad = 0;
     for (uint64_t i = 0; i < n; ++i) {
       if (!SameBits(r.out[i], Passes(x[i], MidParams<T>()) ? g[i] : T{})) ++bad;
     }
-    EXPECT_TRUE(bad == 0) << (std::string(Traits<T>::kName) + " ub " + std::to_string(ub));
+    EXPECT_TRUE(bad == 0) << (std::string(Traits<T>::kName) + " ub " + std::to_string(ub) + " on " +
+                              SocName(soc));
   }
 }
-TEST(SocRules, TilingPlanFitsAscend910BUsableUb) {
-  FitsUsableUb<float>();
-  FitsUsableUb<half>();
-  FitsUsableUb<bfloat16_t>();
-  FitsUsableUb<int32_t>();
-  FitsUsableUb<int8_t>();
-  FitsUsableUb<uint8_t>();
+TYPED_TEST(SocRulesSweep, TilingPlanFitsEverySocsUsableUb) {
+  for (KernelSoc soc : SocsRunning<TypeParam>(ascend_kernels::KernelOp::kThresholdGradV2D)) {
+    if (ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).ub_bytes != 0) {
+      FitsUsableUb<TypeParam>(soc);
+    }
+  }
 }
 
 // A plan that needs the 910B's reserved scratch (between 184 and 192 KiB) aborts there, and runs

@@ -78,13 +78,20 @@ TEST(PhaseOneStatus, NullGradOutputOrXIsNullptrSecond) {
 TEST(PhaseOneStatus, UnsupportedOrMismatchedDtypesAreInvalid) {
   auto thr = Double(1.0);
   // Unsupported dtype, with rank 9, no broadcast and a wrong out shape as well.
-  HostTensor g9 = MakeTensor(ACL_INT16, std::vector<int64_t>(9, 2));
-  HostTensor x9 = MakeTensor(ACL_INT16, std::vector<int64_t>(9, 3));
-  HostTensor out = MakeTensor(ACL_INT16, {5});
+  const aclDataType unsupported = UnsupportedDtype();
+  HostTensor g9 = MakeTensor(unsupported, std::vector<int64_t>(9, 2));
+  HostTensor x9 = MakeTensor(unsupported, std::vector<int64_t>(9, 3));
+  HostTensor out = MakeTensor(unsupported, {5});
   Result r = Plan(g9.tensor.get(), x9.tensor.get(), thr.get(), out.tensor.get());
   EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  EXPECT_TRUE(Contains(r.message, "int16"));
-  EXPECT_TRUE(Contains(r.message, "supported: float32, int32, float16, int8, uint8, bfloat16"));
+  EXPECT_TRUE(Contains(r.message, DataTypeName(unsupported)));
+  std::string listed = "supported: ";  // the default SoC's, in the table's order
+  for (aclDataType d : KernelDtypes()) {
+    if (!SocRuns(SocVersion::kAscend910B, d, false)) continue;
+    listed += std::string(listed.size() > 11 ? ", " : "") + DataTypeName(d);
+  }
+  EXPECT_TRUE(Contains(r.message, (listed + ")").c_str())) << r.message;
+  EXPECT_TRUE(Contains(r.message, "float32, int32, float16, int8, uint8"));
   // grad dtype != x dtype (both supported).
   HostTensor gf = MakeTensor(ACL_FLOAT, std::vector<int64_t>(9, 2));
   HostTensor xh = MakeTensor(ACL_FLOAT16, std::vector<int64_t>(9, 3));
@@ -95,7 +102,7 @@ TEST(PhaseOneStatus, UnsupportedOrMismatchedDtypesAreInvalid) {
   HostTensor xf = MakeTensor(ACL_FLOAT, std::vector<int64_t>(9, 3));
   r = Plan(gf.tensor.get(), xf.tensor.get(), thr.get(), out.tensor.get());
   EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  EXPECT_TRUE(Contains(r.message, "out dtype int16"));
+  EXPECT_TRUE(Contains(r.message, (std::string("out dtype ") + DataTypeName(unsupported)).c_str()));
   // A complex threshold.
   HostTensor g = MakeTensor(ACL_FLOAT, {4});
   float c[2] = {1, 0};
@@ -196,27 +203,24 @@ TEST(PhaseOneStatus, ThresholdExactlyZeroPicksReluGrad) {
 }
 
 TEST(PhaseOneStatus, EachSocAcceptsItsDtypeList) {
-  const aclDataType all[] = {ACL_FLOAT,  ACL_FLOAT16, ACL_INT8,      ACL_INT32,      ACL_UINT8,
-                             ACL_INT16,  ACL_UINT16,  ACL_UINT32,    ACL_INT64,      ACL_UINT64,
-                             ACL_DOUBLE, ACL_BOOL,    ACL_COMPLEX64, ACL_COMPLEX128, ACL_BF16};
-  auto expected = [](SocVersion soc, aclDataType d, bool zero) {
-    const bool base =
-        d == ACL_FLOAT || d == ACL_INT32 || d == ACL_FLOAT16 || d == ACL_INT8 || d == ACL_UINT8;
-    if (soc == SocVersion::kAscend910) return false;  // refused: Ascend910Refused below
-    if (base || d == ACL_BF16) return true;
-    if (soc == SocVersion::kAscend950) return d == ACL_INT64 && zero;
-    if (soc == SocVersion::kHost) return d == ACL_INT64 || d == ACL_DOUBLE;
-    return false;
-  };
-  for (SocVersion soc : {SocVersion::kAscend910, SocVersion::kAscend910B, SocVersion::kAscend950,
-                         SocVersion::kHost}) {
-    for (aclDataType d : all) {
+  // The table's lists, spot-checked against docs/behaviour.md §2.
+  EXPECT_TRUE(SocRuns(SocVersion::kAscend910B, ACL_BF16, false));
+  EXPECT_FALSE(SocRuns(SocVersion::kAscend910B, ACL_INT64, true));
+  EXPECT_TRUE(SocRuns(SocVersion::kAscend950, ACL_INT64, true));
+  EXPECT_FALSE(SocRuns(SocVersion::kAscend950, ACL_INT64, false));
+  EXPECT_TRUE(SocRuns(SocVersion::kHost, ACL_DOUBLE, false));
+  EXPECT_FALSE(SocRuns(SocVersion::kAscend950, ACL_DOUBLE, true));
+  EXPECT_FALSE(SocRuns(SocVersion::kAscend910, ACL_FLOAT, false));  // refused: below
+  // Phase one plans exactly the table's lists.
+  for (SocVersion soc : Socs()) {
+    for (aclDataType d : TableDtypes()) {
       for (double t : {0.0, 0.5}) {
         HostTensor a = MakeTensor(d, {3});
         auto thr = Double(t);
         Result r = Plan(a.tensor.get(), a.tensor.get(), thr.get(), a.tensor.get(), soc);
-        const bool ok = expected(soc, d, t == 0.0);
-        EXPECT_EQ(r.status, ok ? ACLNN_SUCCESS : ACLNN_ERR_PARAM_INVALID);
+        const bool ok = SocRuns(soc, d, t == 0.0);
+        EXPECT_EQ(r.status, ok ? ACLNN_SUCCESS : ACLNN_ERR_PARAM_INVALID)
+            << DataTypeName(d) << " on " << static_cast<int>(soc);
         if (!ok) EXPECT_TRUE(Contains(r.message, DataTypeName(d)));
       }
     }
@@ -279,17 +283,20 @@ TEST(PhaseOneStatus, Ascend910IsRefusedWithItsReason) {
 TEST(PhaseOneStatus, UbSizeBeyondTheSocIsInvalid) {
   HostTensor g = MakeTensor(ACL_FLOAT, {4});
   auto thr = Double(0.5);
-  const struct {
+  struct Case {
     SocVersion soc;
     uint64_t ub;
     aclnnStatus status;
-  } cases[] = {
-      {SocVersion::kAscend910B, 196608, ACLNN_SUCCESS},
-      {SocVersion::kAscend910B, 196608 + 256, ACLNN_ERR_PARAM_INVALID},
-      {SocVersion::kAscend950, 248 * 1024, ACLNN_SUCCESS},
-      {SocVersion::kAscend950, 248 * 1024 + 32, ACLNN_ERR_PARAM_INVALID},
-      {SocVersion::kHost, 1 << 20, ACLNN_SUCCESS},
   };
+  std::vector<Case> cases = {{SocVersion::kAscend910B, 196608, ACLNN_SUCCESS},
+                             {SocVersion::kAscend950, 248 * 1024, ACLNN_SUCCESS},
+                             {SocVersion::kHost, 1 << 20, ACLNN_SUCCESS}};
+  for (SocVersion soc : RunnableSocs()) {  // every SoC's own UB, and one block more
+    const uint64_t ub = ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).ub_bytes;
+    if (ub == 0) continue;
+    cases.push_back({soc, ub, ACLNN_SUCCESS});
+    cases.push_back({soc, ub + 32, ACLNN_ERR_PARAM_INVALID});
+  }
   for (const auto& c : cases) {
     PlatformInfo info;
     info.soc = c.soc;

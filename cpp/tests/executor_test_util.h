@@ -10,7 +10,9 @@
 #include <random>
 #include <vector>
 
+#include "aclnn/host_stream.h"
 #include "aclnn/tensor.h"
+#include "ascend_kernels/dtype_soc_table.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
 
 namespace executor_test {
@@ -29,6 +31,73 @@ struct ExecutorDeleter {
 using TensorPtr = std::unique_ptr<aclTensor, TensorDeleter>;
 using ScalarPtr = std::unique_ptr<aclScalar, ScalarDeleter>;
 using ExecutorPtr = std::unique_ptr<aclOpExecutor, ExecutorDeleter>;
+
+// The dtype and SoC table's lists, so that a new row needs no test edit.
+// Kernel dtypes in the table's order; `integer` picks the integer or the floating-point ones.
+inline std::vector<aclDataType> KernelDtypes() {
+  std::vector<aclDataType> out;
+#define EXECUTOR_TEST_ADD(Name, name, code, ...) out.push_back(static_cast<aclDataType>(code));
+  ASCEND_KERNELS_KERNEL_DTYPES(EXECUTOR_TEST_ADD)
+#undef EXECUTOR_TEST_ADD
+  return out;
+}
+inline std::vector<aclDataType> KernelDtypes(bool integer) {
+  std::vector<aclDataType> out;
+  for (aclDataType d : KernelDtypes()) {
+    if (ascend_kernels::FactsOfDType(d).is_integer == integer) out.push_back(d);
+  }
+  return out;
+}
+// Every aclDataType the table names, kernel dtypes first.
+inline std::vector<aclDataType> TableDtypes() {
+  std::vector<aclDataType> out = KernelDtypes();
+#define EXECUTOR_TEST_ADD(Name, code, ...) out.push_back(static_cast<aclDataType>(code));
+  ASCEND_KERNELS_OTHER_DTYPES(EXECUTOR_TEST_ADD)
+#undef EXECUTOR_TEST_ADD
+  return out;
+}
+// A dtype the executor names but no kernel runs.
+inline aclDataType UnsupportedDtype() {
+#define EXECUTOR_TEST_CODE(Name, code, ...) code,
+  constexpr int32_t codes[] = {ASCEND_KERNELS_OTHER_DTYPES(EXECUTOR_TEST_CODE)};
+#undef EXECUTOR_TEST_CODE
+  return static_cast<aclDataType>(codes[0]);
+}
+// Every SoC row, and those the kernels run on (not refused).
+inline std::vector<SocVersion> Socs() {
+  std::vector<SocVersion> out;
+#define EXECUTOR_TEST_ADD(Name, ...) out.push_back(SocVersion::k##Name);
+  ASCEND_KERNELS_SOCS(EXECUTOR_TEST_ADD)
+#undef EXECUTOR_TEST_ADD
+  return out;
+}
+inline std::vector<SocVersion> RunnableSocs() {
+  std::vector<SocVersion> out;
+  for (SocVersion soc : Socs()) {
+    if ((ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).features &
+         ascend_kernels::kSocRefused) == 0) {
+      out.push_back(soc);
+    }
+  }
+  return out;
+}
+// Whether `soc` runs the kernel of `dtype` at a zero (ReluGrad) or a nonzero threshold.
+inline bool SocRuns(SocVersion soc, aclDataType dtype, bool zero) {
+  return ascend_kernels::SocRunsKernel(
+      static_cast<int32_t>(soc),
+      zero ? ascend_kernels::KernelOp::kReluGrad : ascend_kernels::KernelOp::kThresholdGradV2D,
+      dtype);
+}
+// The platform a test plans for on `soc`: its row's UB and cores (the host's: this machine's).
+inline PlatformInfo PlatformOf(SocVersion soc) {
+  if (soc == SocVersion::kHost) return HostPlatformInfo();
+  const ascend_kernels::SocFacts facts = ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc));
+  PlatformInfo info;
+  info.soc = soc;
+  info.ub_size = facts.ub_bytes;
+  info.core_num = facts.default_core_num;
+  return info;
+}
 
 inline int64_t Numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -164,22 +233,18 @@ inline long double LoadExact(aclDataType dtype, const unsigned char* p) {
       std::memcpy(&h, p, 2);
       return BFloat16BitsToFloat(h);
     }
-    case ACL_INT8:
-      return static_cast<int8_t>(*p);
-    case ACL_UINT8:
-      return *p;
-    case ACL_INT32: {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
+    default: {  // an integer dtype: its row's width, sign-extended where its range is signed
+      const ascend_kernels::DTypeFacts facts = ascend_kernels::FactsOfDType(dtype);
+      if (!facts.is_integer) return 0;
+      uint64_t bits = 0;
+      std::memcpy(&bits, p, facts.bytes);  // little-endian: the low bytes
+      const uint32_t width = facts.bytes * 8;
+      if (width < 64 && facts.min < 0 && ((bits >> (width - 1)) & 1) != 0) {
+        bits |= ~((uint64_t{1} << width) - 1);
+      }
+      return facts.min < 0 ? static_cast<long double>(static_cast<int64_t>(bits))
+                           : static_cast<long double>(bits);
     }
-    case ACL_INT64: {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-    default:
-      return 0;
   }
 }
 

@@ -21,8 +21,8 @@ using namespace executor_test;
 
 namespace {
 
-const aclDataType kHostDtypes[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16,  ACL_INT32,
-                                   ACL_INT8,  ACL_UINT8,   ACL_INT64, ACL_DOUBLE};
+// The host runs every kernel dtype.
+const std::vector<aclDataType> kHostDtypes = KernelDtypes();
 
 // A threshold both as the executor gets it and as the reference compares it.
 struct Threshold {
@@ -85,8 +85,7 @@ bool RunAndCheck(const CaseSpec& c, Threshold& thr, std::mt19937_64& rng,
   HostTensor out = MakeTensor(c.dtype, shape, c.out_strides, c.out_offset, 0x5A);
   const std::vector<unsigned char> out_before = out.storage;
 
-  PlatformInfo info;
-  info.soc = c.soc;
+  PlatformInfo info = PlatformOf(c.soc);  // tiled at the SoC's own UB
   info.core_num = c.core_num;
   uint64_t ws_size = 0;
   aclOpExecutor* raw = nullptr;
@@ -201,7 +200,7 @@ TEST(ExecutorValues, IntegerXComparesRealThresholdsExactly) {
                             -9.3e18,
                             16777217.0};
   const int64_t ints[] = {-1, 1, 127, -128, 255, 2147483647, INT64_MIN, INT64_MAX, 16777217};
-  for (aclDataType d : {ACL_INT8, ACL_UINT8, ACL_INT32, ACL_INT64}) {
+  for (aclDataType d : KernelDtypes(/*integer=*/true)) {
     for (double v : doubles) {
       Threshold t = DoubleThreshold(v);
       RunAndCheck({d, {300}, {300}}, t, rng);
@@ -212,7 +211,7 @@ TEST(ExecutorValues, IntegerXComparesRealThresholdsExactly) {
     }
   }
   // The float paths round the threshold once to float32 (2^24 + 1 -> 2^24).
-  for (aclDataType d : {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}) {
+  for (aclDataType d : KernelDtypes(/*integer=*/false)) {
     for (int64_t v : {int64_t{16777217}, int64_t{-3}, INT64_MAX}) {
       Threshold t = IntThreshold(v);
       RunAndCheck({d, {300}, {300}}, t, rng);
@@ -259,11 +258,10 @@ TEST(ExecutorValues, EveryBroadcastPatternMatchesTheOracle) {
       {{1, 33, 1, 5}, {7, 33, 11, 5}},
       {{3, 1, 2, 1, 2, 1, 2, 1}, {1, 2, 1, 3, 1, 2, 1, 5}},  // 8 merged dims, the most
   };
-  for (SocVersion soc : {SocVersion::kHost, SocVersion::kAscend910B, SocVersion::kAscend950}) {
+  for (SocVersion soc : RunnableSocs()) {
     for (uint32_t cores : {1u, 7u}) {
-      for (aclDataType d : kHostDtypes) {
-        if (d == ACL_DOUBLE && soc != SocVersion::kHost) continue;
-        if (d == ACL_INT64 && soc != SocVersion::kHost) continue;
+      for (aclDataType d : KernelDtypes()) {
+        if (!SocRuns(soc, d, /*zero=*/false)) continue;
         Threshold t = DoubleThreshold(0.25);
         for (const auto& [gs, xs] : patterns) {
           CaseSpec c{d, gs, xs};
@@ -279,13 +277,18 @@ TEST(ExecutorValues, EveryBroadcastPatternMatchesTheOracle) {
       }
     }
   }
-  Threshold zero = IntThreshold(0);  // int64 on Ascend950: ReluGrad
-  CaseSpec c{ACL_INT64, {1, 5}, {300, 5}};
-  c.soc = SocVersion::kAscend950;
-  RunAndCheck(c, zero, rng, nullptr, "ReluGrad");
-  CaseSpec column{ACL_INT64, {300, 5}, {300, 1}};
-  column.soc = SocVersion::kAscend950;
-  RunAndCheck(column, zero, rng, nullptr, "ReluGrad");
+  Threshold zero = IntThreshold(0);  // a dtype a SoC runs at threshold 0 only: ReluGrad
+  for (SocVersion soc : RunnableSocs()) {
+    for (aclDataType d : KernelDtypes()) {
+      if (!SocRuns(soc, d, /*zero=*/true) || SocRuns(soc, d, /*zero=*/false)) continue;
+      CaseSpec c{d, {1, 5}, {300, 5}};
+      c.soc = soc;
+      RunAndCheck(c, zero, rng, nullptr, "ReluGrad");
+      CaseSpec column{d, {300, 5}, {300, 1}};
+      column.soc = soc;
+      RunAndCheck(column, zero, rng, nullptr, "ReluGrad");
+    }
+  }
 }
 
 TEST(ExecutorValues, StridedInputsAndOutMatchTheOracle) {
@@ -487,7 +490,7 @@ TEST(ExecutorValues, PartialOverlapGivesCopySemantics) {
 
 TEST(ExecutorValues, EverySocAndCoreCountGivesTheSameBits) {
   std::mt19937_64 rng(7);
-  for (SocVersion soc : {SocVersion::kAscend910B, SocVersion::kAscend950}) {  // Ascend910: refused
+  for (SocVersion soc : RunnableSocs()) {
     for (uint32_t cores : {1u, 3u, 48u}) {
       Threshold t = DoubleThreshold(0.25);
       CaseSpec c{ACL_FLOAT16, {50001}, {50001}};
@@ -496,10 +499,15 @@ TEST(ExecutorValues, EverySocAndCoreCountGivesTheSameBits) {
       RunAndCheck(c, t, rng);
     }
   }
-  Threshold zero = IntThreshold(0);
-  CaseSpec c{ACL_INT64, {4097}, {4097}};
-  c.soc = SocVersion::kAscend950;
-  RunAndCheck(c, zero, rng, nullptr, "ReluGrad");
+  Threshold zero = IntThreshold(0);  // the dtypes a SoC runs at threshold 0 only
+  for (SocVersion soc : RunnableSocs()) {
+    for (aclDataType d : KernelDtypes()) {
+      if (!SocRuns(soc, d, /*zero=*/true) || SocRuns(soc, d, /*zero=*/false)) continue;
+      CaseSpec c{d, {4097}, {4097}};
+      c.soc = soc;
+      RunAndCheck(c, zero, rng, nullptr, "ReluGrad");
+    }
+  }
 }
 
 TEST(ExecutorValues, ThreadPoolHostStreamRunsAsynchronouslyAndCallsOnDone) {
