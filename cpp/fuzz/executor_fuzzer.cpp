@@ -39,44 +39,22 @@ class Input {
   size_t pos_ = 0;
 };
 
-constexpr aclDataType kDtypes[] = {ACL_FLOAT,
-                                   ACL_FLOAT16,
-                                   ACL_BF16,
-                                   ACL_INT8,
-                                   ACL_UINT8,
-                                   ACL_INT32,
-                                   ACL_INT64,
-                                   ACL_DOUBLE,
-                                   ACL_INT16,
-                                   ACL_BOOL,
-                                   ACL_UINT64,
-                                   ACL_COMPLEX64,
-                                   static_cast<aclDataType>(5),
-                                   ACL_DT_UNDEFINED};
+// Every dtype of the table, then two codes it does not name.
+#define FUZZ_KERNEL_DTYPE(Name, name, code, ...) static_cast<aclDataType>(code),
+#define FUZZ_OTHER_DTYPE(Name, code, ...) static_cast<aclDataType>(code),
+constexpr aclDataType kDtypes[] = {
+    ASCEND_KERNELS_KERNEL_DTYPES(FUZZ_KERNEL_DTYPE)
+        ASCEND_KERNELS_OTHER_DTYPES(FUZZ_OTHER_DTYPE) static_cast<aclDataType>(5),
+    ACL_DT_UNDEFINED};
+#undef FUZZ_KERNEL_DTYPE
+#undef FUZZ_OTHER_DTYPE
 constexpr size_t kArenaBytes = 1 << 16;
 constexpr size_t kMaxWorkspace = 1 << 22;
 
+// The table's element size (1 for a code it does not name).
 size_t ElementBytes(aclDataType d) {
-  switch (d) {
-    case ACL_FLOAT16:
-    case ACL_BF16:
-    case ACL_INT16:
-    case ACL_UINT16:
-      return 2;
-    case ACL_FLOAT:
-    case ACL_INT32:
-    case ACL_UINT32:
-      return 4;
-    case ACL_INT64:
-    case ACL_UINT64:
-    case ACL_DOUBLE:
-    case ACL_COMPLEX64:
-      return 8;
-    case ACL_COMPLEX128:
-      return 16;
-    default:
-      return 1;
-  }
+  const uint32_t bytes = ascend_kernels::FactsOfDType(d).bytes;
+  return bytes == 0 ? 1 : bytes;
 }
 
 struct View {

@@ -24,8 +24,27 @@ using ascend_kernels::ThresholdMode;
 using ascend_kernels::ThresholdParams;
 using namespace jax_threshold::aclnn;
 
-const aclDataType kIntegerX[] = {ACL_INT8, ACL_UINT8, ACL_INT32, ACL_INT64};
-const aclDataType kFloatX[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+// The table's integer x dtypes, and its floating-point ones that take a float32 threshold.
+std::vector<aclDataType> IntegerX() {
+  std::vector<aclDataType> out;
+#define THRESHOLD_BITS_TEST_ADD(Name, name, code, type, bytes, divisor, path, integer, ...) \
+  if (integer) out.push_back(static_cast<aclDataType>(code));
+  ASCEND_KERNELS_KERNEL_DTYPES(THRESHOLD_BITS_TEST_ADD)
+#undef THRESHOLD_BITS_TEST_ADD
+  return out;
+}
+std::vector<aclDataType> Float32ThresholdX() {
+  std::vector<aclDataType> out;
+#define THRESHOLD_BITS_TEST_ADD(Name, name, code, type, bytes, divisor, path, integer, ...) \
+  if (!(integer) && ascend_kernels::TakesThresholdDtype(code, ACL_FLOAT)) {                 \
+    out.push_back(static_cast<aclDataType>(code));                                          \
+  }
+  ASCEND_KERNELS_KERNEL_DTYPES(THRESHOLD_BITS_TEST_ADD)
+#undef THRESHOLD_BITS_TEST_ADD
+  return out;
+}
+const std::vector<aclDataType> kIntegerX = IntegerX();
+const std::vector<aclDataType> kFloatX = Float32ThresholdX();
 
 uint64_t BitsOf(double d) {
   uint64_t u;

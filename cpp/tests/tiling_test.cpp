@@ -30,8 +30,10 @@ ElementwiseTiling Tile(uint64_t n, KernelDType dtype, uint64_t ub = kUb910B,
 }
 
 const KernelDType kAllDtypes[] = {
-    KernelDType::kFloat32, KernelDType::kFloat16, KernelDType::kBFloat16, KernelDType::kInt32,
-    KernelDType::kInt8,    KernelDType::kUInt8,   KernelDType::kInt64,    KernelDType::kFloat64};
+#define TILING_TEST_DTYPE(Name, ...) KernelDType::k##Name,
+    ASCEND_KERNELS_KERNEL_DTYPES(TILING_TEST_DTYPE)
+#undef TILING_TEST_DTYPE
+};
 
 }  // namespace
 
