@@ -23,14 +23,14 @@ constexpr uint32_t kNone = Bit(RoundMode::CAST_NONE);
 // bf16->float, int8/uint8->half emit an instruction only for CAST_NONE; half->int8/uint8 take every
 // mode but CAST_ODD; float->half every mode; float->bf16 every mode but CAST_NONE and CAST_ODD.
 constexpr CastRule kC220Casts[] = {
-    {VType::kFloat, VType::kHalf, kNone},
-    {VType::kFloat, VType::kBf16, kNone},
-    {VType::kHalf, VType::kInt8, kNone},
-    {VType::kHalf, VType::kUInt8, kNone},
-    {VType::kInt8, VType::kHalf, kNone | kRoundAll},
-    {VType::kUInt8, VType::kHalf, kNone | kRoundAll},
-    {VType::kHalf, VType::kFloat, kNone | kRoundAll | Bit(RoundMode::CAST_ODD)},
-    {VType::kBf16, VType::kFloat, kRoundAll},
+    {VType::kFloat32, VType::kFloat16, kNone},
+    {VType::kFloat32, VType::kBFloat16, kNone},
+    {VType::kFloat16, VType::kInt8, kNone},
+    {VType::kFloat16, VType::kUInt8, kNone},
+    {VType::kInt8, VType::kFloat16, kNone | kRoundAll},
+    {VType::kUInt8, VType::kFloat16, kNone | kRoundAll},
+    {VType::kFloat16, VType::kFloat32, kNone | kRoundAll | Bit(RoundMode::CAST_ODD)},
+    {VType::kBFloat16, VType::kFloat32, kRoundAll},
 };
 
 // Ascend910 = dav_c100 (__NPU_ARCH__ 1001).
@@ -38,12 +38,12 @@ constexpr CastRule kC220Casts[] = {
 // half->float, int8/uint8->half CAST_NONE only; half->int8/uint8 every mode but CAST_RINT and
 // CAST_ODD; float->half CAST_NONE and CAST_ODD only.
 constexpr CastRule kC100Casts[] = {
-    {VType::kFloat, VType::kHalf, kNone},
-    {VType::kHalf, VType::kInt8, kNone},
-    {VType::kHalf, VType::kUInt8, kNone},
-    {VType::kInt8, VType::kHalf, kNone | (kRoundAll & ~Bit(RoundMode::CAST_RINT))},
-    {VType::kUInt8, VType::kHalf, kNone | (kRoundAll & ~Bit(RoundMode::CAST_RINT))},
-    {VType::kHalf, VType::kFloat, kNone | Bit(RoundMode::CAST_ODD)},
+    {VType::kFloat32, VType::kFloat16, kNone},
+    {VType::kFloat16, VType::kInt8, kNone},
+    {VType::kFloat16, VType::kUInt8, kNone},
+    {VType::kInt8, VType::kFloat16, kNone | (kRoundAll & ~Bit(RoundMode::CAST_RINT))},
+    {VType::kUInt8, VType::kFloat16, kNone | (kRoundAll & ~Bit(RoundMode::CAST_RINT))},
+    {VType::kFloat16, VType::kFloat32, kNone | Bit(RoundMode::CAST_ODD)},
 };
 
 // Ascend950 = dav_3510 (__NPU_ARCH__ 3510).
@@ -52,14 +52,14 @@ constexpr CastRule kC100Casts[] = {
 // mode, CAST_NONE meaning CAST_RINT; float->half also CAST_ODD; float->bf16 the five rounding
 // modes.
 constexpr CastRule k3510Casts[] = {
-    {VType::kFloat, VType::kHalf, kNone},
-    {VType::kFloat, VType::kBf16, kNone},
-    {VType::kHalf, VType::kInt8, kNone},
-    {VType::kHalf, VType::kUInt8, kNone},
-    {VType::kInt8, VType::kHalf, kNone | kRoundAll},
-    {VType::kUInt8, VType::kHalf, kNone | kRoundAll},
-    {VType::kHalf, VType::kFloat, kNone | kRoundAll | Bit(RoundMode::CAST_ODD)},
-    {VType::kBf16, VType::kFloat, kRoundAll},
+    {VType::kFloat32, VType::kFloat16, kNone},
+    {VType::kFloat32, VType::kBFloat16, kNone},
+    {VType::kFloat16, VType::kInt8, kNone},
+    {VType::kFloat16, VType::kUInt8, kNone},
+    {VType::kInt8, VType::kFloat16, kNone | kRoundAll},
+    {VType::kUInt8, VType::kFloat16, kNone | kRoundAll},
+    {VType::kFloat16, VType::kFloat32, kNone | kRoundAll | Bit(RoundMode::CAST_ODD)},
+    {VType::kBFloat16, VType::kFloat32, kRoundAll},
 };
 
 template <size_t N>
@@ -67,7 +67,7 @@ constexpr uint32_t Count(const CastRule (&)[N]) {
   return static_cast<uint32_t>(N);
 }
 
-constexpr uint32_t kHalfFloat = Bit(VType::kHalf) | Bit(VType::kFloat);
+constexpr uint32_t kHalfFloat = Bit(VType::kFloat16) | Bit(VType::kFloat32);
 
 // The rule sets by arch; a SoC row (dtype_soc_table.h) names its arch, and its UB is the row's
 // minus the arch's scratch.
@@ -98,12 +98,12 @@ constexpr ArchRules kArchRules[] = {
     //  Select (count form, scalar src1): dav_3510/kernel_operator_vec_sel_impl.h, int8..uint64,
     //      half, bfloat16, float (no double).
     {3510, "dav_3510", 0, true,
-     kHalfFloat | Bit(VType::kBf16) | Bit(VType::kDouble) | Bit(VType::kInt8) | Bit(VType::kUInt8) |
+     kHalfFloat | Bit(VType::kBFloat16) | Bit(VType::kFloat64) | Bit(VType::kInt8) |
+         Bit(VType::kUInt8) | Bit(VType::kInt16) | Bit(VType::kUInt16) | Bit(VType::kInt32) |
+         Bit(VType::kUInt32) | Bit(VType::kInt64) | Bit(VType::kUInt64),
+     kHalfFloat | Bit(VType::kBFloat16) | Bit(VType::kInt8) | Bit(VType::kUInt8) |
          Bit(VType::kInt16) | Bit(VType::kUInt16) | Bit(VType::kInt32) | Bit(VType::kUInt32) |
          Bit(VType::kInt64) | Bit(VType::kUInt64),
-     kHalfFloat | Bit(VType::kBf16) | Bit(VType::kInt8) | Bit(VType::kUInt8) | Bit(VType::kInt16) |
-         Bit(VType::kUInt16) | Bit(VType::kInt32) | Bit(VType::kUInt32) | Bit(VType::kInt64) |
-         Bit(VType::kUInt64),
      k3510Casts, Count(k3510Casts)},
     // cpu: the host. The Ascend910B's API rules, plus float64 compare/select (the host-only
     // float64 kernels; no SoC has them) and the Ascend950's int8/uint8 compare/select (above), so
@@ -111,8 +111,8 @@ constexpr ArchRules kArchRules[] = {
     // whatever the launch asks for (ub_usable 0): nothing on the CPU reserves scratch, and the
     // FFI handler tiles for a 64 KiB UB (cpp/xla_ffi/ffi_handler.h kHostUbSize) that must be
     // usable whole.
-    {0, "cpu", 0, true, kHalfFloat | Bit(VType::kDouble) | Bit(VType::kInt8) | Bit(VType::kUInt8),
-     kHalfFloat | Bit(VType::kDouble) | Bit(VType::kInt8) | Bit(VType::kUInt8), kC220Casts,
+    {0, "cpu", 0, true, kHalfFloat | Bit(VType::kFloat64) | Bit(VType::kInt8) | Bit(VType::kUInt8),
+     kHalfFloat | Bit(VType::kFloat64) | Bit(VType::kInt8) | Bit(VType::kUInt8), kC220Casts,
      Count(kC220Casts)},
 };
 
@@ -149,10 +149,15 @@ constexpr SocRules kRules[] = {
 }  // namespace
 
 const char* VTypeName(VType t) {
-  static const char* const kNames[] = {"half",    "bfloat16_t", "float",   "double",
-                                       "int8_t",  "uint8_t",    "int16_t", "uint16_t",
-                                       "int32_t", "uint32_t",   "int64_t", "uint64_t"};
-  return kNames[static_cast<uint32_t>(t)];
+  switch (t) {  // the C type's name
+#define CPU_ASCENDC_VTYPE_NAME(Name, name, code, type, ...) \
+  case VType::k##Name:                                      \
+    return #type;
+    ASCEND_KERNELS_KERNEL_DTYPES(CPU_ASCENDC_VTYPE_NAME)
+#undef CPU_ASCENDC_VTYPE_NAME
+    default:
+      return ascend_kernels::FactsOfDType(static_cast<int32_t>(t)).name;
+  }
 }
 
 const char* RoundModeName(RoundMode m) {

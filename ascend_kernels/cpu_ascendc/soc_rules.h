@@ -22,46 +22,33 @@ namespace cpu_ascendc {
 // soc "host").
 using Soc = ascend_kernels::KernelSoc;
 
-// Element types the rules talk about (a bit index in the rule masks).
+// Element types the rules talk about, valued as the dtype table's aclDataType codes (a bit index
+// in the rule masks: every code is below 32).
 enum class VType : uint8_t {
-  kHalf,
-  kBf16,
-  kFloat,
-  kDouble,
-  kInt8,
-  kUInt8,
-  kInt16,
-  kUInt16,
-  kInt32,
-  kUInt32,
-  kInt64,
-  kUInt64
+#define CPU_ASCENDC_VTYPE(Name, name, code, ...) k##Name = code,
+  ASCEND_KERNELS_KERNEL_DTYPES(CPU_ASCENDC_VTYPE)
+#undef CPU_ASCENDC_VTYPE
+#define CPU_ASCENDC_VTYPE(Name, code, ...) k##Name = code,
+      ASCEND_KERNELS_OTHER_DTYPES(CPU_ASCENDC_VTYPE)
+#undef CPU_ASCENDC_VTYPE
 };
 
+// The VType of a C type: a kernel dtype's from its table row; the 16-, 32- and 64-bit integer
+// types the kernels only reinterpret (no kernel dtype of the table) by their aclDataType.
 template <typename T>
 constexpr VType VTypeOf() {
-  if constexpr (std::is_same_v<T, half>)
-    return VType::kHalf;
-  else if constexpr (std::is_same_v<T, bfloat16_t>)
-    return VType::kBf16;
-  else if constexpr (std::is_same_v<T, float>)
-    return VType::kFloat;
-  else if constexpr (std::is_same_v<T, double>)
-    return VType::kDouble;
-  else if constexpr (std::is_same_v<T, int8_t>)
-    return VType::kInt8;
-  else if constexpr (std::is_same_v<T, uint8_t>)
-    return VType::kUInt8;
-  else if constexpr (std::is_same_v<T, int16_t>)
+#define CPU_ASCENDC_VTYPE_OF(Name, name, code, type, ...) \
+  if constexpr (std::is_same_v<T, type>) {                \
+    return VType::k##Name;                                \
+  } else
+  ASCEND_KERNELS_KERNEL_DTYPES(CPU_ASCENDC_VTYPE_OF)
+#undef CPU_ASCENDC_VTYPE_OF
+  if constexpr (std::is_same_v<T, int16_t>)
     return VType::kInt16;
   else if constexpr (std::is_same_v<T, uint16_t>)
     return VType::kUInt16;
-  else if constexpr (std::is_same_v<T, int32_t>)
-    return VType::kInt32;
   else if constexpr (std::is_same_v<T, uint32_t>)
     return VType::kUInt32;
-  else if constexpr (std::is_same_v<T, int64_t>)
-    return VType::kInt64;
   else {
     static_assert(std::is_same_v<T, uint64_t>, "VTypeOf: not a vector element type");
     return VType::kUInt64;
