@@ -496,13 +496,13 @@ TEST_F(NpuSimulatedTest, TheRuntimeRefusesAStreamOfAnotherDevice) {
 }
 
 // Device memory is not host memory: outside a kernel run or an ACL copy, a host read of a device
-// pointer faults, as on hardware (the same bytes read through aclrtMemcpy).
+// pointer faults, as on hardware (the same bytes read through aclrtMemcpy). The fork-based death
+// test: no other thread runs by then (each call's fake XLA thread pool is joined).
 using NpuSimulatedDeathTest = NpuSimulatedTest;
 
 unsigned char HostRead(const void* p) { return *static_cast<const volatile unsigned char*>(p); }
 
 TEST_F(NpuSimulatedDeathTest, AHostReadOfDeviceMemoryFaults) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
   Prepared p = Prepare(kCases[0], 21);
   Device device(0);
   ASSERT_EQ(device.Run(p.grad, p.x, p.threshold, p.out).code, XLA_FFI_Error_Code_OK);
