@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # CANN's ACL runtime headers (acl/acl.h, acl/acl_rt.h, acl/acl_base.h, acl/error_codes/...) from a
 # registry: the torch-npu wheels on PyPI carry them under torch_npu/include/third_party/acl/inc.
-# Downloads the pinned wheel once (pip download --no-deps, kept in the cache directory), unpacks
-# only the headers of acl/ and ge/ (which acl_base.h includes) and prints the include directory
-# that holds acl/.
+# Downloads the pinned wheel once (pip download --no-deps), keeps only the headers of acl/ and ge/
+# (which acl_base.h includes) in the cache directory and prints the include directory that holds
+# acl/.
 #
 # usage: tools/cann_acl_headers.sh oldest|newest|TORCH_NPU_VERSION
 #   oldest, newest   the ends of the CANN range the project claims (docs/npu.md, "CANN versions")
@@ -27,13 +27,10 @@ esac
 cache=${CANN_HEADERS_CACHE:-${HOME:-/root}/.cache/jax-threshold-cann-headers}/torch-npu-$version
 include=$cache/torch_npu/include/third_party/acl/inc
 if [[ ! -f $include/acl/acl.h ]]; then
-  mkdir -p "$cache/wheel"
-  # One CPython 3.11 x86-64 wheel: the headers are the same in every wheel of a release.
-  if ! ls "$cache"/wheel/torch_npu-"$version"-*.whl >/dev/null 2>&1; then
-    "${PYTHON:-python3}" -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 \
-      --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 \
-      -d "$cache/wheel" "torch-npu==$version" >&2
-  fi
+  # Any wheel of the release carries the headers: its CPython 3.11 x86-64 one is taken.
+  "${PYTHON:-python3}" -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 \
+    --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 \
+    -d "$cache/wheel" "torch-npu==$version" >&2
   wheel=$(ls "$cache"/wheel/torch_npu-"$version"-*.whl | head -1)
   "${PYTHON:-python3}" - "$wheel" "$cache" <<'EOF'
 import sys, zipfile
@@ -45,5 +42,6 @@ with zipfile.ZipFile(sys.argv[1]) as wheel:
         sys.exit(f"{sys.argv[1]} has no {inc}acl/acl.h")
     wheel.extractall(sys.argv[2], members)
 EOF
+  rm -rf "$cache/wheel"  # the headers are all that is kept
 fi
 echo "$include"
