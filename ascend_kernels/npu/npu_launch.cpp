@@ -2,6 +2,10 @@
 // kernel entry (relu_grad_<name>, threshold_grad_v2_d_<name> for every row of the dtype table).
 #include "npu_launch.h"
 
+// The generated headers take the tiling structs by pointer without declaring them (asc-devkit's
+// generate_header_code): kernel_args.h, which defines them at global scope, comes first.
+#include "ascend_kernels/kernel_args.h"
+
 #include "aclrtlaunch_entries.h"  // every aclrtlaunch_<entry>.h (npu/CMakeLists.txt writes it)
 
 namespace ascend_kernels {
