@@ -23,6 +23,7 @@ import numpy as np
 import oracle
 
 try:
+  from jax_threshold import _aclnn_ext  # type: ignore[attr-defined]
   from jax_threshold import aclnn
 
   _SKIP_REASON = None
@@ -145,6 +146,18 @@ class StatusCodeTest(parameterized.TestCase):
     self.assertEqual(
       _plan(a, a, 0.5, a.copy(), soc="host", ub_size=1 << 20)[0], aclnn.ACLNN_SUCCESS
     )
+
+  def test_each_soc_plans_for_its_own_ub_by_default(self):
+    a = np.zeros(1 << 20, np.float32)
+    for soc, ub in _aclnn_ext.SOC_UB_SIZE.items():
+      if ub == 0:  # the host: this machine's UB
+        continue
+      status, _, executor = _plan(a, a, 0.5, a.copy(), soc=soc)
+      if status != aclnn.ACLNN_SUCCESS:  # a SoC phase one refuses
+        continue
+      # docs/behaviour.md §3: float32 keeps 7 tile-sized buffers in UB.
+      self.assertEqual(executor.tiling["tile_data_num"], ub // 256 // 7 * 256 // 4, soc)
+      executor.destroy()
 
   def test_step3_dtype_before_rank_broadcast_shape(self):
     g = np.zeros((2,) * 9, np.int16)

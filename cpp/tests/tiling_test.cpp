@@ -92,8 +92,12 @@ TEST(ThresholdGradV2DTiling, ZeroElementsOrTooSmallUbFail) {
   // ub too small
   EXPECT_TRUE(!ThresholdGradV2DTiling(10, KernelDType::kFloat32, 1024, kCores910B, &t, &error));
   EXPECT_TRUE(!ThresholdGradV2DTiling(10, KernelDType::kFloat32, kUb910B, 0, &t, &error));
-  EXPECT_TRUE(
-      !ThresholdGradV2DTiling(10, static_cast<KernelDType>(6), kUb910B, kCores910B, &t, &error));
+  // a dtype no kernel runs (the table's first other dtype)
+#define TILING_TEST_CODE(Name, code, ...) code,
+  constexpr int32_t kNoKernel[] = {ASCEND_KERNELS_OTHER_DTYPES(TILING_TEST_CODE)};
+#undef TILING_TEST_CODE
+  EXPECT_TRUE(!ThresholdGradV2DTiling(10, static_cast<KernelDType>(kNoKernel[0]), kUb910B,
+                                      kCores910B, &t, &error));
 }
 
 // Every core gets at least one element, the cores cover [0, n) exactly (the last clipped by
