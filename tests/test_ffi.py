@@ -24,11 +24,11 @@ from hypothesis import strategies as st
 import jax
 from jax import export
 import jax.numpy as jnp
-import ml_dtypes
 import numpy as np
 
 import jax_threshold as jt
 from jax_threshold import _threshold
+import dtype_lists
 import oracle
 
 HAS_FFI = "ffi" in jt.available_implementations()
@@ -41,9 +41,7 @@ if HAS_FFI:
   from jax_threshold import ffi as jt_ffi
 
 X64 = jax.config.jax_enable_x64
-FLOAT_DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
-INT_DTYPES = [np.int32, np.int8, np.uint8]
-DTYPES = FLOAT_DTYPES + INT_DTYPES + ([np.float64, np.int64] if X64 else [])
+DTYPES = list(dtype_lists.SUPPORTED if X64 else dtype_lists.CANONICAL)
 NAN, INF = float("nan"), float("inf")
 # Above _aclnn_ext.FFI_INLINE_MAX_BYTES for every dtype: the asynchronous thread-pool path.
 LARGE = 100_003
