@@ -21,6 +21,8 @@ NARROW_FLOATS = _dtypes.NARROW_FLOAT_DTYPES  # compared in float32
 CANONICAL = tuple(d for d in SUPPORTED if d in _dtypes.CANONICAL_DTYPES)
 CANONICAL_INTEGERS = tuple(d for d in INTEGERS if d in _dtypes.CANONICAL_DTYPES)
 X64_ONLY = tuple(d for d in SUPPORTED if d not in _dtypes.CANONICAL_DTYPES)
+# The first of each item size, for tests whose cost grows with the dtypes they run.
+ONE_PER_ITEMSIZE = tuple({d.itemsize: d for d in reversed(CANONICAL)}.values())
 
 
 def by_name(name: str) -> np.dtype:
