@@ -21,6 +21,12 @@ NARROW_FLOATS = _dtypes.NARROW_FLOAT_DTYPES  # compared in float32
 CANONICAL = tuple(d for d in SUPPORTED if d in _dtypes.CANONICAL_DTYPES)
 CANONICAL_INTEGERS = tuple(d for d in INTEGERS if d in _dtypes.CANONICAL_DTYPES)
 X64_ONLY = tuple(d for d in SUPPORTED if d not in _dtypes.CANONICAL_DTYPES)
+# An integer dtype that NumPy and JAX (without x64) hold and the contract refuses.
+UNSUPPORTED_INTEGER = next(
+  np.dtype(t)
+  for t in sorted(set(np.sctypeDict.values()), key=str)
+  if np.dtype(t).kind in "iu" and np.dtype(t).itemsize < 8 and np.dtype(t) not in SUPPORTED
+)
 # The first of each item size, for tests whose cost grows with the dtypes they run.
 ONE_PER_ITEMSIZE = tuple({d.itemsize: d for d in reversed(CANONICAL)}.values())
 

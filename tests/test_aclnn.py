@@ -34,7 +34,10 @@ except ImportError as e:  # a source tree without the compiled extension
 needs_native = unittest.skipIf(aclnn is None, _SKIP_REASON or "")
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
-HOST_DTYPES = list(dtype_lists.SUPPORTED)  # "host" runs the contract's list (test_native_tables)
+HOST_DTYPES = list(dtype_lists.SUPPORTED)
+UNSUPPORTED = (
+  dtype_lists.UNSUPPORTED_INTEGER
+)  # "host" runs the contract's list (test_native_tables)
 # Phase one's dtype lists per SoC, at any threshold and at threshold 0, from the native table.
 if aclnn is not None:
   SOC_DTYPES = {soc: list(names) for soc, names in aclnn._aclnn_ext.SOC_DTYPES.items()}
@@ -142,14 +145,14 @@ class StatusCodeTest(parameterized.TestCase):
     )
 
   def test_step3_dtype_before_rank_broadcast_shape(self):
-    g = np.zeros((2,) * 9, np.int16)
-    x = np.zeros((3,) * 9, np.int16)
-    out = np.zeros(5, np.int16)
+    g = np.zeros((2,) * 9, UNSUPPORTED)
+    x = np.zeros((3,) * 9, UNSUPPORTED)
+    out = np.zeros(5, UNSUPPORTED)
     status, _, executor = _plan(g, x, 1.0, out)
     self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_INVALID)
     self.assertIsNone(executor)
     message = aclnn.recent_error_message()
-    self.assertIn("int16", message)
+    self.assertIn(UNSUPPORTED.name, message)
     self.assertIn("float32, int32, float16, int8, uint8, bfloat16", message)
 
   def test_step3_mismatched_dtypes(self):
@@ -273,9 +276,9 @@ class StatusCodeTest(parameterized.TestCase):
     # A success does not change the last failure's message (aclGetRecentErrMsg's rule).
     self.assertIn("float8_e4m3fn", aclnn.recent_error_message())
     self.assertEqual(
-      _plan(np.ones(4, np.int16), f32, 0.5, f32.copy())[0], aclnn.ACLNN_ERR_PARAM_INVALID
+      _plan(np.ones(4, UNSUPPORTED), f32, 0.5, f32.copy())[0], aclnn.ACLNN_ERR_PARAM_INVALID
     )
-    self.assertIn("int16", aclnn.recent_error_message())
+    self.assertIn(UNSUPPORTED.name, aclnn.recent_error_message())
     self.assertNotIn("float8", aclnn.recent_error_message())
 
   @parameterized.parameters(
@@ -827,8 +830,8 @@ class TilingTest(parameterized.TestCase):
   def test_failures(self):
     with self.assertRaisesRegex(ValueError, "0"):
       aclnn.threshold_grad_v2_d_tiling(0, np.float32)
-    with self.assertRaisesRegex(ValueError, "int16"):
-      aclnn.threshold_grad_v2_d_tiling(10, np.int16)
+    with self.assertRaisesRegex(ValueError, UNSUPPORTED.name):
+      aclnn.threshold_grad_v2_d_tiling(10, UNSUPPORTED)
     with self.assertRaisesRegex(ValueError, "ub_size"):
       aclnn.threshold_grad_v2_d_tiling(10, np.float32, ub_size=1024)
 
