@@ -152,7 +152,8 @@ class FfiLoweringTest(parameterized.TestCase):
     self.assertEqual(_custom_call_targets(ref_hlo), [])
 
   def test_out_does_not_alias_grad_output(self):
-    # A fresh output measured faster than one aliased to grad_output (README, "Speed").
+    # An output aliased to grad_output makes XLA copy grad_output first (benchmarks/README.md,
+    # measurement log, "Aliasing").
     x = jnp.ones((4, 5), jnp.float32)
     for g in (x, jnp.ones((5,), jnp.float32)):
       hlo = self._hlo(lambda g, x: jt.threshold_backward(g, x, 0.5, implementation="ffi"), g, x)
