@@ -344,7 +344,7 @@ def is_static(threshold) -> bool:
 def is_known_zero(operand) -> bool:
   """Whether a threshold operand is static and exactly 0 (either sign): the primitive's
   `relu_grad` flag. A traced one is never known, so its value never chooses a compiled plan."""
-  return isinstance(operand, np.ndarray) and bool(operand == 0)
+  return isinstance(operand, np.ndarray) and operand.item() == 0
 
 
 def _check_scalar_shape(shape):
@@ -456,10 +456,10 @@ def _traced_operand(t, x_dtype: np.dtype):
       t = jnp.asarray(t)
     except (TypeError, ValueError):
       raise _not_real(t) from None
+  if t.shape == () and t.dtype in _dtypes.threshold_operand_dtypes(x_dtype):
+    return t  # already an operand: converting it would change nothing but a weak type
   _check_scalar_shape(t.shape)
   t_dtype = _check_real_dtype(t.dtype)
-  if t_dtype in _dtypes.threshold_operand_dtypes(x_dtype):
-    return t  # already an operand: converting it would change nothing but a weak type
   # Float conversions go through the flush-proof helpers: on XLA's CPU threads (flush-to-zero and
   # denormals-are-zero set) a plain conversion would turn a subnormal threshold into 0.
   if x_dtype in _dtypes.NARROW_FLOAT_DTYPES:
