@@ -122,7 +122,7 @@ void AddTables(nb::module_& m) {
     threshold_dtypes[x_name] = nb::tuple(names);
   }
   nb::dict socs, soc_ub_size, soc_core_num;
-#define ADD_SOC(name, code, str, ub, cores, features)                                      \
+#define ADD_SOC(name, code, str, ub, usable_ub, cores, features)                           \
   socs[str] = code;                                                                        \
   soc_ub_size[str] = ub;                                                                   \
   soc_core_num[str] =                                                                      \
