@@ -6,6 +6,7 @@
 // aborts, so an unverified operation cannot pass silently.
 #include "soc_rules.h"
 
+#include "ascend_kernels/dtype_soc_table.h"
 #include "precondition.h"
 
 namespace cpu_ascendc {
@@ -69,35 +70,31 @@ constexpr uint32_t Count(const CastRule (&)[N]) {
 
 constexpr uint32_t kHalfFloat = Bit(VType::kFloat16) | Bit(VType::kFloat32);
 
-// The rule sets by arch; a SoC row (dtype_soc_table.h) names its arch, and its UB is the row's
-// minus the arch's scratch.
+// The rule sets by arch; a SoC row (dtype_soc_table.h) names its arch and gives its UB and usable
+// UB (TOTAL_UB_SIZE and TMP_UB_OFFSET: the API's scratch lies between them).
 constexpr ArchRules kArchRules[] = {
     // dav_c100 (the Ascend910):
-    //  UB: impl/basic_api/utils/kernel_utils_constants.h, __NPU_ARCH__ 1001: TOTAL_UB_SIZE 256 KiB,
-    //      TMP_UB_OFFSET 248 KiB (API scratch above it).
     //  DataCopyPad: dav_c100/kernel_operator_data_copy_impl.h, both directions report "not
     //  supported".
     //  CompareScalar: dav_c100/kernel_operator_vec_cmpsel_impl.h, every form reports "not
     //  supported".
     //  Select: same file, mode 0 (VSEL_CMPMASK_SPR) only; the tensor-scalar form asserts.
-    {1001, "dav_c100", 8 * 1024, false, 0, 0, kC100Casts, Count(kC100Casts)},
+    {1001, "dav_c100", false, 0, 0, kC100Casts, Count(kC100Casts)},
     // dav_c220 (the Ascend910B):
-    //  UB: kernel_utils_constants.h, __NPU_ARCH__ 2201: TOTAL_UB_SIZE 192 KiB, TOTAL_VEC_LOCAL_SIZE
-    //      and TMP_UB_OFFSET 184 KiB; dav_c220/kernel_operator_vec_cmpsel_impl.h's scalar-mode
-    //      Select duplicates its scalar into a temporary buffer at TMP_UB_OFFSET.
+    //  UB: dav_c220/kernel_operator_vec_cmpsel_impl.h's scalar-mode Select duplicates its scalar
+    //      into a temporary buffer at TMP_UB_OFFSET.
     //  DataCopyPad: dav_c220/kernel_operator_data_copy_impl.h (DataCopyPadGm2UBImpl / UB2GM).
     //  CompareScalar: dav_c220/kernel_operator_vec_cmp_impl.h, dst uint8_t, src half/float
     //      (int32_t for CMPMODE::EQ only, which the kernels do not use).
     //  Select: dav_c220/kernel_operator_vec_cmpsel_impl.h, operands half/float, mask uint8..uint64.
-    {2201, "dav_c220", 8 * 1024, true, kHalfFloat, kHalfFloat, kC220Casts, Count(kC220Casts)},
+    {2201, "dav_c220", true, kHalfFloat, kHalfFloat, kC220Casts, Count(kC220Casts)},
     // dav_3510 (regbase; the Ascend950):
-    //  UB: kernel_utils_constants.h, __NPU_ARCH__ 3510: TOTAL_UB_SIZE = TMP_UB_OFFSET = 248 KiB.
     //  DataCopyPad: dav_3510/kernel_operator_data_copy_impl.h (byte-granular bursts).
     //  CompareScalar (count form): dav_3510/kernel_operator_vec_cmp_impl.h, src int8..uint64,
     //      half, bfloat16, float, double.
     //  Select (count form, scalar src1): dav_3510/kernel_operator_vec_sel_impl.h, int8..uint64,
     //      half, bfloat16, float (no double).
-    {3510, "dav_3510", 0, true,
+    {3510, "dav_3510", true,
      kHalfFloat | Bit(VType::kBFloat16) | Bit(VType::kFloat64) | Bit(VType::kInt8) |
          Bit(VType::kUInt8) | Bit(VType::kInt16) | Bit(VType::kUInt16) | Bit(VType::kInt32) |
          Bit(VType::kUInt32) | Bit(VType::kInt64) | Bit(VType::kUInt64),
@@ -111,7 +108,7 @@ constexpr ArchRules kArchRules[] = {
     // whatever the launch asks for (ub_usable 0): nothing on the CPU reserves scratch, and the
     // FFI handler tiles for a 64 KiB UB (cpp/xla_ffi/ffi_handler.h kHostUbSize) that must be
     // usable whole.
-    {0, "cpu", 0, true, kHalfFloat | Bit(VType::kFloat64) | Bit(VType::kInt8) | Bit(VType::kUInt8),
+    {0, "cpu", true, kHalfFloat | Bit(VType::kFloat64) | Bit(VType::kInt8) | Bit(VType::kUInt8),
      kHalfFloat | Bit(VType::kFloat64) | Bit(VType::kInt8) | Bit(VType::kUInt8), kC220Casts,
      Count(kC220Casts)},
 };
@@ -123,15 +120,15 @@ constexpr const ArchRules* ArchRulesOf(uint32_t npu_arch) {
   return nullptr;
 }
 
-// One SoC row's rules: its arch's, its name, its UB less the arch's scratch.
+// One SoC row's rules: its arch's, its name and its usable UB.
 constexpr SocRules SocRulesOf(Soc soc) {
   const ascend_kernels::SocFacts facts = ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc));
   const ArchRules& a = *ArchRulesOf(facts.arch);
   return {soc,
           facts.name,
           a.arch,
-          facts.ub_bytes == 0 ? 0 : facts.ub_bytes - a.ub_scratch,
-          a.ub_scratch,
+          facts.usable_ub_bytes,
+          facts.ub_bytes - facts.usable_ub_bytes,
           a.has_data_copy_pad,
           a.compare_scalar_types,
           a.select_scalar_types,

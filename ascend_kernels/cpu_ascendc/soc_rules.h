@@ -70,10 +70,9 @@ struct CastRule {
 
 // The rules of one arch's AscendC API (a SoC row's arch column, dtype_soc_table.h).
 struct ArchRules {
-  uint32_t npu_arch;       // __NPU_ARCH__; 0: the host
-  const char* arch;        // "dav_c220"
-  uint64_t ub_scratch;     // bytes at the top of UB the API itself uses (Select's scalar scratch)
-  bool has_data_copy_pad;  // DataCopyPad moves bytes (false: an unsupported-API stub)
+  uint32_t npu_arch;              // __NPU_ARCH__; 0: the host
+  const char* arch;               // "dav_c220"
+  bool has_data_copy_pad;         // DataCopyPad moves bytes (false: an unsupported-API stub)
   uint32_t compare_scalar_types;  // CompareScalar (count form, GT) source types
   uint32_t select_scalar_types;   // Select VSEL_TENSOR_SCALAR_MODE operand types (0: mode absent)
   const CastRule* casts;

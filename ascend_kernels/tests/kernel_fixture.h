@@ -74,8 +74,8 @@ constexpr uint64_t UbOf(ascend_kernels::KernelSoc soc) {
 // The SoC rows the kernels run on, and those that run operator `op`'s kernel of T.
 inline std::vector<ascend_kernels::KernelSoc> RunnableSocs() {
   std::vector<ascend_kernels::KernelSoc> socs;
-#define KT_ADD_SOC(Name, code, str, arch, ub, cores, features, ...) \
-  if (((features) & ascend_kernels::kSocRefused) == 0)              \
+#define KT_ADD_SOC(Name, code, str, arch, ub, usable_ub, cores, features, ...) \
+  if (((features) & ascend_kernels::kSocRefused) == 0)                         \
     socs.push_back(ascend_kernels::KernelSoc::k##Name);
   ASCEND_KERNELS_SOCS(KT_ADD_SOC)
 #undef KT_ADD_SOC

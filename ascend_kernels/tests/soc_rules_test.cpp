@@ -181,33 +181,41 @@ TEST(SocRules, UsableUbIsTheSocsLimitOrTheLaunchsUb) {
   EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kHost, 1 << 20) == (1u << 20));
 }
 
-// docs/behaviour.md §3's plan at each SoC's UB fits the part of it the SoC lets a kernel use
-// (the 910B's 184 KiB of 192) for every dtype it runs, with the widest tile (a one-core launch of a
-// whole tile) and every smaller platform UB down to 8 KiB.
+// Phase one accepts a platform ub_size from 16 KiB up to the SoC's whole UB
+// (cpp/aclnn/platform_check.h), and a plan depends on ub_size only through tile_block_num
+// (docs/behaviour.md §3). So every plan it can make for a SoC is run here: under each SoC that
+// lists the dtype, both kernels, every tile_block_num in that range, at the smallest accepted
+// ub_size giving it (the strictest budget),
+// with the widest launch (one core, a whole tile and a 1-element tail), under the SoC's rules,
+// which allow the usable UB only (the SoC table's TMP_UB_OFFSET).
 template <typename T>
-void FitsUsableUb(KernelSoc soc) {
-  for (uint64_t ub = UbOf(soc); ub >= 8192; ub -= ub > 65536 ? 2560 : 8192) {
-    const ElementwiseTiling probe = SpecTiling(1 << 22, sizeof(T), Traits<T>::kUbdn, ub, 1);
-    const uint64_t n = probe.tile_data_num + 1;  // one full tile and a 1-element tail
-    std::mt19937_64 rng(ub);
-    const auto g = RandomValues<T>(n, rng, {}), x = RandomValues<T>(n, rng, {});
-    const auto t = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, ub, 1);
-    const auto r = kt::Run<T>(false, g, x, MidParams<T>(), t, ub, 1, false, soc);
-    uint64_t bad = 0;
-    for (uint64_t i = 0; i < n; ++i) {
-      if (!SameBits(r.out[i], Passes(x[i], MidParams<T>()) ? g[i] : T{})) ++bad;
+void PlansFitUsableUb() {
+  for (bool relu : {false, true}) {
+    for (KernelSoc soc : SocsRunning<T>(relu ? ascend_kernels::KernelOp::kReluGrad
+                                             : ascend_kernels::KernelOp::kThresholdGradV2D)) {
+      const uint64_t whole = ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).ub_bytes;
+      const uint64_t per_block = 256 * Traits<T>::kUbdn;
+      constexpr uint64_t kMinUb = 16 * 1024;  // platform_check.h kMinUbSize
+      for (uint64_t blocks = whole / per_block; blocks >= kMinUb / per_block; --blocks) {
+        const uint64_t ub = std::max(blocks * per_block, kMinUb);  // host (whole 0): none
+        const uint64_t n =
+            SpecTiling(1 << 22, sizeof(T), Traits<T>::kUbdn, ub, 1).tile_data_num + 1;
+        std::mt19937_64 rng(ub);
+        const auto g = RandomValues<T>(n, rng, {}), x = RandomValues<T>(n, rng, {});
+        const auto t = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, ub, 1);
+        const ThresholdParams p = relu ? ZeroParams() : MidParams<T>();
+        const auto r = kt::Run<T>(relu, g, x, p, t, ub, 1, false, soc);
+        uint64_t bad = 0;
+        for (uint64_t i = 0; i < n; ++i) {
+          if (!SameBits(r.out[i], Passes(x[i], p) ? g[i] : T{})) ++bad;
+        }
+        EXPECT_TRUE(bad == 0) << (std::string(Traits<T>::kName) + " on " + SocName(soc) + " ub " +
+                                  std::to_string(ub));
+      }
     }
-    EXPECT_TRUE(bad == 0) << (std::string(Traits<T>::kName) + " ub " + std::to_string(ub) + " on " +
-                              SocName(soc));
   }
 }
-TYPED_TEST(SocRulesSweep, TilingPlanFitsEverySocsUsableUb) {
-  for (KernelSoc soc : SocsRunning<TypeParam>(ascend_kernels::KernelOp::kThresholdGradV2D)) {
-    if (ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).ub_bytes != 0) {
-      FitsUsableUb<TypeParam>(soc);
-    }
-  }
-}
+TYPED_TEST(SocRulesSweep, TilingPlansFitEverySocsUsableUb) { PlansFitUsableUb<TypeParam>(); }
 
 // A plan that needs the 910B's reserved scratch (between 184 and 192 KiB) aborts there, and runs
 // on the host, whose UB has no reserved part.

@@ -26,10 +26,10 @@ ascend_kernels::KernelDTypeList DtypesOf(SocVersion soc, bool threshold_is_zero)
 // "Ascend910B, Ascend950 or host": the SoCs the kernels run on.
 std::string RunnableSocNames() {
   std::string names, last;
-#define JAX_THRESHOLD_ADD_SOC_NAME(Name, code, str, arch, ub, cores, features, ...) \
-  if (((features) & ascend_kernels::kSocRefused) == 0) {                            \
-    if (!last.empty()) names += (names.empty() ? "" : ", ") + last;                 \
-    last = str;                                                                     \
+#define JAX_THRESHOLD_ADD_SOC_NAME(Name, code, str, arch, ub, usable_ub, cores, features, ...) \
+  if (((features) & ascend_kernels::kSocRefused) == 0) {                                       \
+    if (!last.empty()) names += (names.empty() ? "" : ", ") + last;                            \
+    last = str;                                                                                \
   }
   ASCEND_KERNELS_SOCS(JAX_THRESHOLD_ADD_SOC_NAME)
 #undef JAX_THRESHOLD_ADD_SOC_NAME

@@ -52,14 +52,17 @@
   X(Complex64, 16, "complex64", 8)     \
   X(Complex128, 17, "complex128", 16)
 
-// The SoCs phase one plans for: X(Name, code, "name", arch, UB bytes per core, default core
-// count, features, "device names", "SOC_VERSION").
+// The SoCs phase one plans for: X(Name, code, "name", arch, UB bytes per core, usable UB bytes,
+// default core count, features, "device names", "SOC_VERSION").
 //  - arch: the AscendC API the SoC's kernels compile for, as __NPU_ARCH__ names it (asc-devkit
 //    tests/api/basic_api/CMakeLists.txt: 1001 dav_c100, 2201 dav_c220, 3510 dav_3510); the CPU
 //    model's rule set (cpu_ascendc/soc_rules.cpp) and the NPU build's feature checks follow it.
 //    0: the host, the CPU itself.
-//  - UB bytes: asc-devkit kernel_utils_constants.h TOTAL_UB_SIZE per __NPU_ARCH__; 0 for the
-//    host, whose UB is whatever the caller tiles for.
+//  - UB bytes: asc-devkit impl/basic_api/utils/kernel_utils_constants.h TOTAL_UB_SIZE per
+//    __NPU_ARCH__; 0 for the host, whose UB is whatever the caller tiles for.
+//  - usable UB bytes: what a kernel's TPipe may hand out, the same file's TMP_UB_OFFSET (the API's
+//    own temporaries live above it: dav_c220's tensor-scalar Select writes its scalar there); 0
+//    for the host.
 //  - default core count: the AIV cores the tiling assumes when the caller gives none (the host's
 //    follows its hardware threads, 0 here).
 //  - features: a mask of SocFeatureBits.
@@ -68,15 +71,16 @@
 //    build or device runs the kernels as this SoC. "Ascend910B" alone is the first-generation
 //    dav_c100 in CANN, hence the digits.
 //  - SOC_VERSION: the CANN SOC_VERSION an NPU build for the SoC names by default.
-#define ASCEND_KERNELS_SOCS(X)                                                                  \
-  X(Ascend910, 0, "Ascend910", 1001, 256 * 1024, 48, ascend_kernels::kSocRefused, "", "")       \
-  X(Ascend910B, 1, "Ascend910B", 2201, 192 * 1024, 48, ascend_kernels::kSocBFloat16,            \
-    "Ascend910B1 Ascend910B2 Ascend910B3 Ascend910B4 Ascend910_93", "Ascend910B1")              \
-  X(Ascend950, 2, "Ascend950", 3510, 248 * 1024, 48,                                            \
-    ascend_kernels::kSocBFloat16 | ascend_kernels::kSocInt64ReluGrad, "Ascend950", "Ascend950") \
-  X(Host, 3, "host", 0, 0, 0,                                                                   \
-    ascend_kernels::kSocBFloat16 | ascend_kernels::kSocInt64ReluGrad |                          \
-        ascend_kernels::kSocInt64ThresholdGrad | ascend_kernels::kSocFloat64,                   \
+#define ASCEND_KERNELS_SOCS(X)                                                                    \
+  X(Ascend910, 0, "Ascend910", 1001, 256 * 1024, 248 * 1024, 48, ascend_kernels::kSocRefused, "", \
+    "")                                                                                           \
+  X(Ascend910B, 1, "Ascend910B", 2201, 192 * 1024, 184 * 1024, 48, ascend_kernels::kSocBFloat16,  \
+    "Ascend910B1 Ascend910B2 Ascend910B3 Ascend910B4 Ascend910_93", "Ascend910B1")                \
+  X(Ascend950, 2, "Ascend950", 3510, 248 * 1024, 248 * 1024, 48,                                  \
+    ascend_kernels::kSocBFloat16 | ascend_kernels::kSocInt64ReluGrad, "Ascend950", "Ascend950")   \
+  X(Host, 3, "host", 0, 0, 0, 0,                                                                  \
+    ascend_kernels::kSocBFloat16 | ascend_kernels::kSocInt64ReluGrad |                            \
+        ascend_kernels::kSocInt64ThresholdGrad | ascend_kernels::kSocFloat64,                     \
     "", "")
 
 namespace ascend_kernels {
@@ -169,6 +173,7 @@ struct SocFacts {
   const char* name;  // "unknown" for a code not in the table
   uint32_t arch;     // __NPU_ARCH__ of its AscendC API; 0: the host
   uint64_t ub_bytes;
+  uint64_t usable_ub_bytes;  // ub_bytes without the API's reserved scratch
   uint32_t default_core_num;
   uint32_t features;        // SocFeatureBits; 0 for a code not in the table
   const char* devices;      // space-separated device-name / SOC_VERSION prefixes
@@ -178,13 +183,14 @@ struct SocFacts {
 
 constexpr SocFacts FactsOfSoc(int32_t code) {
   switch (code) {
-#define ASCEND_KERNELS_SOC_CASE(Name, c, str, arch, ub, cores, features, devices, soc_version) \
-  case c:                                                                                      \
-    return {str, arch, ub, cores, features, devices, soc_version, true};
+#define ASCEND_KERNELS_SOC_CASE(Name, c, str, arch, ub, usable_ub, cores, features, devices, \
+                                soc_version)                                                 \
+  case c:                                                                                    \
+    return {str, arch, ub, usable_ub, cores, features, devices, soc_version, true};
     ASCEND_KERNELS_SOCS(ASCEND_KERNELS_SOC_CASE)
 #undef ASCEND_KERNELS_SOC_CASE
     default:
-      return {"unknown", 0, 0, 0, 0, "", "", false};
+      return {"unknown", 0, 0, 0, 0, 0, "", "", false};
   }
 }
 
@@ -219,7 +225,8 @@ constexpr bool HasPrefixIn(const char* name, const char* prefixes) {
 // The SoC code of a device named `name` (aclrtGetSocName, or a CANN SOC_VERSION); -1: no SoC in
 // the table runs the kernels on it.
 constexpr int32_t SocOfDeviceName(const char* name) {
-#define ASCEND_KERNELS_SOC_MATCH(Name, c, str, arch, ub, cores, features, devices, soc_version) \
+#define ASCEND_KERNELS_SOC_MATCH(Name, c, str, arch, ub, usable_ub, cores, features, devices, \
+                                 soc_version)                                                 \
   if (HasPrefixIn(name, devices)) return c;
   ASCEND_KERNELS_SOCS(ASCEND_KERNELS_SOC_MATCH)
 #undef ASCEND_KERNELS_SOC_MATCH

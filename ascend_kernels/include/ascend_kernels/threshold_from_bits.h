@@ -13,16 +13,8 @@
 
 #include <cstdint>
 
+#include "ascend_kernels/aicore.h"
 #include "ascend_kernels/kernel_args.h"
-
-// Kernels include kernel_operator.h first, which defines __aicore__ (the CPU model: empty).
-#ifndef __aicore__
-#if defined(__CCE_AICORE__) || defined(__NPU_ARCH__)
-#define __aicore__ [aicore]
-#else
-#define __aicore__  // a host translation unit (the executor's tests)
-#endif
-#endif
 
 namespace ascend_kernels {
 namespace threshold_bits {
@@ -94,10 +86,24 @@ __aicore__ inline void ClassifyFloatBits(uint64_t bits, uint32_t exp_bits, uint3
   Classify(k, lo, hi, p);
 }
 
+// Bytes of one element of kernel dtype `dtype` (0: not a kernel dtype), from the table's rows, for
+// kernel code to call.
+__aicore__ inline uint32_t KernelDTypeBytes(int32_t dtype) {
+  switch (dtype) {
+#define ASCEND_KERNELS_BYTES_CASE(Name, name, code, type, bytes, ...) \
+  case code:                                                          \
+    return bytes;
+    ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_BYTES_CASE)
+#undef ASCEND_KERNELS_BYTES_CASE
+    default:
+      return 0;
+  }
+}
+
 // The value of an integer threshold element of `dtype` (range [lo, hi]) from its low bytes: its
 // row's width, sign-extended where the range is signed.
 __aicore__ inline int64_t IntegerValue(int32_t dtype, int64_t lo, uint64_t bits) {
-  const uint32_t width = FactsOfDType(dtype).bytes * 8;
+  const uint32_t width = KernelDTypeBytes(dtype) * 8;
   if (width == 0 || width >= 64) return static_cast<int64_t>(bits);
   const uint64_t value = bits & ((uint64_t{1} << width) - 1);
   const uint64_t sign = uint64_t{1} << (width - 1);
