@@ -226,4 +226,6 @@ def test_a_release_builds_checks_and_smokes_the_aarch64_wheels_through_aarch64_s
     assert "tools/check_wheel.py" in script
   ci = (ROOT / ".ci" / "run").read_text() if (ROOT / ".ci" / "run").is_file() else ""
   if ci:  # CI's aarch64 section runs what the release does not, and builds no wheel again
-    assert re.findall(r"tools/cross/aarch64\.sh ([\w -]+)$", ci, flags=re.M) == ["sysroot cpp-tests"]
+    assert re.findall(r"tools/cross/aarch64\.sh ([\w -]+)$", ci, flags=re.M) == [
+      "sysroot cpp-tests"
+    ]

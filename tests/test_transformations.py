@@ -8,6 +8,8 @@ threshold; a retrace for a new implementation block). Each test runs once per av
 implementation (see implementations.py).
 """
 
+import functools
+
 from absl.testing import absltest
 from absl.testing import parameterized
 import jax
@@ -248,11 +250,10 @@ class DifferentiationTest(parameterized.TestCase):
     g = np.array([[np.inf, np.nan, -0.0, 1.0], [-0.0, np.nan, -np.inf, 3.0]], np.float32)
     want = oracle.threshold_backward(g, x, 0.1).view(np.uint32)
     for value in (-0.3, jnp.float32(-0.3)):
-      (dx,) = jax.vjp(lambda x: jt.threshold(x, 0.1, value), x)[1](g)
+      f = functools.partial(jt.threshold, threshold=0.1, value=value)
+      (dx,) = jax.vjp(f, x)[1](g)
       np.testing.assert_array_equal(np.asarray(dx).view(np.uint32), want)
-      dx_rows = jax.vmap(lambda x, g: jax.vjp(lambda x: jt.threshold(x, 0.1, value), x)[1](g)[0])(
-        x, g
-      )
+      dx_rows = jax.vmap(lambda x, g, f=f: jax.vjp(f, x)[1](g)[0])(x, g)
       np.testing.assert_array_equal(np.asarray(dx_rows).view(np.uint32), want)
     dx, dv = jax.vjp(lambda x, v: jt.threshold(x, 0.1, v), x, np.float32(-0.3))[1](g)
     np.testing.assert_array_equal(np.asarray(dx).view(np.uint32), want)
