@@ -26,7 +26,8 @@ LiveExecutors& Live() {
   return *live;
 }
 
-constexpr const char* kBindingNames[4] = {"grad_output", "x", "threshold", "out"};
+constexpr const char* kBindingNames[ascend_kernels::kNumOperands] = {"grad_output", "x",
+                                                                     "threshold", "out"};
 
 ViewBounds Shifted(const ViewBounds& b, uintptr_t delta) {
   return {b.first + delta, b.begin + delta, b.end + delta};
@@ -44,14 +45,14 @@ void ShiftPlanPointers(ExecutorPlan* plan, int slot, uintptr_t delta) {
     return p == nullptr ? p : reinterpret_cast<P>(reinterpret_cast<uintptr_t>(p) + delta);
   };
   switch (slot) {
-    case ExecutorBindings::kGrad:
+    case ascend_kernels::kOperandGrad:
       plan->grad = shift(plan->grad);
       break;
-    case ExecutorBindings::kX:
+    case ascend_kernels::kOperandX:
       plan->x = shift(plan->x);
       break;
-    case ExecutorBindings::kThreshold:
-      plan->threshold_gm = shift(plan->threshold_gm);
+    case ascend_kernels::kOperandThreshold:
+      plan->device_threshold = shift(plan->device_threshold);
       if (plan->batch) plan->batch->threshold = shift(plan->batch->threshold);
       break;
     default:
@@ -73,7 +74,7 @@ aclnnStatus SetTensorAddr(aclOpExecutor* executor, int slot, const char* api, ac
   ExecutorPlan* plan = executor->plan.get();
   std::lock_guard<std::mutex> lock(plan->bindings_mu);
   ExecutorBindings& b = plan->bindings;
-  if (slot == ExecutorBindings::kThreshold && b.inputs < 3) {
+  if (slot == ascend_kernels::kOperandThreshold && b.inputs < 3) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
                 std::string(api) + ": index 2 is out of range (this plan has 2 inputs)");
   }
@@ -101,7 +102,7 @@ aclnnStatus SetTensorAddr(aclOpExecutor* executor, int slot, const char* api, ac
     return Fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": " + kBindingNames[slot] +
                                              "'s address is not aligned like the planned one");
   }
-  if (slot == ExecutorBindings::kThreshold && !plan->ReadsThresholdOnDevice()) {
+  if (slot == ascend_kernels::kOperandThreshold && !plan->HasDeviceThreshold()) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
                 std::string(api) +
                     ": phase one read this plan's threshold value; only a threshold the "
@@ -120,8 +121,8 @@ aclnnStatus SetTensorAddr(aclOpExecutor* executor, int slot, const char* api, ac
   ShiftPlanPointers(plan, slot, now - t.data);
   t.data = now;
   t.bounds = moved;
-  const int ws_slot = slot == ExecutorBindings::kOut ? 2 : slot;
-  if (slot != ExecutorBindings::kThreshold) plan->workspace.tensors[ws_slot] = t.bounds;
+  const int ws_slot = slot == ascend_kernels::kOperandOut ? 2 : slot;
+  if (slot != ascend_kernels::kOperandThreshold) plan->workspace.tensors[ws_slot] = t.bounds;
   b.rebound = false;
   for (const TensorBinding& other : b.tensors) {
     if (other.present && other.data != reinterpret_cast<uintptr_t>(other.view.data)) {
@@ -196,7 +197,7 @@ void EndRun(ExecutorPlan* plan) {
 aclnnStatus CheckRebinding(const ExecutorPlan& plan) {
   const ExecutorBindings& b = plan.bindings;
   if (!b.rebound) return ACLNN_SUCCESS;
-  const TensorBinding& out = b.tensors[ExecutorBindings::kOut];
+  const TensorBinding& out = b.tensors[ascend_kernels::kOperandOut];
   if (!out.present) return ACLNN_SUCCESS;
   for (int i = 0; i < b.inputs; ++i) {
     const TensorBinding& in = b.tensors[i];
@@ -250,7 +251,8 @@ aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, size_t index, aclTen
     return Fail(ACLNN_ERR_PARAM_INVALID, "aclSetOutputTensorAddr: index " + std::to_string(index) +
                                              " is out of range (output: 0 out)");
   }
-  return SetTensorAddr(executor, ExecutorBindings::kOut, "aclSetOutputTensorAddr", tensor, addr);
+  return SetTensorAddr(executor, ascend_kernels::kOperandOut, "aclSetOutputTensorAddr", tensor,
+                       addr);
 }
 
 // Codes only: aclGetRecentErrMsg keeps the reason of the call before (cleanup paths destroy an

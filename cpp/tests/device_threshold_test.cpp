@@ -94,7 +94,7 @@ void ExpectSameAsHostPlan(aclDataType dtype, aclDataType t_dtype, std::vector<in
   Planned device = Plan(Reader::kDevice, g, x, t, device_out, soc);
   ASSERT_EQ(device.status, ACLNN_SUCCESS) << device.message;
   const ExecutorPlan* plan = GetExecutorPlan(device.executor.get());
-  EXPECT_TRUE(plan->ReadsThresholdOnDevice());
+  EXPECT_TRUE(plan->HasDeviceThreshold());
   EXPECT_STREQ(aclnnThresholdBackwardKernelName(device.executor.get()), "ThresholdGradV2D");
   ASSERT_NO_FATAL_FAILURE(RunPlanned(host, false));
   ASSERT_NO_FATAL_FAILURE(RunPlanned(device, on_stream));

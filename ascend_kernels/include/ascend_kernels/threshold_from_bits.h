@@ -1,5 +1,5 @@
 // The kernel's ThresholdParams from one threshold element's bits, as ThresholdGradV2D computes
-// them at Init from a device-side threshold (ThresholdSource::kGm). The reference is the host's
+// them at Init from a device-side threshold (ThresholdSource::kDevice). The reference is the host's
 // MakeThresholdParams (cpp/aclnn/threshold_params.h): for every (x dtype, threshold dtype) pair
 // the executor plans this way, the fields the kernel reads for x's dtype (kernel_args.h) are
 // equal bit for bit; the fields it does not read are 0. The pairs:
