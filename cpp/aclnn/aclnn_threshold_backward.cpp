@@ -170,7 +170,7 @@ struct SliceArgs {
   char* out;
   KernelKind kernel;
   const ascend_kernels::ThresholdGradV2DTilingData* threshold_grad_tiling;
-  const char* device_threshold;  // ThresholdGradV2D's GM threshold element (device-threshold plans)
+  const char* device_threshold;  // the device threshold's element (device-threshold plans)
 };
 
 SliceArgs WholeTensors(const ExecutorPlan& p) {

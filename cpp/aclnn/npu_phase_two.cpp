@@ -22,7 +22,7 @@ struct NpuLaunch {
   KernelKind kernel;
   void* grad;
   void* x;
-  void* threshold;  // ThresholdGradV2D's GM threshold element (device-threshold plans), or null
+  void* threshold;  // the device threshold's element (device-threshold plans), or null
   void* out;
   ascend_kernels::ThresholdGradV2DTilingData threshold_grad_tiling;
   ascend_kernels::ReluGradTilingData relu_grad_tiling;
