@@ -90,6 +90,15 @@ class PerElementThresholdBatchTest(parameterized.TestCase):
     ):
       jax.block_until_ready(jax.jit(call)(x, x, jnp.zeros((8,), jnp.float16)))
 
+  def test_an_x_dtype_without_a_kernel_is_refused_for_its_own_dtype(self):
+    # The threshold's dtype is checked once, by phase one, and only for an x it can run.
+    x = jnp.ones((8,), jnp.int16)
+    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((8,), jnp.int16))
+    for t_dtype in (jnp.int16, jnp.float16, jnp.float32):
+      with self.subTest(t_dtype=t_dtype):
+        with self.assertRaisesRegex(Exception, "161002(.|\n)*x has dtype int16, not supported"):
+          jax.block_until_ready(jax.jit(call)(x, x, jnp.zeros((), t_dtype)))
+
   @absltest.skipIf(
     "asan" in os.environ.get("LD_PRELOAD", ""),
     "AddressSanitizer's allocator keeps freed memory in quarantine",

@@ -391,13 +391,25 @@ const char* aclGetRecentErrMsg() { return recent_error.c_str(); }
 namespace {
 
 // The threshold of a plan of whole tensors: a value phase one reads (it picks the kernel and goes
-// into the tiling), or a device threshold that ThresholdGradV2D reads at Init. Neither (an empty
-// call's threshold tensor) is checked like a device threshold: with the nonzero dtype list.
+// into the tiling), or a device threshold that ThresholdGradV2D reads at Init (its dtype and first
+// element). Neither (an empty call's host threshold tensor): x is checked with the nonzero
+// threshold's dtype list, as for a device threshold.
 struct PlannedThreshold {
   const aclScalar* value = nullptr;
-  aclDataType device_dtype = ACL_DT_UNDEFINED;
-  const char* device_data = nullptr;
+  const aclTensor* device = nullptr;
 };
+
+// The threshold dtypes the kernel reads for x's dtype (the dtype table's), named.
+std::string DeviceThresholdDtypes(aclDataType x) {
+  std::string names;
+#define ASCEND_KERNELS_NAME_IF_TAKEN(name, code, ...)                                    \
+  if (ascend_kernels::TakesThresholdDtype(x, code)) {                                    \
+    names += (names.empty() ? "" : ", ") + std::string(DataTypeName(aclDataType{code})); \
+  }
+  ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_NAME_IF_TAKEN)
+#undef ASCEND_KERNELS_NAME_IF_TAKEN
+  return names;
+}
 
 // Phase one from step 3 on (docs/behaviour.md §2), for tensors whose pointers step 1 and 2
 // checked: the plan of one run over the whole tensors.
@@ -432,6 +444,13 @@ aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, a
   if (out->dtype != x->dtype) {
     return Fail(ACLNN_ERR_PARAM_INVALID, std::string("out dtype ") + DataTypeName(out->dtype) +
                                              " differs from x dtype " + DataTypeName(x->dtype));
+  }
+  if (threshold.device != nullptr &&
+      !ascend_kernels::TakesThresholdDtype(x->dtype, threshold.device->dtype)) {
+    return Fail(ACLNN_ERR_PARAM_INVALID,
+                std::string("threshold has dtype ") + DataTypeName(threshold.device->dtype) +
+                    ", which the kernel does not read for x of dtype " + DataTypeName(x->dtype) +
+                    " (it reads " + DeviceThresholdDtypes(x->dtype) + ")");
   }
   // 4. ranks.
   for (const auto& [name, t] : {std::pair{"grad_output", grad_output}, std::pair{"x", x}}) {
@@ -522,8 +541,8 @@ aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, a
     ascend_kernels::ThresholdParams& params = plan->threshold_grad_tiling.threshold;
     params = {};
     params.source = static_cast<int32_t>(ascend_kernels::ThresholdSource::kDevice);
-    params.gm_dtype = static_cast<int32_t>(threshold.device_dtype);  // KernelDType values
-    plan->device_threshold = threshold.device_data;
+    params.gm_dtype = static_cast<int32_t>(threshold.device->dtype);  // KernelDType values
+    plan->device_threshold = threshold.device->First();
   }
 
   // Broadcast inputs (fewer elements than out) are read through the kernel's broadcast copy-in,
@@ -721,13 +740,6 @@ bool IsZero(const char* element, aclDataType dtype) {
   return s.IsExactlyZero();
 }
 
-// The threshold dtypes the kernel converts at Init for x's dtype (the dtype table's): the ones
-// the custom call's lowering emits. Other x dtypes are left to phase one's dtype checks.
-bool KernelReadsThresholdDtype(aclDataType x, aclDataType t) {
-  return ascend_kernels::FactsOfDType(x).ub_divisor == 0 ||
-         ascend_kernels::TakesThresholdDtype(x, t);
-}
-
 aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x,
                                 const aclTensor* threshold, aclTensor* out,
                                 uint64_t* workspace_size, aclOpExecutor** executor,
@@ -747,15 +759,6 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
                                              DataTypeName(threshold->dtype) +
                                              ", expected an integer or floating-point array");
   }
-  if (source == ascend_kernels::ThresholdSource::kDevice &&
-      !KernelReadsThresholdDtype(x->dtype, threshold->dtype)) {
-    return Fail(ACLNN_ERR_PARAM_INVALID,
-                std::string("threshold has dtype ") + DataTypeName(threshold->dtype) +
-                    ", which the kernel does not read for x of dtype " + DataTypeName(x->dtype) +
-                    " (float16/bfloat16/float32 x: float32; float64 x: float64; integer x: "
-                    "x's dtype, float32 or float64)");
-  }
-
   // grad_output and x first, with the scalar phase one's words; then the threshold and out.
   const std::vector<int64_t>& gs = grad_output->shape;
   const std::vector<int64_t>& xs = x->shape;
@@ -794,7 +797,9 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
       t->shape.assign(zero_shape, zero_shape + 1);
       t->strides.assign(1, 1);
     }
-    return PlanWholeTensors(&g, &xv, &o, PlannedThreshold{}, workspace_size, executor, platform);
+    PlannedThreshold empty_threshold;
+    if (source == ascend_kernels::ThresholdSource::kDevice) empty_threshold.device = threshold;
+    return PlanWholeTensors(&g, &xv, &o, empty_threshold, workspace_size, executor, platform);
   }
 
   // Every operand's extent in elements and bytes must be representable (view_bounds.h).
@@ -879,8 +884,7 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
   aclScalar value;
   PlannedThreshold planned;
   if (on_device) {
-    planned.device_dtype = threshold->dtype;
-    planned.device_data = batch.threshold;
+    planned.device = threshold;
   } else {
     LoadScalar(representative, threshold->dtype, &value);
     planned.value = &value;

@@ -179,7 +179,7 @@ Operand ZeroThreshold() {
 }
 
 // Phase one of the call: its tensors, the executor and its workspace size. Every check of the
-// buffers is phase one's; its status and reason come back in the error.
+// operator's contract is phase one's; its status and reason come back in the error.
 ffi::Error PlanCall(PlannedCall& plan, const Operands& operands,
                     const aclnn::PlatformInfo& platform, ThresholdSource source) {
   for (int i = 0; i < kNumOperands; ++i) {
@@ -202,6 +202,16 @@ ffi::Error PlanCall(PlannedCall& plan, const Operands& operands,
                 &plan.workspace_size, &plan.executor, &platform);
   if (status != aclnn::ACLNN_SUCCESS) {
     return AclnnError("aclnnThresholdBackwardGetWorkspaceSize", status);
+  }
+  // The boundary's own rule, which phase one (any threshold that broadcasts) cannot see: the
+  // lowering emits a 0-d threshold or one of the result's rank. Checked after phase one, whose
+  // message names the shapes when they do not broadcast at all.
+  const size_t rank = operands[ascend_kernels::kOperandThreshold].dims.size();
+  const size_t result_rank = operands[ascend_kernels::kOperandOut].dims.size();
+  if (rank != 0 && rank != result_rank) {
+    return InvalidArgument("the threshold has rank " + std::to_string(rank) +
+                           "; the lowering emits a 0-d threshold or one of the result's rank " +
+                           std::to_string(result_rank));
   }
   return ffi::Error::Success();
 }

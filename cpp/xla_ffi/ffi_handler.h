@@ -4,7 +4,9 @@
 // tensor, phase two on the platform's stream) and returns. The handlers launch no kernel
 // themselves, and check nothing phase one checks: whatever it refuses comes back as an ffi::Error
 // carrying the aclnn status code, its name and aclGetRecentErrMsg()'s reason; a failed run
-// likewise. (The layouts, operand counts and kinds are XLA FFI's binding and the lowering's.)
+// likewise. They add only the boundary's rules phase one cannot see: the threshold's rank (0-d or
+// the result's, as the lowering emits it), a negative dim, the NPU's stream and SoC. (Layouts,
+// operand counts and kinds are the lowering's and XLA FFI's binding's.)
 //
 // Targets (versioned: a changed ABI gets a new name, so old exported modules keep theirs):
 //   jax_threshold_threshold_backward_v1
