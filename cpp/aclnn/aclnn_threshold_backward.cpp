@@ -804,19 +804,19 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
 
   // Every operand's extent in elements and bytes must be representable (view_bounds.h).
   const aclTensor* const tensors[kNumOperands] = {grad_output, x, threshold, out};
-  const char* const names[kNumOperands] = {"grad_output", "x", "threshold", "out"};  // in order
   std::string error;
   ViewBounds bounds[kNumOperands];
   for (int k = 0; k < kNumOperands; ++k) {
     if (tensors[k]->data == nullptr) {
-      return Fail(ACLNN_ERR_PARAM_NULLPTR, std::string(names[k]) + " data is null");
+      return Fail(ACLNN_ERR_PARAM_NULLPTR, std::string(kOperandNames[k]) + " data is null");
     }
     if (tensors[k]->strides.size() != tensors[k]->shape.size()) {
-      return Fail(ACLNN_ERR_PARAM_INVALID,
-                  std::string(names[k]) + " has " + std::to_string(tensors[k]->strides.size()) +
-                      " strides for rank " + std::to_string(tensors[k]->shape.size()));
+      return Fail(ACLNN_ERR_PARAM_INVALID, std::string(kOperandNames[k]) + " has " +
+                                               std::to_string(tensors[k]->strides.size()) +
+                                               " strides for rank " +
+                                               std::to_string(tensors[k]->shape.size()));
     }
-    if (!ComputeViewBounds(*tensors[k], names[k], &bounds[k], &error)) {
+    if (!ComputeViewBounds(*tensors[k], kOperandNames[k], &bounds[k], &error)) {
       return Fail(ACLNN_ERR_PARAM_INVALID, error);
     }
   }

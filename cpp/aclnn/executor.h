@@ -62,7 +62,11 @@ struct TensorBinding {
   uintptr_t data = 0;    // current data address
 };
 
-// Indexed in the operand order (ascend_kernels::kOperandGrad, ...).
+// The operands' names in messages, in the operand order (ascend_kernels::kOperandGrad, ...).
+inline constexpr const char* kOperandNames[ascend_kernels::kNumOperands] = {"grad_output", "x",
+                                                                            "threshold", "out"};
+
+// Indexed in the operand order.
 struct ExecutorBindings {
   int inputs = 2;  // 3 for the threshold-tensor phase ones
   TensorBinding tensors[ascend_kernels::kNumOperands];

@@ -26,9 +26,6 @@ LiveExecutors& Live() {
   return *live;
 }
 
-constexpr const char* kBindingNames[ascend_kernels::kNumOperands] = {"grad_output", "x",
-                                                                     "threshold", "out"};
-
 ViewBounds Shifted(const ViewBounds& b, uintptr_t delta) {
   return {b.first + delta, b.begin + delta, b.end + delta};
 }
@@ -86,20 +83,20 @@ aclnnStatus SetTensorAddr(aclOpExecutor* executor, int slot, const char* api, ac
   if (!t.present) return ACLNN_SUCCESS;  // an empty plan reads and writes nothing
   if (!SameLayout(*tensor, t.view)) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
-                std::string(api) + ": " + kBindingNames[slot] + " of dtype " +
+                std::string(api) + ": " + kOperandNames[slot] + " of dtype " +
                     DataTypeName(tensor->dtype) + " and shape " + ShapeString(tensor->shape) +
                     " is not the planned view (dtype " + DataTypeName(t.view.dtype) + ", shape " +
                     ShapeString(t.view.shape) + ", the planned strides and offset)");
   }
   if (addr == nullptr) {
     return Fail(ACLNN_ERR_PARAM_NULLPTR,
-                std::string(api) + ": " + kBindingNames[slot] + "'s address is null");
+                std::string(api) + ": " + kOperandNames[slot] + "'s address is null");
   }
   const uintptr_t planned = reinterpret_cast<uintptr_t>(t.view.data);
   const uintptr_t now = reinterpret_cast<uintptr_t>(addr);
   const uint64_t elem = DataTypeSize(t.view.dtype);
   if (elem > 1 && now % elem != planned % elem) {
-    return Fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": " + kBindingNames[slot] +
+    return Fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": " + kOperandNames[slot] +
                                              "'s address is not aligned like the planned one");
   }
   if (slot == ascend_kernels::kOperandThreshold && !plan->HasDeviceThreshold()) {
@@ -115,7 +112,7 @@ aclnnStatus SetTensorAddr(aclOpExecutor* executor, int slot, const char* api, ac
   const auto end_off = static_cast<intptr_t>(t.planned.end - planned);
   if ((begin_off < 0 && now < static_cast<uintptr_t>(-begin_off)) ||
       (end_off > 0 && now > UINTPTR_MAX - static_cast<uintptr_t>(end_off))) {
-    return Fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": " + kBindingNames[slot] +
+    return Fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": " + kOperandNames[slot] +
                                              "'s extent at this address wraps around");
   }
   ShiftPlanPointers(plan, slot, now - t.data);
@@ -172,12 +169,12 @@ void RecordBindings(aclOpExecutor* executor, const aclTensor* grad_output, const
   b = ExecutorBindings{};
   b.inputs = threshold == nullptr ? 2 : 3;
   if (plan->kernel == KernelKind::kNone) return;  // nothing is read or written
-  const aclTensor* const tensors[4] = {grad_output, x, threshold, out};
+  const aclTensor* const tensors[ascend_kernels::kNumOperands] = {grad_output, x, threshold, out};
   std::string error;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < ascend_kernels::kNumOperands; ++i) {
     TensorBinding& t = b.tensors[i];
     if (tensors[i] == nullptr ||
-        !ComputeViewBounds(*tensors[i], kBindingNames[i], &t.planned, &error)) {
+        !ComputeViewBounds(*tensors[i], kOperandNames[i], &t.planned, &error)) {
       continue;
     }
     t.present = true;
@@ -205,7 +202,7 @@ aclnnStatus CheckRebinding(const ExecutorPlan& plan) {
     if (!Overlaps(in.planned, out.planned) ||
         in.bounds.first - out.bounds.first != in.planned.first - out.planned.first) {
       return Fail(ACLNN_ERR_PARAM_INVALID,
-                  std::string("the rebound ") + kBindingNames[i] +
+                  std::string("the rebound ") + kOperandNames[i] +
                       " overlaps out, which it did not do this way when the executor was planned");
     }
   }

@@ -190,7 +190,7 @@ ffi::Error PlanCall(PlannedCall& plan, const Operands& operands,
         aclnn::aclCreateTensor(o.dims.begin(), o.dims.size(), o.dtype, nullptr, 0, o.data);
     if (plan.tensors[i] == nullptr) {
       return InvalidArgument("aclCreateTensor refused operand " + std::to_string(i) +
-                             " (a negative dimension)");
+                             " of (grad_output, x, threshold, result): a negative dimension");
     }
     plan.bound[i] = o.data;
   }

@@ -80,7 +80,7 @@ struct ThresholdBatchTiling {
   uint64_t slice_len;
   uint64_t rank;
   uint64_t sizes[4];
-  int64_t strides[4][4];
+  int64_t strides[4][4];  // [dim][operand], in the operand order
 };
 
 // Inputs read through a broadcast copy-in (docs/behaviour.md §4), never materialised at out's
@@ -118,6 +118,11 @@ using ::ThresholdParams;
 
 inline constexpr uint64_t kMaxBatchRank = 4;      // ThresholdBatchTiling::sizes
 inline constexpr uint64_t kMaxBroadcastRank = 8;  // InputBroadcastTiling::sizes
+// The structs spell their sizes out (CANN's launch generator copies their text alone).
+static_assert(sizeof(ThresholdBatchTiling::sizes) / sizeof(uint64_t) == kMaxBatchRank &&
+                  sizeof(ThresholdBatchTiling::strides[0]) / sizeof(int64_t) == kNumOperands &&
+                  sizeof(InputBroadcastTiling::sizes) / sizeof(uint64_t) == kMaxBroadcastRank,
+              "the tiling structs hold kMaxBatchRank dims of kNumOperands operands");
 
 // Element offsets of slice k's first element of each operand, from the operands' bases: k's
 // mixed-radix digits over `sizes` (`rank` dims, outer to inner) times each dim's operand strides
