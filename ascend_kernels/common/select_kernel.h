@@ -217,9 +217,8 @@ class SelectKernel {
       const uint64_t n = end - pos < len - first ? end - pos : len - first;
       int64_t off[kNumOperands];
       SliceOffsets(slice, batch_.rank, batch_.sizes, batch_.strides, off);
-      const GM_ADDR element =
-          thresholdBase_ +
-          off[kOperandThreshold] * static_cast<int64_t>(ThresholdElementBytes(gmDtype_));
+      GM_ADDR element = thresholdBase_ + off[kOperandThreshold] *
+                                             static_cast<int64_t>(ThresholdElementBytes(gmDtype_));
       select_.SetThreshold(ThresholdParamsFromBits(static_cast<int32_t>(KernelDTypeOf<T>::kValue),
                                                    gmDtype_, LoadThresholdBits(element, gmDtype_)));
       if (broadcast_) {  // the slice's inputs through the broadcast copy-in
@@ -374,7 +373,7 @@ class SelectKernel {
 
   // Input j's element at `offset`, read by the scalar unit.
   __aicore__ inline T InputElement(int j, uint64_t offset) const {
-    const GM_ADDR base = j == kOperandGrad ? gradView_ : featureView_;
+    GM_ADDR base = j == kOperandGrad ? gradView_ : featureView_;
     return LoadGmElement<T>(base + offset * sizeof(T));
   }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "ascend_kernels/aicore.h"
 #include "ascend_kernels/dtype_soc_table.h"  // KernelDType
 
 // The tiling structs are at global scope, named in ascend_kernels by using-declarations: a kernel
@@ -130,8 +131,8 @@ static_assert(sizeof(ThresholdBatchTiling::sizes) / sizeof(uint64_t) == kMaxBatc
 // (`strides[d][j]`). The one definition of a batch's slice addressing: the executor's
 // ThresholdBatch and the kernel's ThresholdBatchTiling both go through it.
 template <typename Sizes, typename Strides>
-inline void SliceOffsets(uint64_t k, uint64_t rank, const Sizes& sizes, const Strides& strides,
-                         int64_t off[kNumOperands]) {
+__aicore__ inline void SliceOffsets(uint64_t k, uint64_t rank, const Sizes& sizes,
+                                    const Strides& strides, int64_t off[kNumOperands]) {
   for (int j = 0; j < kNumOperands; ++j) off[j] = 0;
   for (uint64_t d = rank; d-- > 0;) {
     const uint64_t size = static_cast<uint64_t>(sizes[d]);
@@ -142,7 +143,7 @@ inline void SliceOffsets(uint64_t k, uint64_t rank, const Sizes& sizes, const St
 }
 
 // Elements of input j (kOperandGrad, kOperandX) a broadcast read spans from its first element.
-inline uint64_t BroadcastSpan(const InputBroadcastTiling& b, int j) {
+__aicore__ inline uint64_t BroadcastSpan(const InputBroadcastTiling& b, int j) {
   uint64_t last = 0;
   for (uint64_t d = 0; d < b.rank; ++d) last += (b.sizes[d] - 1) * b.strides[j][d];
   return last + 1;
@@ -150,7 +151,7 @@ inline uint64_t BroadcastSpan(const InputBroadcastTiling& b, int j) {
 
 // Elements of operand j one slice of `elements` output elements spans from the operand's first
 // element in that slice.
-inline uint64_t SliceSpan(const InputBroadcastTiling& b, uint64_t elements, int j) {
+__aicore__ inline uint64_t SliceSpan(const InputBroadcastTiling& b, uint64_t elements, int j) {
   if (j == kOperandThreshold) return 1;
   if (b.rank == 0 || j == kOperandOut) return elements;
   return BroadcastSpan(b, j);
@@ -159,7 +160,7 @@ inline uint64_t SliceSpan(const InputBroadcastTiling& b, uint64_t elements, int 
 // Elements of operand j a launch with this tiling may touch from the operand's base (strides
 // are non-negative): the furthest slice's start plus that slice's span; 0 for a threshold the
 // launch does not read from GM.
-inline uint64_t LaunchSpan(const ThresholdGradV2DTilingData& t, int j) {
+__aicore__ inline uint64_t LaunchSpan(const ThresholdGradV2DTilingData& t, int j) {
   if (j == kOperandThreshold &&
       t.threshold.source != static_cast<int32_t>(ThresholdSource::kDevice)) {
     return 0;
@@ -172,7 +173,7 @@ inline uint64_t LaunchSpan(const ThresholdGradV2DTilingData& t, int j) {
   }
   return last + SliceSpan(t.broadcast, b.slice_len, j);
 }
-inline uint64_t LaunchSpan(const ReluGradTilingData& t, int j) {
+__aicore__ inline uint64_t LaunchSpan(const ReluGradTilingData& t, int j) {
   return j == kOperandThreshold ? 0 : SliceSpan(t.broadcast, t.tiling.total_num, j);
 }
 
