@@ -2,7 +2,7 @@
 //
 // Pointers are device memory; the tiling struct (kernel_args.h) goes by value into the launch's
 // arguments, so nothing of it needs to outlive the call. ThresholdGradV2D's `threshold` is the
-// threshold element the kernel reads at Init when its tiling says ThresholdSource::kGm (else
+// threshold element the kernel reads at Init when its tiling says ThresholdSource::kDevice (else
 // unused, may be null). A dtype whose kernel the build's SoC does not run (its dtype row's SoC
 // feature, dtype_soc_table.h: int64 ReluGrad on the Ascend950 only, no float64 on any NPU) returns
 // ACL_ERROR_INVALID_PARAM here.

@@ -1,7 +1,7 @@
 // Kernel entry points of ThresholdGradV2D, threshold_grad_v2_d_<name> for every row of the dtype
 // table (dtype_soc_table.h), as the host launcher calls them. Arguments are GM addresses;
 // `tiling` is the ThresholdGradV2DTilingData, by value, `threshold` at the threshold element the
-// kernel reads when the tiling says ThresholdSource::kGm.
+// kernel reads when the tiling says ThresholdSource::kDevice.
 #pragma once
 
 #include <cstdint>
