@@ -228,66 +228,72 @@ def misuse_orders():
 # ---- Threads -----------------------------------------------------------------------------------
 
 
+def _threads_round(context, n, rng, canaries):
+  """One round: a repeatable executor whose g and x only it holds; two threads run it, one
+  rebinds out and x, one destroys it, all released by one barrier."""
+  g, x = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+  expected = oracle.threshold_backward(g, x, THRESHOLD)
+  x_values = x.copy()
+  kept = [np.full(n, FILL, np.float32) for _ in range(3)]  # outs the test keeps: checked
+  ex = aclnn.threshold_backward_get_workspace_size(g, x, THRESHOLD, kept[0], soc="host")[2]
+  expect(ex.set_repeatable() == SUCCESS, "set_repeatable failed")
+  del g, x
+  dropped = []  # weakrefs to the outs only the executor held
+  statuses = {"run": [], "rebind": [], "destroy": []}
+  barrier = threading.Barrier(4)
+  delay = float(rng.uniform(0, 0.002))
+
+  def runner():
+    barrier.wait()
+    for _ in range(3):
+      statuses["run"].append(aclnn.threshold_backward(None, 0, ex))
+
+  def rebinder():
+    barrier.wait()
+    for k in range(4):
+      # The same values at new addresses: every run's result is `expected`. The odd outs are
+      # held by the executor only.
+      if k % 2 == 0:
+        out2 = kept[1 + k // 2]
+      else:
+        out2 = np.full(n, FILL, np.float32)
+        dropped.append(weakref.ref(out2))
+      statuses["rebind"].append(ex.set_output_tensor_addr(0, out2))
+      statuses["rebind"].append(ex.set_input_tensor_addr(1, x_values.copy()))
+      del out2
+
+  def destroyer():
+    barrier.wait()
+    time.sleep(delay)
+    statuses["destroy"].append(ex.destroy())
+
+  threads = [threading.Thread(target=f) for f in (runner, runner, rebinder, destroyer)]
+  for t in threads:
+    t.start()
+  canaries.allocate(4, n)  # while the threads run
+  for t in threads:
+    t.join()
+  expect(statuses["destroy"] == [SUCCESS], f"{context}: destroy gave {statuses['destroy']}")
+  expect(set(statuses["run"]) <= {SUCCESS, INVALID}, f"{context}: runs {statuses['run']}")
+  expect(set(statuses["rebind"]) <= {SUCCESS, INVALID}, f"{context}: {statuses['rebind']}")
+  expect(aclnn.threshold_backward(None, 0, ex) == INVALID, f"{context}: ran after destroy")
+  untouched = np.full(n, FILL, np.float32)
+  for i, k in enumerate(kept):
+    expect(
+      _bits_equal(k, untouched) or _bits_equal(k, expected), f"{context}: kept out #{i} is neither"
+    )
+  expect(all(r() is None for r in dropped), f"{context}: a destroyed executor holds arrays")
+
+
 def threads_run_rebind_and_destroy():
-  """Two threads run, one rebinds out and x, one destroys, all at once, round after round (at most
-  ROUNDS rounds or SECONDS seconds)."""
+  """_threads_round, round after round: at most 120 rounds or 20 seconds."""
   rounds, seconds, n = 120, 20.0, 1 << 16
   rng = np.random.default_rng(7)
   canaries = Canaries()
   deadline = time.monotonic() + seconds
   done = 0
   while done < rounds and time.monotonic() < deadline:
-    g, x = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
-    expected = oracle.threshold_backward(g, x, THRESHOLD)
-    kept = [np.full(n, FILL, np.float32) for _ in range(3)]  # outs the test keeps: checked
-    out = kept[0]
-    ex = aclnn.threshold_backward_get_workspace_size(g, x, THRESHOLD, out, soc="host")[2]
-    expect(ex.set_repeatable() == SUCCESS, "set_repeatable failed")
-    dropped = []  # weakrefs to the outs only the executor held
-    del out
-    statuses = {"run": [], "rebind": [], "destroy": []}
-    barrier = threading.Barrier(4)
-    delay = float(rng.uniform(0, 0.002))
-
-    def runner():
-      barrier.wait()
-      for _ in range(3):
-        statuses["run"].append(aclnn.threshold_backward(None, 0, ex))
-
-    def rebinder():
-      barrier.wait()
-      for k in range(4):
-        # The same values at new addresses: every run's result is `expected`. The odd outs are
-        # held by the executor only.
-        if k % 2 == 0:
-          out2 = kept[1 + k // 2]
-        else:
-          out2 = np.full(n, FILL, np.float32)
-          dropped.append(weakref.ref(out2))
-        statuses["rebind"].append(ex.set_output_tensor_addr(0, out2))
-        statuses["rebind"].append(ex.set_input_tensor_addr(1, x.copy()))
-        del out2
-
-    def destroyer():
-      barrier.wait()
-      time.sleep(delay)
-      statuses["destroy"].append(ex.destroy())
-
-    threads = [threading.Thread(target=f) for f in (runner, runner, rebinder, destroyer)]
-    for t in threads:
-      t.start()
-    canaries.allocate(4, n)  # while the threads run
-    for t in threads:
-      t.join()
-    context = f"round {done}"
-    expect(statuses["destroy"] == [SUCCESS], f"{context}: destroy gave {statuses['destroy']}")
-    expect(set(statuses["run"]) <= {SUCCESS, INVALID}, f"{context}: runs {statuses['run']}")
-    expect(set(statuses["rebind"]) <= {SUCCESS, INVALID}, f"{context}: {statuses['rebind']}")
-    expect(aclnn.threshold_backward(None, 0, ex) == INVALID, f"{context}: ran after destroy")
-    for i, k in enumerate(kept):
-      untouched = (oracle.bits(k) == oracle.bits(np.full(n, FILL, np.float32))).all()
-      expect(untouched or _bits_equal(k, expected), f"{context}: kept out #{i} is neither")
-    expect(all(r() is None for r in dropped), f"{context}: a destroyed executor holds arrays")
+    _threads_round(f"round {done}", n, rng, canaries)
     done += 1
   canaries.check(f"after {done} rounds")
   print(f"{done} rounds")

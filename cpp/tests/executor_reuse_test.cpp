@@ -422,7 +422,7 @@ TEST(ExecutorLifetimes, DestroyDuringASynchronousRunWaitsForIt) {
   Planned p;
   Plan(&p, {1 << 22}, {1 << 22});
   ASSERT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_SUCCESS);
-  const std::shared_ptr<ExecutorPlan> plan = LivePlan(p.executor);
+  const std::shared_ptr<ExecutorPlan> plan = p.executor->plan;  // no run or destroy yet
   std::atomic<bool> returned{false};
   std::thread runner([&] {
     EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_SUCCESS);
