@@ -655,6 +655,7 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
       ExecutorPlan* plan;
       ~EndOnReturn() { EndRun(plan); }
     } end_on_return{plan.get()};
+    std::lock_guard<std::mutex> one_at_a_time(plan->sync_run_mu);
     std::vector<Step> steps;
     try {
       steps = PlanSteps(plan.get(), ws);

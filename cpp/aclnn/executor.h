@@ -106,6 +106,9 @@ struct ExecutorPlan {
   bool repeatable = false;             // made repeatable before its first run
   bool destroyed = false;              // aclDestroyAclOpExecutor began: nothing more is admitted
   std::condition_variable runs_ended;  // notified when bindings.runs_in_flight drops to 0
+  // Synchronous runs of one executor, from several threads at once, take turns: they write the
+  // same out (with the same bindings, since no rebinding is admitted while they are in flight).
+  std::mutex sync_run_mu;
 
   bool ReadsThresholdOnDevice() const {
     return threshold_grad_tiling.threshold.source ==

@@ -436,8 +436,8 @@ TEST(ExecutorLifetimes, DestroyDuringASynchronousRunWaitsForIt) {
   runner.join();
 }
 
-// Runs, rebinds and destroys from three threads at once, round after round: every status is one
-// the contract allows, every out is either untouched or exactly the oracle's, and a destroyed
+// Two threads run, one rebinds and one destroys, all at once, round after round: every status is
+// one the contract allows, every out is either untouched or exactly the oracle's, and a destroyed
 // executor runs no more.
 TEST(ExecutorLifetimes, RunRebindAndDestroyFromThreadsAtOnce) {
   constexpr int kRounds = 60, kN = 20000;
@@ -448,36 +448,40 @@ TEST(ExecutorLifetimes, RunRebindAndDestroyFromThreadsAtOnce) {
     std::vector<std::vector<float>> outs(4, std::vector<float>(kN, -7.0f));
     std::atomic<int> go{0};
     std::atomic<bool> destroyed{false};
-    aclnnStatus run_status[3], rebind_status[4], destroy_status = -1;
-    std::thread runner([&] {
+    aclnnStatus run_status[2][3], rebind_status[4], destroy_status = -1;
+    auto run = [&](int r) {
       ++go;
-      while (go.load() < 3) std::this_thread::yield();
+      while (go.load() < 4) std::this_thread::yield();
       for (int i = 0; i < 3; ++i) {
         const bool after_destroy = destroyed.load();
-        run_status[i] = aclnnThresholdBackward(nullptr, 0, p.executor, nullptr);
-        if (after_destroy) EXPECT_EQ(run_status[i], ACLNN_ERR_PARAM_INVALID);
+        run_status[r][i] = aclnnThresholdBackward(nullptr, 0, p.executor, nullptr);
+        if (after_destroy) EXPECT_EQ(run_status[r][i], ACLNN_ERR_PARAM_INVALID);
       }
-    });
+    };
+    std::thread runner(run, 0), runner2(run, 1);
     std::thread rebinder([&] {
       ++go;
-      while (go.load() < 3) std::this_thread::yield();
+      while (go.load() < 4) std::this_thread::yield();
       for (int i = 0; i < 4; ++i) {
         rebind_status[i] = aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), outs[i].data());
       }
     });
     std::thread destroyer([&] {
       ++go;
-      while (go.load() < 3) std::this_thread::yield();
+      while (go.load() < 4) std::this_thread::yield();
       std::this_thread::sleep_for(std::chrono::microseconds(50 * (round % 8)));
       destroy_status = aclDestroyAclOpExecutor(p.executor);
       destroyed = true;
     });
     runner.join();
+    runner2.join();
     rebinder.join();
     destroyer.join();
     EXPECT_EQ(destroy_status, ACLNN_SUCCESS);
-    for (aclnnStatus s : run_status) {
-      EXPECT_TRUE(s == ACLNN_SUCCESS || s == ACLNN_ERR_PARAM_INVALID) << s;
+    for (const auto& statuses : run_status) {
+      for (aclnnStatus s : statuses) {
+        EXPECT_TRUE(s == ACLNN_SUCCESS || s == ACLNN_ERR_PARAM_INVALID) << s;
+      }
     }
     for (aclnnStatus s : rebind_status) {
       EXPECT_TRUE(s == ACLNN_SUCCESS || s == ACLNN_ERR_PARAM_INVALID) << s;
