@@ -1,36 +1,43 @@
 #!/usr/bin/env bash
-# Type-checks the NPU-only host sources with `g++ -fsyntax-only` against CANN's runtime headers,
-# without a toolkit or a device compiler: the NPU launcher (with and without int64 ReluGrad), the
-# executor's NPU phase two and the "ASCEND" FFI handlers for both SoCs (JAX_THRESHOLD_NPU_SOC 1:
-# Ascend910B, 2: Ascend950), against the XLA FFI headers of each Python's jaxlib.
+# Compiles the NPU-only host sources with `-std=c++17 -Wall -Wextra -Werror` against CANN's ACL
+# runtime headers, without a toolkit or a device compiler: the NPU launcher (with and without
+# int64 ReluGrad), the executor's NPU phase two and the "ASCEND" FFI handlers for both SoCs
+# (JAX_THRESHOLD_NPU_SOC 1: Ascend910B, 2: Ascend950), against the XLA FFI headers of each jaxlib.
 #
-# usage: tools/npu_syntax_check.sh CANN_INCLUDE_DIR [PYTHON...]
-#   CANN_INCLUDE_DIR  holds acl/acl.h, acl/acl_rt.h, acl/acl_base.h... (a toolkit's include/, or
-#                     hicann/runtime's include/external)
-#   PYTHON            interpreters whose jaxlib/include provides xla/ffi/api/ffi.h (default:
-#                     python3)
+# usage: tools/npu_syntax_check.sh CANN [JAXLIB...]
+#   CANN    --pinned: the oldest and the newest CANN headers the project claims, taken from the
+#           torch-npu wheels on PyPI by tools/cann_acl_headers.sh (what CI runs); or a directory
+#           holding acl/acl.h, acl/acl_rt.h, acl/acl_base.h... (a toolkit's include/)
+#   JAXLIB  a Python interpreter with jaxlib installed, or a directory holding a jaxlib package
+#           (jaxlib/include/xla/ffi/api/ffi.h, jaxlib/version.py); default: python3
 #
 # The aclrtlaunch_<entry>.h headers that ascendc_library() generates are written to a temporary
-# directory in the generator's shape: `uint32_t aclrtlaunch_<entry>(uint32_t numBlocks,
-# aclrtStream stream, void* ..., <Tiling>* tiling)`, one void* per GM argument and the by-value
-# tiling struct (forward-declared at global scope) by host pointer, as the entry macros of
-# ascend_kernels/common/select_kernel.h declare them (asc-devkit extract_host_stub.py). Not part of CI (it has no CANN headers).
+# directory in exactly the generator's form (asc-devkit extract_host_stub.py,
+# generate_header_code): a guard, acl/acl_base.h, the ACLRT_LAUNCH_KERNEL macro and
+# `extern "C" uint32_t aclrtlaunch_<entry>(uint32_t numBlocks, aclrtStream stream, void* ...,
+# <Tiling>* tiling);`, one void* per GM argument and the by-value tiling struct by host pointer.
+# The header does not declare <Tiling>: the code that includes it must have declared it first.
 set -euo pipefail
 
-if [[ $# -lt 1 || ! -f "$1/acl/acl.h" ]]; then
-  echo "usage: $0 CANN_INCLUDE_DIR [PYTHON...]   (CANN_INCLUDE_DIR/acl/acl.h must exist)" >&2
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+if [[ $# -lt 1 || ($1 != --pinned && ! -f $1/acl/acl.h) ]]; then
+  echo "usage: $0 --pinned|CANN_INCLUDE_DIR [JAXLIB...]   (CANN_INCLUDE_DIR/acl/acl.h must exist)" >&2
   exit 2
 fi
-CANN_INC=$(cd "$1" && pwd)
+if [[ $1 == --pinned ]]; then
+  CANN_INCS=()
+  for end in oldest newest; do CANN_INCS+=("$("$ROOT/tools/cann_acl_headers.sh" "$end")"); done
+else
+  CANN_INCS=("$(cd "$1" && pwd)")
+fi
 shift
-PYTHONS=("$@")
-[[ ${#PYTHONS[@]} -gt 0 ]] || PYTHONS=(python3)
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+JAXLIBS=("$@")
+[[ ${#JAXLIBS[@]} -gt 0 ]] || JAXLIBS=(python3)
 CXX=${CXX:-g++}
 STUBS=$(mktemp -d)
 trap 'rm -rf "$STUBS"' EXIT
 
-stand_in() {  # stand_in ENTRY TILING ARG...: aclrtlaunch_ENTRY.h, one void* per GM argument
+launch_header() {  # launch_header ENTRY TILING ARG...: aclrtlaunch_ENTRY.h, one void* per GM argument
   local entry=$1 tiling=$2
   shift 2
   local params=""
@@ -40,22 +47,30 @@ stand_in() {  # stand_in ENTRY TILING ARG...: aclrtlaunch_ENTRY.h, one void* per
 #ifndef HEADER_ACLRTLAUNCH_${entry^^}_H
 #define HEADER_ACLRTLAUNCH_${entry^^}_H
 #include "acl/acl_base.h"
-struct $tiling;
+
 #ifndef ACLRT_LAUNCH_KERNEL
 #define ACLRT_LAUNCH_KERNEL(kernel_func) aclrtlaunch_##kernel_func
 #endif
+
 extern "C" uint32_t aclrtlaunch_$entry(uint32_t numBlocks, aclrtStream stream$params);
 #endif
 EOF
 }
 for dtype in float32 float16 bfloat16 int32 int8 uint8 int64; do
-  stand_in "relu_grad_$dtype" ReluGradTilingData grad feature out workspace
-  stand_in "threshold_grad_v2_d_$dtype" ThresholdGradV2DTilingData grad feature threshold out workspace
+  launch_header "relu_grad_$dtype" ReluGradTilingData grad feature out workspace
+  launch_header "threshold_grad_v2_d_$dtype" ThresholdGradV2DTilingData grad feature threshold out workspace
 done
 
-FLAGS=(-std=c++17 -fsyntax-only -Wall -Wextra -Werror -I"$STUBS" -isystem "$CANN_INC"
-       -I"$ROOT/ascend_kernels/include" -I"$ROOT/ascend_kernels" -I"$ROOT/ascend_kernels/npu" -I"$ROOT/cpp"
-       -I"$ROOT/cpp/include")
+jaxlib_of() {  # jaxlib_of JAXLIB: prints "VERSION FFI_INCLUDE_DIR"
+  if [[ -d $1 ]]; then
+    local version
+    version=$(sed -n 's/^_version = "\(.*\)"$/\1/p' "$1/jaxlib/version.py")
+    echo "$version $(cd "$1/jaxlib/include" && pwd)"
+  else
+    "$1" -c "import jaxlib, jaxlib.version, os; print(jaxlib.version.__version__, os.path.join(os.path.dirname(jaxlib.__file__), 'include'))"
+  fi
+}
+
 failures=0
 check() {  # check LABEL FLAGS... FILE
   local label=$1
@@ -68,18 +83,23 @@ check() {  # check LABEL FLAGS... FILE
   fi
 }
 
-check "npu_launch.cpp" "$ROOT/ascend_kernels/npu/npu_launch.cpp"
-check "npu_launch.cpp (int64 ReluGrad)" -DASCEND_KERNELS_NPU_INT64=1 \
-  "$ROOT/ascend_kernels/npu/npu_launch.cpp"
-check "npu_phase_two.cpp" "$ROOT/cpp/aclnn/npu_phase_two.cpp"
-for python in "${PYTHONS[@]}"; do
-  read -r jaxlib_version ffi_inc < <("$python" -c \
-    "import jaxlib, jaxlib.version, os; print(jaxlib.version.__version__, os.path.join(os.path.dirname(jaxlib.__file__), 'include'))")
-  for soc in 1 2; do
-    check "ffi_handler.cpp (jaxlib $jaxlib_version, JAX_THRESHOLD_NPU_SOC=$soc)" \
-      -isystem "$ffi_inc" -DJAX_THRESHOLD_ASCEND=1 -DJAX_THRESHOLD_NPU_SOC=$soc \
-      -DJAX_THRESHOLD_HAS_FFI_HANDLER=1 -DJAX_THRESHOLD_XLA_FFI_JAXLIB_VERSION="\"$jaxlib_version\"" \
-      "$ROOT/cpp/xla_ffi/ffi_handler.cpp"
+for cann_inc in "${CANN_INCS[@]}"; do
+  acl_version=$(sed -n 's/^#define ACL_\(MAJOR\|MINOR\)_VERSION *\([0-9]*\).*/\2/p' "$cann_inc"/acl/acl*.h | paste -sd.)
+  echo "CANN ACL headers $cann_inc (ACL API ${acl_version:-?})"
+  FLAGS=(-std=c++17 -c -o /dev/null -Wall -Wextra -Werror -I"$STUBS" -isystem "$cann_inc"
+         -I"$ROOT/ascend_kernels/include" -I"$ROOT/ascend_kernels" -I"$ROOT/ascend_kernels/npu"
+         -I"$ROOT/cpp" -I"$ROOT/cpp/include")
+  check "npu_launch.cpp" "$ROOT/ascend_kernels/npu/npu_launch.cpp"
+  check "npu_launch.cpp (int64 ReluGrad)" -DASCEND_KERNELS_NPU_INT64=1 \
+    "$ROOT/ascend_kernels/npu/npu_launch.cpp"
+  check "npu_phase_two.cpp" "$ROOT/cpp/aclnn/npu_phase_two.cpp"
+  for jaxlib in "${JAXLIBS[@]}"; do
+    read -r jaxlib_version ffi_inc < <(jaxlib_of "$jaxlib")
+    for soc in 1 2; do
+      check "ffi_handler.cpp (jaxlib $jaxlib_version, JAX_THRESHOLD_NPU_SOC=$soc)" \
+        -isystem "$ffi_inc" -DJAX_THRESHOLD_ASCEND=1 -DJAX_THRESHOLD_NPU_SOC=$soc \
+        -DJAX_THRESHOLD_HAS_FFI_HANDLER=1 "$ROOT/cpp/xla_ffi/ffi_handler.cpp"
+    done
   done
 done
 if [[ $failures -gt 0 ]]; then

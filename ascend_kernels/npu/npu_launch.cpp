@@ -1,6 +1,10 @@
 // Thin launcher over the aclrtlaunch_<entry>.h wrappers that ascendc_library() generates.
 #include "npu_launch.h"
 
+// The generated headers take the tiling structs by pointer without declaring them (asc-devkit's
+// generate_header_code): kernel_args.h, which defines them at global scope, comes first.
+#include "ascend_kernels/kernel_args.h"
+
 #include "aclrtlaunch_relu_grad_bfloat16.h"
 #include "aclrtlaunch_relu_grad_float16.h"
 #include "aclrtlaunch_relu_grad_float32.h"

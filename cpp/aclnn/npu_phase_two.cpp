@@ -144,12 +144,7 @@ class FirstUseCheck {
     return *check;
   }
 
-  aclnnStatus Ensure(const ExecutorPlan& p, KernelKind kernel, aclrtStream stream) {
-    int32_t device = 0;
-    if (aclError rc = aclrtGetDevice(&device); rc != ACL_SUCCESS) {
-      return Fail(ACLNN_ERR_RUNTIME_ERROR,
-                  "aclrtGetDevice failed with ACL error " + std::to_string(rc));
-    }
+  aclnnStatus Ensure(const ExecutorPlan& p, KernelKind kernel, aclrtStream stream, int32_t device) {
     const auto key = std::make_tuple(device, static_cast<int>(kernel), static_cast<int>(p.dtype));
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -224,7 +219,8 @@ class FirstUseCheck {
 }  // namespace
 
 aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size,
-                                        aclOpExecutor* executor, aclrtStream stream) {
+                                        aclOpExecutor* executor, aclrtStream stream,
+                                        int32_t device) {
   if (const std::shared_ptr<ExecutorPlan> p = LivePlan(executor);
       p != nullptr && (p->grad_copy || p->x_copy || p->out_copy || p->workspace_size > 0)) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
@@ -249,7 +245,7 @@ aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size
   for (const NpuLaunch& l : launches) {
     bool& done = checked[l.kernel == KernelKind::kReluGrad ? 1 : 0];
     if (done) continue;
-    if (aclnnStatus status = FirstUseCheck::Get().Ensure(*p, l.kernel, stream);
+    if (aclnnStatus status = FirstUseCheck::Get().Ensure(*p, l.kernel, stream, device);
         status != ACLNN_SUCCESS) {
       p->run_status.store(status);
       return status;

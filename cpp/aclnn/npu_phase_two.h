@@ -1,5 +1,7 @@
 // Phase two on an Ascend NPU (built with JAX_THRESHOLD_ASCEND): like aclnnThresholdBackward
 // on the device, it submits the planned kernel launches on `stream` and returns without waiting.
+// `device` is the stream's device, which the caller has checked is the calling thread's current
+// device (the ACL calls here act on the current one); the first-use check is kept per `device`.
 //
 // A device-threshold batch (a vmapped threshold) is one ThresholdGradV2D launch over all the
 // platform's cores (ThresholdBatch::core_num): its tiling splits every slice's elements, slice
@@ -33,6 +35,7 @@
 namespace jax_threshold::aclnn {
 
 aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size,
-                                        aclOpExecutor* executor, aclrtStream stream);
+                                        aclOpExecutor* executor, aclrtStream stream,
+                                        int32_t device);
 
 }  // namespace jax_threshold::aclnn

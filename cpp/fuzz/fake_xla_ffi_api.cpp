@@ -134,6 +134,13 @@ XLA_FFI_Error* FakeStreamGet(XLA_FFI_Stream_Get_Args* args) {
   return nullptr;
 }
 
+XLA_FFI_Error* FakeDeviceOrdinalGet(XLA_FFI_DeviceOrdinal_Get_Args* args) {
+  FakeXlaFfiApi* self = args->ctx->owner;
+  if (self->options_.device_ordinal < 0) return Unimplemented(args);
+  args->device_ordinal = self->options_.device_ordinal;
+  return nullptr;
+}
+
 FakeXlaFfiApi::FakeXlaFfiApi(const PoolOptions& options)
     : ctx_(new XLA_FFI_ExecutionContext{this}), options_(options) {
   api_.struct_size = XLA_FFI_Api_STRUCT_SIZE;
@@ -156,7 +163,7 @@ FakeXlaFfiApi::FakeXlaFfiApi(const PoolOptions& options)
   api_.XLA_FFI_Future_SetAvailable = FutureSetAvailable;
   api_.XLA_FFI_Future_SetError = FutureSetError;
   api_.XLA_FFI_RunId_Get = Unimplemented<XLA_FFI_RunId_Get_Args>;
-  api_.XLA_FFI_DeviceOrdinal_Get = Unimplemented<XLA_FFI_DeviceOrdinal_Get_Args>;
+  api_.XLA_FFI_DeviceOrdinal_Get = FakeDeviceOrdinalGet;
   for (int i = 0; i < options_.num_threads; ++i) threads_.emplace_back([this] { Worker(); });
 }
 

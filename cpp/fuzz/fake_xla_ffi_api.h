@@ -26,6 +26,7 @@ struct PoolOptions {
   bool refuse_schedule = false;   // Schedule returns an error (the binding then runs it inline)
   bool fail_num_threads = false;  // NumThreads returns an error (the binding then reports 0)
   void* stream = nullptr;         // what Stream_Get gives; null: Stream_Get is unimplemented
+  int32_t device_ordinal = -1;    // what DeviceOrdinal_Get gives; negative: it is unimplemented
 };
 
 // What a handler's call ended with: its synchronous error, or its future's outcome.
@@ -78,6 +79,7 @@ class FakeXlaFfiApi {
   friend XLA_FFI_Error* FakeSchedule(XLA_FFI_ThreadPool_Schedule_Args* args);
   friend XLA_FFI_Error* FakeNumThreads(XLA_FFI_ThreadPool_NumThreads_Args* args);
   friend XLA_FFI_Error* FakeStreamGet(XLA_FFI_Stream_Get_Args* args);
+  friend XLA_FFI_Error* FakeDeviceOrdinalGet(XLA_FFI_DeviceOrdinal_Get_Args* args);
 };
 
 }  // namespace jax_threshold::fuzz

@@ -504,28 +504,45 @@ struct xla::ffi::CtxDecoding<jax_threshold::ffi_handler::NpuStreamContext> {
 namespace jax_threshold::ffi_handler {
 namespace {
 
-// The current device's vector core count, asked once per device (aclrtGetDeviceInfo): the
-// 910B1/B2 have 48, the 910B3/B4 40, so there is no default to fall back to.
-ffi::Error VectorCoreCount(uint32_t* core_num, int32_t* device_out) {
+// The call's device (XLA FFI's device ordinal) must be the calling thread's current device: the
+// ACL calls of the path (the SoC name, the first-use check's allocation and copies, the launches)
+// act on the current device, and the runtime refuses a launch on a stream of another device
+// (ACL_ERROR_RT_STREAM_CONTEXT) or, worse, plans for the wrong one.
+ffi::Error CheckCurrentDevice(int32_t device) {
+  int32_t current = -1;
+  if (aclError rc = aclrtGetDevice(&current); rc != ACL_SUCCESS) {
+    return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
+                      "jax_threshold: the call is for device " + std::to_string(device) +
+                          " but the thread has no current device (aclrtGetDevice failed with ACL "
+                          "error " +
+                          std::to_string(rc) + ")");
+  }
+  if (current != device) {
+    return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
+                      "jax_threshold: the call is for device " + std::to_string(device) +
+                          " (XLA's device ordinal) but the thread's current device is " +
+                          std::to_string(current) + " (aclrtGetDevice); nothing was run");
+  }
+  return ffi::Error::Success();
+}
+
+// The device's vector core count, asked once per device (aclGetDeviceCapability, in every CANN
+// the project supports): the 910B1/B2 have 48, the 910B3/B4 40, so there is no default.
+ffi::Error VectorCoreCount(int32_t device, uint32_t* core_num) {
   static std::mutex mu;
   static auto* counts = new std::unordered_map<int32_t, uint32_t>;  // by device id
-  int32_t& device = *device_out;
-  device = 0;
-  if (aclError rc = aclrtGetDevice(&device); rc != ACL_SUCCESS) {
-    return ffi::Error(ffi::ErrorCode::kInternal,
-                      "jax_threshold: aclrtGetDevice failed with ACL error " + std::to_string(rc));
-  }
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = counts->find(device); it != counts->end()) {
     *core_num = it->second;
     return ffi::Error::Success();
   }
   int64_t cores = 0;
-  const aclError rc =
-      aclrtGetDeviceInfo(static_cast<uint32_t>(device), ACL_DEV_ATTR_VECTOR_CORE_NUM, &cores);
+  const aclError rc = aclGetDeviceCapability(static_cast<uint32_t>(device),
+                                             ACL_DEVICE_INFO_VECTOR_CORE_NUM, &cores);
   if (rc != ACL_SUCCESS || cores <= 0 || cores > 4096) {
     return ffi::Error(ffi::ErrorCode::kInternal,
-                      "jax_threshold: aclrtGetDeviceInfo(ACL_DEV_ATTR_VECTOR_CORE_NUM) of device " +
+                      "jax_threshold: aclGetDeviceCapability(ACL_DEVICE_INFO_VECTOR_CORE_NUM) of "
+                      "device " +
                           std::to_string(device) + " gave ACL error " + std::to_string(rc) +
                           " and " + std::to_string(cores) + " cores");
   }
@@ -534,10 +551,10 @@ ffi::Error VectorCoreCount(uint32_t* core_num, int32_t* device_out) {
   return ffi::Error::Success();
 }
 
-// The platform phase one plans for: the device's SoC, which must be the one the kernels were
-// compiled for (JAX_THRESHOLD_NPU_SOC, from SOC_VERSION in ascend_kernels/npu/CMakeLists.txt),
-// its UB, and its vector core count.
-ffi::Error NpuPlatform(aclnn::PlatformInfo* info, int32_t* device) {
+// The platform phase one plans for on `device` (the current one): its SoC, which must be the one
+// the kernels were compiled for (JAX_THRESHOLD_NPU_SOC, from SOC_VERSION in
+// ascend_kernels/npu/CMakeLists.txt), its UB, and its vector core count.
+ffi::Error NpuPlatform(int32_t device, aclnn::PlatformInfo* info) {
   const char* name = aclrtGetSocName();
   if (name == nullptr) {
     return ffi::Error(ffi::ErrorCode::kInternal, "jax_threshold: aclrtGetSocName returned null");
@@ -561,7 +578,7 @@ ffi::Error NpuPlatform(aclnn::PlatformInfo* info, int32_t* device) {
         "jax_threshold: the kernels were built for another SOC_VERSION than device " + soc);
   }
   info->ub_size = ascend_kernels::FactsOfSoc(static_cast<int32_t>(info->soc)).ub_bytes;
-  return VectorCoreCount(&info->core_num, device);
+  return VectorCoreCount(device, &info->core_num);
 }
 
 // The ASCEND handlers' idle plans on `device`, kept between calls as the CPU targets' executables
@@ -577,9 +594,9 @@ ExecutablePlans* NpuPlans(int32_t device) {
   return found.get();
 }
 
-// Phase one on the host, phase two submitted on the stream (aclnn/npu_phase_two.h); returns
-// without waiting for the kernels.
-ffi::Error RunOnNpu(const NpuStream& npu_stream, const ffi::AnyBuffer& grad,
+// Phase one on the host, phase two submitted on the stream of the call's `device`
+// (aclnn/npu_phase_two.h); returns without waiting for the kernels.
+ffi::Error RunOnNpu(const NpuStream& npu_stream, int32_t device, const ffi::AnyBuffer& grad,
                     const ffi::AnyBuffer& x, const ThresholdValues& threshold,
                     const ffi::AnyBuffer& out, ThresholdMemory memory) {
   if (npu_stream.stream == nullptr) {
@@ -591,9 +608,9 @@ ffi::Error RunOnNpu(const NpuStream& npu_stream, const ffi::AnyBuffer& grad,
             "); the JAX Ascend PJRT plugin must hand FFI handlers its stream (docs/npu.md)");
   }
   const aclrtStream stream = npu_stream.stream;
+  if (ffi::Error e = CheckCurrentDevice(device); e.failure()) return e;
   aclnn::PlatformInfo platform;
-  int32_t device = 0;
-  if (ffi::Error e = NpuPlatform(&platform, &device); e.failure()) return e;
+  if (ffi::Error e = NpuPlatform(device, &platform); e.failure()) return e;
   // A plan kept from an earlier call of this signature on this device, rebound; or phase one.
   // Once phase two has submitted, the launch has its arguments: the plan may serve the next call.
   CallState state;
@@ -603,7 +620,7 @@ ffi::Error RunOnNpu(const NpuStream& npu_stream, const ffi::AnyBuffer& grad,
     return e;
   }
   const aclnnStatus status =
-      aclnn::aclnnThresholdBackwardOnNpu(nullptr, 0, state.plan->executor, stream);
+      aclnn::aclnnThresholdBackwardOnNpu(nullptr, 0, state.plan->executor, stream, device);
   if (status == aclnn::ACLNN_SUCCESS) return ffi::Error::Success();
   state.home = nullptr;  // a plan whose run failed is not kept
   return AclnnError("aclnnThresholdBackward", status);
@@ -611,14 +628,16 @@ ffi::Error RunOnNpu(const NpuStream& npu_stream, const ffi::AnyBuffer& grad,
 
 // A traced threshold lives on the device: ThresholdGradV2D reads each launch's element at Init,
 // in stream order after its producer, so nothing here waits or copies.
-ffi::Error ThresholdBackwardNpu(NpuStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
-                                ffi::AnyBuffer threshold, ffi::Result<ffi::AnyBuffer> out) {
-  return RunOnNpu(stream, grad, x, OperandThreshold(threshold), *out, ThresholdMemory::kDevice);
+ffi::Error ThresholdBackwardNpu(NpuStream stream, int32_t device, ffi::AnyBuffer grad,
+                                ffi::AnyBuffer x, ffi::AnyBuffer threshold,
+                                ffi::Result<ffi::AnyBuffer> out) {
+  return RunOnNpu(stream, device, grad, x, OperandThreshold(threshold), *out,
+                  ThresholdMemory::kDevice);
 }
 
-ffi::Error ThresholdBackwardReluGradNpu(NpuStream stream, ffi::AnyBuffer grad, ffi::AnyBuffer x,
-                                        ffi::Result<ffi::AnyBuffer> out) {
-  return RunOnNpu(stream, grad, x, ZeroThreshold(x), *out, ThresholdMemory::kHost);
+ffi::Error ThresholdBackwardReluGradNpu(NpuStream stream, int32_t device, ffi::AnyBuffer grad,
+                                        ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> out) {
+  return RunOnNpu(stream, device, grad, x, ZeroThreshold(x), *out, ThresholdMemory::kHost);
 }
 
 #endif  // JAX_THRESHOLD_ASCEND
@@ -667,6 +686,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardReluGradNpu,
                               ThresholdBackwardReluGradNpu,
                               xla::ffi::Ffi::Bind()
                                   .Ctx<NpuStreamContext>()
+                                  .Ctx<xla::ffi::DeviceOrdinal>()
                                   .Arg<xla::ffi::AnyBuffer>()  // grad_output
                                   .Arg<xla::ffi::AnyBuffer>()  // x
                                   .Ret<xla::ffi::AnyBuffer>());
@@ -674,6 +694,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardReluGradNpu,
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardNpu, ThresholdBackwardNpu,
                               xla::ffi::Ffi::Bind()
                                   .Ctx<NpuStreamContext>()
+                                  .Ctx<xla::ffi::DeviceOrdinal>()
                                   .Arg<xla::ffi::AnyBuffer>()  // grad_output
                                   .Arg<xla::ffi::AnyBuffer>()  // x
                                   .Arg<xla::ffi::AnyBuffer>()  // threshold

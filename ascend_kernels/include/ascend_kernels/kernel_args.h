@@ -12,8 +12,9 @@
 // The tiling structs are at global scope, named in ascend_kernels by using-declarations: a kernel
 // entry takes its tiling struct by value, and CANN's launch generator (asc-devkit
 // cmake/asc/legacy_modules/util/extract_host_stub.py) recognises such a parameter by its bare
-// type name among the structs the kernel source defines, copies their definitions into the host
-// stub and forward-declares the type at global scope in aclrtlaunch_<entry>.h.
+// type name among the structs the kernel source defines and copies their definitions into the
+// host stub. The aclrtlaunch_<entry>.h it generates names the type without declaring it, so host
+// code includes this header before any generated one.
 
 // Per-core split of a contiguous element range, docs/behaviour.md §3. Counts are in elements.
 // Cores with index < tail_block_num are "big" (big_core_data_num elements), the rest "small".

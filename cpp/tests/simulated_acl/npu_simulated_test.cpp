@@ -11,9 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "ascend_kernels/kernel_args.h"  // the tiling structs the generated headers name
 #include "fuzz/fake_xla_ffi_api.h"
 #include "simulated_acl.h"
 #include "xla_ffi/ffi_handler.h"
+
+#include "aclrtlaunch_relu_grad_float32.h"
 
 namespace {
 
@@ -94,8 +97,9 @@ Operand Random(XLA_FFI_DataType dtype, std::vector<int64_t> dims, uint32_t seed)
   return o;
 }
 
-// Calls `handler` on (grad, x, threshold) -> out; the stream the fake API hands out is `stream`.
-CallOutcome Call(XLA_FFI_Handler* handler, void* stream, Operand& grad, Operand& x,
+// Calls `handler` on (grad, x, threshold) -> out; the stream and the device ordinal the fake API
+// hands out are `stream` and `device` (negative: none).
+CallOutcome Call(XLA_FFI_Handler* handler, void* stream, int32_t device, Operand& grad, Operand& x,
                  Operand& threshold, Operand& out) {
   Operand* all[4] = {&grad, &x, &threshold, &out};
   XLA_FFI_Buffer buffers[4];
@@ -114,6 +118,7 @@ CallOutcome Call(XLA_FFI_Handler* handler, void* stream, Operand& grad, Operand&
   void* rets[1] = {&buffers[3]};
   PoolOptions options;
   options.stream = stream;
+  options.device_ordinal = device;
   FakeXlaFfiApi fake(options);
   XLA_FFI_Handler* instantiate = InstantiateStageOf(handler);
   fake.RegisterType(jax_threshold::ffi_handler::ExecutablePlansTypeId()->type_id,
@@ -142,7 +147,7 @@ CallOutcome Call(XLA_FFI_Handler* handler, void* stream, Operand& grad, Operand&
 // The CPU handler's result for these operands (the CPU AscendC model under the host's rules).
 std::vector<unsigned char> OnCpu(Operand grad, Operand x, Operand threshold, Operand out) {
   for (Operand* o : {&grad, &x, &threshold, &out}) o->data = o->host.data();
-  const CallOutcome outcome = Call(Handler("cpu"), nullptr, grad, x, threshold, out);
+  const CallOutcome outcome = Call(Handler("cpu"), nullptr, -1, grad, x, threshold, out);
   EXPECT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << outcome.message;
   return out.host;
 }
@@ -159,6 +164,7 @@ class Device {
     aclrtDestroyStream(stream_);
     for (void* p : owned_) aclrtFree(p);
   }
+  int id() const { return id_; }
   aclrtStream stream() const { return stream_; }
   void MakeCurrent() const { ASSERT_EQ(aclrtSetDevice(id_), ACL_SUCCESS); }
 
@@ -185,7 +191,7 @@ class Device {
     std::fill(out.host.begin(), out.host.end(), fill);
     Upload(out);
     MakeCurrent();
-    CallOutcome outcome = Call(Handler("ASCEND"), stream_, grad, x, threshold, out);
+    CallOutcome outcome = Call(Handler("ASCEND"), stream_, id_, grad, x, threshold, out);
     if (outcome.code != XLA_FFI_Error_Code_OK) return outcome;
     if (aclError rc = aclrtSynchronizeStream(stream_); rc != ACL_SUCCESS) {
       outcome.code = XLA_FFI_Error_Code_INTERNAL;
@@ -390,7 +396,8 @@ TEST_F(NpuSimulatedTest, ACallAllocatesOnlyTheLaunchersOverflowBuffers) {
   ASSERT_EQ(device.Run(grad, x, threshold, out).code, XLA_FFI_Error_Code_OK);
   for (Operand* o : {&grad, &x, &threshold, &out}) device.Upload(*o);
   const simulated_acl::Counters before = simulated_acl::GetCounters();
-  const CallOutcome outcome = Call(Handler("ASCEND"), device.stream(), grad, x, threshold, out);
+  const CallOutcome outcome =
+      Call(Handler("ASCEND"), device.stream(), device.id(), grad, x, threshold, out);
   ASSERT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << outcome.message;
   const simulated_acl::Counters after = simulated_acl::GetCounters();
   EXPECT_GT(after.launches, before.launches);
@@ -404,7 +411,8 @@ TEST_F(NpuSimulatedTest, AMissingStreamIsAnErrorNamingIt) {
   Prepared p = Prepare(kCases[0], 11);
   Device device(0);
   for (Operand* o : {&p.grad, &p.x, &p.threshold, &p.out}) device.Upload(*o);
-  const CallOutcome outcome = Call(Handler("ASCEND"), nullptr, p.grad, p.x, p.threshold, p.out);
+  const CallOutcome outcome =
+      Call(Handler("ASCEND"), nullptr, device.id(), p.grad, p.x, p.threshold, p.out);
   EXPECT_EQ(outcome.code, XLA_FFI_Error_Code_FAILED_PRECONDITION) << outcome.message;
   EXPECT_NE(outcome.message.find("no aclrtStream"), std::string::npos) << outcome.message;
   EXPECT_NE(outcome.message.find("XLA_FFI_Stream_Get"), std::string::npos) << outcome.message;
@@ -416,7 +424,7 @@ TEST_F(NpuSimulatedTest, ACoreCountTheDeviceCannotGiveIsAnError) {
   Device device(2);
   const CallOutcome outcome = device.Run(p.grad, p.x, p.threshold, p.out);
   EXPECT_NE(outcome.code, XLA_FFI_Error_Code_OK);
-  EXPECT_NE(outcome.message.find("ACL_DEV_ATTR_VECTOR_CORE_NUM"), std::string::npos)
+  EXPECT_NE(outcome.message.find("ACL_DEVICE_INFO_VECTOR_CORE_NUM"), std::string::npos)
       << outcome.message;
 }
 
@@ -431,6 +439,76 @@ TEST_F(NpuSimulatedTest, TheCoreCountIsAskedOncePerDevice) {
     }
   }
   EXPECT_LE(simulated_acl::GetCounters().device_info, 2);
+}
+
+// The call's device is XLA's device ordinal, not whatever device the thread has current: when
+// they differ, the call is refused naming both, before anything is planned, allocated or
+// launched on either device. With the thread on the call's device, the same call runs.
+TEST_F(NpuSimulatedTest, ACallForAnotherDeviceThanTheThreadsIsRefused) {
+  namespace fh = jax_threshold::ffi_handler;
+  Prepared p = Prepare(kCases[1], 19);  // both kernels
+  Device device0(0), device1(1);
+  for (Operand* o : {&p.grad, &p.x, &p.threshold, &p.out}) device1.Upload(*o);
+  const size_t plans0 = fh::NpuIdlePlanCount(0), plans1 = fh::NpuIdlePlanCount(1);
+  device0.MakeCurrent();
+  const simulated_acl::Counters before = simulated_acl::GetCounters();
+  const CallOutcome outcome =
+      Call(Handler("ASCEND"), device1.stream(), 1, p.grad, p.x, p.threshold, p.out);
+  EXPECT_EQ(outcome.code, XLA_FFI_Error_Code_FAILED_PRECONDITION) << outcome.message;
+  EXPECT_NE(outcome.message.find("for device 1"), std::string::npos) << outcome.message;
+  EXPECT_NE(outcome.message.find("current device is 0"), std::string::npos) << outcome.message;
+  const simulated_acl::Counters after = simulated_acl::GetCounters();
+  EXPECT_EQ(after.launches, before.launches);
+  EXPECT_EQ(after.mallocs, before.mallocs);
+  EXPECT_EQ(after.device_info, before.device_info);
+  EXPECT_EQ(fh::NpuIdlePlanCount(0), plans0);
+  EXPECT_EQ(fh::NpuIdlePlanCount(1), plans1);
+  EXPECT_EQ(aclrtSynchronizeStream(device1.stream()), ACL_SUCCESS);
+  EXPECT_EQ(simulated_acl::GetCounters().blocks_run, before.blocks_run);
+
+  device1.MakeCurrent();
+  const CallOutcome on_its_device =
+      Call(Handler("ASCEND"), device1.stream(), 1, p.grad, p.x, p.threshold, p.out);
+  ASSERT_EQ(on_its_device.code, XLA_FFI_Error_Code_OK) << on_its_device.message;
+  ASSERT_EQ(aclrtSynchronizeStream(device1.stream()), ACL_SUCCESS);
+  EXPECT_EQ(device1.Download(p.out), p.expected);
+}
+
+// As the runtime does, the simulation refuses a launch or an asynchronous copy on a stream of
+// another device than the thread's current one (ACL_ERROR_RT_STREAM_CONTEXT), and queues nothing.
+TEST_F(NpuSimulatedTest, TheRuntimeRefusesAStreamOfAnotherDevice) {
+  Device device1(1);
+  void* buffer = nullptr;
+  ASSERT_EQ(aclrtMalloc(&buffer, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  Device device0(0);  // current from here on
+  unsigned char host[64] = {};
+  EXPECT_EQ(aclrtMemcpyAsync(buffer, sizeof host, host, sizeof host, ACL_MEMCPY_HOST_TO_DEVICE,
+                             device1.stream()),
+            ACL_ERROR_RT_STREAM_CONTEXT);
+  ReluGradTilingData tiling{};
+  EXPECT_EQ(ACLRT_LAUNCH_KERNEL(relu_grad_float32)(1, device1.stream(), buffer, buffer, buffer,
+                                                   nullptr, &tiling),
+            static_cast<uint32_t>(ACL_ERROR_RT_STREAM_CONTEXT));
+  EXPECT_EQ(simulated_acl::GetCounters().launches, 0);
+  device1.MakeCurrent();
+  EXPECT_EQ(aclrtSynchronizeStream(device1.stream()), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFree(buffer), ACL_SUCCESS);
+}
+
+// Device memory is not host memory: outside a kernel run or an ACL copy, a host read of a device
+// pointer faults, as on hardware (the same bytes read through aclrtMemcpy). The fork-based death
+// test: no other thread runs by then (each call's fake XLA thread pool is joined).
+using NpuSimulatedDeathTest = NpuSimulatedTest;
+
+unsigned char HostRead(const void* p) { return *static_cast<const volatile unsigned char*>(p); }
+
+TEST_F(NpuSimulatedDeathTest, AHostReadOfDeviceMemoryFaults) {
+  Prepared p = Prepare(kCases[0], 21);
+  Device device(0);
+  ASSERT_EQ(device.Run(p.grad, p.x, p.threshold, p.out).code, XLA_FFI_Error_Code_OK);
+  EXPECT_EQ(device.Download(p.out), p.expected);
+  EXPECT_DEATH(HostRead(p.x.data), "");    // an operand written by aclrtMemcpy
+  EXPECT_DEATH(HostRead(p.out.data), "");  // a kernel's result
 }
 
 }  // namespace

@@ -1,6 +1,10 @@
 // SIMULATION, test code only: the simulated ACL runtime (simulated_acl.h).
 #include "simulated_acl.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -13,11 +17,10 @@
 namespace simulated_acl {
 namespace {
 
-constexpr unsigned char kFreedPoison = 0xDB;  // what a freed allocation holds until reused
-
 struct Allocation {
   int device;
   uint64_t bytes;
+  size_t mapped;  // bytes mapped: `bytes` rounded up to whole pages
 };
 
 struct Stream {
@@ -37,6 +40,7 @@ struct Runtime {
   std::set<std::string> dead_kernels;
   Counters counters;
   std::string last_run_error;
+  int open_accesses = 0;  // DeviceAccess scopes alive: while > 0, device memory is accessible
 };
 
 Runtime& State() {
@@ -55,10 +59,22 @@ int CurrentLocked(const Runtime& r) {
   return current.generation == r.generation ? current.device : -1;
 }
 
+// Makes the allocation at `start` accessible to host code (PROT_READ | PROT_WRITE) or not at all
+// (PROT_NONE). A failure leaves the simulation unable to keep its promise: it aborts.
+void Protect(uintptr_t start, const Allocation& a, int prot) {
+  if (mprotect(reinterpret_cast<void*>(start), a.mapped, prot) != 0) {
+    std::perror("simulated_acl: mprotect");
+    std::abort();
+  }
+}
+
+int AccessLocked(const Runtime& r) {
+  return r.open_accesses > 0 ? PROT_READ | PROT_WRITE : PROT_NONE;
+}
+
+// Unmapped, so that any later use of the pointer by host code faults.
 void FreeLocked(Runtime& r, std::map<uintptr_t, Allocation>::iterator it) {
-  void* p = reinterpret_cast<void*>(it->first);
-  std::memset(p, kFreedPoison, it->second.bytes);
-  std::free(p);
+  munmap(reinterpret_cast<void*>(it->first), it->second.mapped);
   r.allocations.erase(it);
 }
 
@@ -99,11 +115,32 @@ Counters GetCounters() {
   return c;
 }
 
-int StreamDevice(aclrtStream stream) {
+DeviceAccess::DeviceAccess() {
+  Runtime& r = State();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.open_accesses++ == 0) {
+    for (const auto& [start, a] : r.allocations) Protect(start, a, PROT_READ | PROT_WRITE);
+  }
+}
+
+DeviceAccess::~DeviceAccess() {
+  Runtime& r = State();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (--r.open_accesses == 0) {
+    for (const auto& [start, a] : r.allocations) Protect(start, a, PROT_NONE);
+  }
+}
+
+aclError StreamContext(aclrtStream stream, int* device) {
   Runtime& r = State();
   std::lock_guard<std::mutex> lock(r.mu);
   auto* s = static_cast<Stream*>(stream);
-  return r.streams.count(s) != 0 ? s->device : -1;
+  if (r.streams.count(s) == 0) return ACL_ERROR_RT_PARAM_INVALID;
+  const int current_device = CurrentLocked(r);
+  if (current_device < 0) return ACL_ERROR_RT_CONTEXT_NULL;
+  if (current_device != s->device) return ACL_ERROR_RT_STREAM_CONTEXT;
+  *device = s->device;
+  return ACL_SUCCESS;
 }
 
 aclError Enqueue(aclrtStream stream, std::function<aclError()> task) {
@@ -223,12 +260,12 @@ const char* aclrtGetSocName() {
   return device < 0 ? nullptr : r.devices[static_cast<size_t>(device)].soc_name.c_str();
 }
 
-aclError aclrtGetDeviceInfo(uint32_t deviceId, aclrtDevAttr attr, int64_t* value) {
+aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo, int64_t* value) {
   Runtime& r = State();
   std::lock_guard<std::mutex> lock(r.mu);
   ++r.counters.device_info;
   if (value == nullptr || deviceId >= r.devices.size()) return ACL_ERROR_INVALID_PARAM;
-  if (attr != ACL_DEV_ATTR_VECTOR_CORE_NUM) return ACL_ERROR_INVALID_PARAM;
+  if (deviceInfo != ACL_DEVICE_INFO_VECTOR_CORE_NUM) return ACL_ERROR_INVALID_PARAM;
   const int64_t cores = r.devices[deviceId].vector_cores;
   if (cores <= 0) return ACL_ERROR_RT_PARAM_INVALID;  // a device that cannot say
   *value = cores;
@@ -241,9 +278,13 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy) {
   if (devPtr == nullptr || size == 0) return ACL_ERROR_INVALID_PARAM;
   const int device = simulated_acl::CurrentLocked(r);
   if (device < 0) return ACL_ERROR_RT_CONTEXT_NULL;
-  void* p = std::aligned_alloc(512, (size + 511) / 512 * 512);
-  if (p == nullptr) return ACL_ERROR_BAD_ALLOC;
-  r.allocations[reinterpret_cast<uintptr_t>(p)] = {device, size};
+  // Its own pages (aligned beyond aclrtMalloc's 512 bytes), inaccessible to host code outside a
+  // DeviceAccess scope.
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const simulated_acl::Allocation a{device, size, (size + page - 1) / page * page};
+  void* p = mmap(nullptr, a.mapped, AccessLocked(r), MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return ACL_ERROR_BAD_ALLOC;
+  r.allocations[reinterpret_cast<uintptr_t>(p)] = a;
   ++r.counters.mallocs;
   *devPtr = p;
   return ACL_SUCCESS;
@@ -287,18 +328,20 @@ aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count,
   if (aclError rc = CheckCopy(device, dst, destMax, src, count, kind); rc != ACL_SUCCESS) {
     return rc;
   }
+  const simulated_acl::DeviceAccess access;
   std::memmove(dst, src, count);
   return ACL_SUCCESS;
 }
 
 aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count,
                           aclrtMemcpyKind kind, aclrtStream stream) {
-  const int device = simulated_acl::StreamDevice(stream);
-  if (device < 0) return ACL_ERROR_RT_PARAM_INVALID;
+  int device = -1;
+  if (aclError rc = simulated_acl::StreamContext(stream, &device); rc != ACL_SUCCESS) return rc;
   return simulated_acl::Enqueue(stream, [=] {
     if (aclError rc = CheckCopy(device, dst, destMax, src, count, kind); rc != ACL_SUCCESS) {
       return rc;
     }
+    const simulated_acl::DeviceAccess access;
     std::memmove(dst, src, count);
     return ACL_SUCCESS;
   });

@@ -4,9 +4,11 @@
 // numBlocks, aclrtStream stream, <the entry's parameters>)`, the by-value tiling struct taken by
 // host pointer and copied into the launch's arguments, returning the launch's error code; a
 // kernel whose handle is null prints an error and returns 0; every call allocates and frees an
-// 8-byte overflow-status buffer. Instead of a device launch, each call queues the same kernel
-// entry on the stream, to run on the CPU AscendC model (ascend_kernels/host_launch.h) under the
-// device's SoC rules when the stream is synchronised.
+// 8-byte overflow-status buffer; a stream of another device than the thread's current one is
+// refused (ACL_ERROR_RT_STREAM_CONTEXT). Instead of a device launch, each call queues the same
+// kernel entry on the stream, to run on the CPU AscendC model (ascend_kernels/host_launch.h) under
+// the device's SoC rules when the stream is synchronised, with device memory accessible only
+// while it runs.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -88,7 +90,10 @@ aclError Run(const char* name, int device, KernelDType dtype, uint32_t num_block
     return RunError(name, "launched on " + std::to_string(num_blocks) +
                               " blocks, its tiling splits for " + std::to_string(launch.block_dim));
   }
-  for (uint32_t i = 0; i < num_blocks; ++i) launch.run_block(i);
+  {
+    const DeviceAccess access;  // the kernel's reads and writes of device memory
+    for (uint32_t i = 0; i < num_blocks; ++i) launch.run_block(i);
+  }
   CountBlocks(num_blocks);
   return ACL_SUCCESS;
 }
@@ -101,8 +106,8 @@ uint32_t Launch(const char* name, KernelDType dtype, uint32_t num_blocks, aclrtS
     std::fprintf(stderr, "[ERROR] simulated: kernel %s has no handle\n", name);
     return 0;  // what the generated launcher returns
   }
-  const int device = StreamDevice(stream);
-  if (device < 0) return ACL_ERROR_RT_PARAM_INVALID;
+  int device = -1;
+  if (aclError rc = StreamContext(stream, &device); rc != ACL_SUCCESS) return rc;
   if (tiling == nullptr) return ACL_ERROR_INVALID_PARAM;
   if (aclError rc = TakeInjectedLaunchFailure(); rc != ACL_SUCCESS) return rc;
   const Tiling copy = *tiling;  // the launch's arguments hold the struct from here on
