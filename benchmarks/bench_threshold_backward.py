@@ -64,9 +64,9 @@ JAX_IMPLS = ("ffi", "reference", "auto")
 PROBES = ("probe_copy", "probe_add", "probe_torch_add", "probe_fresh")
 TORCH_IMPLS = ("torch", "probe_torch_add")  # run in the torch process
 DTYPE_NAMES = ("float32", "bfloat16", "int8", "float16", "int32", "uint8")
-# Calls per sample last at least this long. On the 2-vCPU VM of benchmarks/README.md the first
-# calls after other work run 2-4x slower; 2 ms samples (6-14 calls at 2^20) made the custom
-# calls' medians 4-7x their steady-loop times.
+# Calls per sample last at least this long: the first calls after other work run slower, and
+# much shorter samples made the custom calls' medians several times their steady-loop times
+# (benchmarks/README.md, measurement log).
 DEFAULT_MIN_SAMPLE_S = 0.02
 # After a torch sample, time for libgomp's spinning workers to go to sleep before JAX is timed.
 TORCH_SETTLE_S = 0.005

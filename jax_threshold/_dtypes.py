@@ -6,6 +6,8 @@ Everything else (bool, complex, int16, uint16/32/64, float8, ...) is rejected
 with a TypeError that names the dtype and this list (docs/behaviour.md §1).
 """
 
+import functools
+
 import jax.numpy as jnp
 import numpy as np
 
@@ -70,6 +72,7 @@ def check_same_dtype(grad_output_dtype, x_dtype) -> np.dtype:
   return x
 
 
+@functools.cache  # asked on every call with an array threshold
 def threshold_operand_dtypes(x_dtype) -> tuple[np.dtype, ...]:
   """The dtypes the primitive's threshold operand may have for `x_dtype`.
 

@@ -341,22 +341,10 @@ def is_static(threshold) -> bool:
   return isinstance(threshold, (numbers.Number, np.generic, np.ndarray))
 
 
-def traced_argument(threshold):
-  """A threshold that is not static, as an argument of a jitted function: a jax.Array as it is,
-  anything else through jnp.asarray (TypeError when that fails); canonicalised while tracing."""
-  if isinstance(threshold, jax.Array):
-    return threshold
-  try:
-    return jnp.asarray(threshold)
-  except (TypeError, ValueError):
-    raise _not_real(threshold) from None
-
-
-def check_traced_type(threshold):
-  """The errors `canonicalize_threshold` gives a traced threshold, from its type alone."""
-  threshold_type = jax.typeof(threshold)
-  _check_scalar_shape(threshold_type.shape)
-  _check_real_dtype(threshold_type.dtype)
+def is_known_zero(operand) -> bool:
+  """Whether a threshold operand is static and exactly 0 (either sign): the primitive's
+  `relu_grad` flag. A traced one is never known, so its value never chooses a compiled plan."""
+  return isinstance(operand, np.ndarray) and operand.item() == 0
 
 
 def _check_scalar_shape(shape):
@@ -463,10 +451,13 @@ def _traced_integer_operand(t, t_dtype: np.dtype, x_dtype: np.dtype):
 
 
 def _traced_operand(t, x_dtype: np.dtype):
-  try:
-    t = jnp.asarray(t)
-  except (TypeError, ValueError):
-    raise _not_real(t) from None
+  if not isinstance(t, jax.Array):
+    try:
+      t = jnp.asarray(t)
+    except (TypeError, ValueError):
+      raise _not_real(t) from None
+  if t.shape == () and t.dtype in _dtypes.threshold_operand_dtypes(x_dtype):
+    return t  # already an operand: converting it would change nothing but a weak type
   _check_scalar_shape(t.shape)
   t_dtype = _check_real_dtype(t.dtype)
   # Float conversions go through the flush-proof helpers: on XLA's CPU threads (flush-to-zero and

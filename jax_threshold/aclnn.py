@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from jax_threshold import _aclnn_ext  # type: ignore[attr-defined]  # compiled, no stub
+from jax_threshold import _dtypes
 from jax_threshold import _threshold
 
 ACLNN_SUCCESS = _aclnn_ext.ACLNN_SUCCESS
@@ -101,8 +102,11 @@ def _tensor(array, name: str, writable: bool = False):
   return (address, tuple(array.shape), strides, acl_dtype(array.dtype))
 
 
-_NARROW_FLOAT_CODES = frozenset(_ACL_DTYPES[n] for n in ("float32", "float16", "bfloat16"))
-_INTEGER_DTYPES = {_ACL_DTYPES[n]: np.dtype(n) for n in ("int8", "uint8", "int32", "int64")}
+# x's aclDataType -> how its threshold is handed over, from the Python contract's dtypes.
+_NARROW_FLOAT_CODES = frozenset(_ACL_DTYPES[d.name] for d in _dtypes.NARROW_FLOAT_DTYPES)
+_INTEGER_DTYPES = {
+  _ACL_DTYPES[d.name]: d for d in _dtypes.SUPPORTED_DTYPES if _dtypes.is_integer(d)
+}
 # The smallest positive float64: its float32 rounding is 0, yet it is not 0 (see _scalar).
 _TINY = math.ldexp(1.0, -1074)
 

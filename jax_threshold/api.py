@@ -40,7 +40,7 @@ def _common_dtype(grad_output, x) -> np.dtype | None:
   A weakly typed operand (a Python scalar, a weak_type array) takes the other's dtype where
   JAX's promotion (as in jnp.where) gives that dtype; two weak ones take their promoted dtype.
   Anything else is left for the dtype check to report. Reads the operands' types only, so it
-  runs before the call (no copy) and again while tracing."""
+  runs before the call, without copying them."""
   g_type, x_type = jax.typeof(grad_output), jax.typeof(x)
   if g_type.dtype == x_type.dtype:
     return None
@@ -63,13 +63,14 @@ def _common_dtype(grad_output, x) -> np.dtype | None:
   return target
 
 
-def _checked_dtype(grad_output, x) -> np.dtype:
-  """The dtype the primitive binds grad_output and x with; TypeError / ValueError (naming the
-  dtypes, the shapes) for a pair it does not take."""
+def _checked_dtype(grad_output, x) -> tuple[np.dtype, bool]:
+  """The dtype the primitive binds grad_output and x with, and whether either is converted to
+  it (a weakly typed one); TypeError / ValueError (naming the dtypes, the shapes) for a pair it
+  does not take. The call's one check of its operands, made before anything is traced."""
   g_dtype = getattr(grad_output, "dtype", None)
   if g_dtype in _dtypes.CANONICAL_DTYPES and g_dtype == getattr(x, "dtype", None):
     if grad_output.shape == x.shape:  # the common call, decided without the types
-      return np.dtype(g_dtype)
+      return np.dtype(g_dtype), False
   target = _common_dtype(grad_output, x)
   g_type, x_type = jax.typeof(grad_output), jax.typeof(x)
   if target is None:
@@ -78,13 +79,13 @@ def _checked_dtype(grad_output, x) -> np.dtype:
     dtype = _dtypes.check_same_dtype(target, target)
   if g_type.shape != x_type.shape:
     broadcast_shapes(g_type.shape, x_type.shape)
-  return dtype
+  return dtype, target is not None
 
 
 # Arguments the jitted bodies take as they are: jax.Arrays, NumPy arrays and scalars of a dtype
 # jit takes (transferred by jit's own dispatch, never copied eagerly, so jax.debug_nans sees only
 # the result), and Python numbers (weakly typed, as jnp.asarray makes them). Anything else goes
-# through jnp.asarray first, with its errors, as before.
+# through jnp.asarray first, with its errors.
 _JIT_DTYPES = frozenset(
   np.dtype(d)
   for d in (np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32)
@@ -145,18 +146,15 @@ def threshold_backward(
   """
   implementation = _lowering.resolve(implementation)
   grad_output, x = _as_operand(grad_output), _as_operand(x)
-  if _threshold.is_static(threshold):
-    threshold = canonicalize_threshold(threshold, _checked_dtype(grad_output, x))
-    static = True
-  else:
-    threshold, static = _threshold.traced_argument(threshold), False
+  dtype, convert = _checked_dtype(grad_output, x)
+  threshold = canonicalize_threshold(threshold, dtype)
   return _threshold_backward(
     grad_output,
     x,
     threshold,
     implementation=implementation,
-    static_threshold=static,
-    relu_grad=static and _is_static_zero(threshold),
+    convert_to=dtype if convert else None,
+    relu_grad=_threshold.is_known_zero(threshold),
   )
 
 
@@ -165,38 +163,23 @@ def threshold_backward(
 _INLINE_WHILE_TRACING = getattr(getattr(jax, "Inline", None), "JAX_EARLY", True)
 
 
-# The trace-time work of a call, inside jit's cached dispatch: an eager call with arrays of a
-# known type takes jit's C++ path, and a traced one sees the primitive's equations (see above).
-# A static threshold arrives already canonical (its value is known outside the trace, e.g. to
-# choose a plan); a traced one is canonicalised here.
+# The bind, inside jit's cached dispatch: an eager call with arrays of a known type takes jit's
+# C++ path, and a traced one sees the primitive's equations (see above). The operands arrive
+# checked and the threshold as the primitive's operand; a static one as a NumPy value, so a new
+# value reuses the compiled body.
 @functools.partial(
   jax.jit,
-  static_argnames=("implementation", "static_threshold", "relu_grad"),
+  static_argnames=("implementation", "convert_to", "relu_grad"),
   inline=_INLINE_WHILE_TRACING,
 )
-def _threshold_backward(grad_output, x, threshold, *, implementation, static_threshold, relu_grad):
-  target = _common_dtype(grad_output, x)
-  if target is not None:
-    grad_output = lax.convert_element_type(grad_output, target)
-    x = lax.convert_element_type(x, target)
-  dtype = _checked_dtype(grad_output, x)
-  if not static_threshold:
-    threshold = canonicalize_threshold(threshold, dtype)
+def _threshold_backward(grad_output, x, threshold, *, implementation, convert_to, relu_grad):
+  if convert_to is not None:
+    grad_output = lax.convert_element_type(grad_output, convert_to)
+    x = lax.convert_element_type(x, convert_to)
   grad_output, x, threshold = match_varying_axes(grad_output, x, threshold)
   return threshold_backward_p.bind(
     grad_output, x, threshold, implementation=implementation, relu_grad=relu_grad
   )
-
-
-def _is_static_zero(threshold) -> bool:
-  """Whether the threshold operand is known now (not traced) to be exactly 0, either sign: the
-  primitive's `relu_grad` flag, decided outside the jitted body, where the value is known."""
-  if isinstance(threshold, jax.core.Tracer):
-    return False
-  try:
-    return bool(np.asarray(threshold) == 0)
-  except (TypeError, ValueError):  # an operand NumPy cannot hold: no kernel choice
-    return False
 
 
 def _check_static_value(value, dtype):
@@ -308,33 +291,25 @@ def threshold(
   dtype = getattr(x, "dtype", None)
   if dtype not in _dtypes.CANONICAL_DTYPES:
     dtype = _dtypes.check_supported(jax.typeof(x).dtype, "x")
-  if _threshold.is_static(threshold):
-    threshold = canonicalize_threshold(threshold, dtype)
-    static = True
-  else:
-    threshold, static = _threshold.traced_argument(threshold), False
-    _threshold.check_traced_type(threshold)  # its errors before the value's, as ever
+  threshold = canonicalize_threshold(threshold, dtype)
   _check_static_value(value, dtype)
   return _threshold_forward(
     x,
     threshold,
     _value_argument(value),
     implementation=implementation,
-    static_threshold=static,
-    relu_grad=static and _is_static_zero(threshold),
+    relu_grad=_threshold.is_known_zero(threshold),
   )
 
 
 # As `_threshold_backward`: the trace-time work inside jit's cached dispatch.
 @functools.partial(
   jax.jit,
-  static_argnames=("implementation", "static_threshold", "relu_grad"),
+  static_argnames=("implementation", "relu_grad"),
   inline=_INLINE_WHILE_TRACING,
 )
-def _threshold_forward(x, threshold, value, *, implementation, static_threshold, relu_grad):
+def _threshold_forward(x, threshold, value, *, implementation, relu_grad):
   dtype = np.dtype(x.dtype)
-  if not static_threshold:
-    threshold = canonicalize_threshold(threshold, dtype)
   value = _scalar_value(value, dtype)
   x, threshold, value = match_varying_axes(x, threshold, value)
   if _dtypes.is_integer(dtype):  # not differentiable: no custom rule needed

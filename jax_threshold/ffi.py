@@ -24,11 +24,9 @@ On a mesh the call is partitioned as an elementwise op (each device runs it on i
 `partitioning.py` gives it a Shardy sharding rule and registers an XLA partitioner for the
 target name.
 
-`out` is a buffer of its own, not an alias of `grad_output`: measured on CPU
-(benchmarks/README.md, "Speed"), aliasing made XLA copy grad_output first in
-a stand-alone call and also in the Flax training step's backward pass (two
-copies per step, no step faster), while a fresh output of 8 MiB or more gets
-huge pages from the handler and costs little.
+`out` is a buffer of its own, not an alias of `grad_output`: with the alias XLA copies
+grad_output first, in a stand-alone call and in a training step's backward pass alike
+(benchmarks/README.md, measurement log, "Aliasing").
 
 Exporting: `jax.export` refuses custom calls it does not know. Pass
 `disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(t) for t in
@@ -72,10 +70,9 @@ RELU_GRAD_INLINE_TARGET = "jax_threshold_threshold_backward_relu_grad_inline_v1"
 # its handlers exist only in builds with JAX_THRESHOLD_ASCEND.
 _LOWERING_PLATFORM = {"cpu": "cpu", "ASCEND": "ascend"}
 
-# Lowering platforms where "auto" picks the custom call, from the benchmark
-# (benchmarks/bench_threshold_backward.py; the README's "Speed" section has the
-# numbers): on CPU XLA's fused select is faster, so "auto" stays on the reference
-# there. On an Ascend NPU the kernels are the point of the custom call.
+# Lowering platforms where "auto" picks the custom call: on CPU XLA's fused select is faster
+# (benchmarks/bench_threshold_backward.py; the README's "Speed"), so "auto" stays on the
+# reference there. On an Ascend NPU the kernels are the point of the custom call.
 _AUTO_PLATFORMS = frozenset({"ascend"})
 
 
@@ -340,11 +337,11 @@ def install_layout_check(targets) -> bool:
 # --- The batch-transposed call (CPU) -------------------------------------------------------
 #
 # `vmap` over B thresholds of a function on an x of N elements gives the primitive a threshold
-# of shape (B, 1, ..., 1) and an output of B x N. The custom call runs one executor plan per
-# threshold element, so B = 10^6 thresholds on N = 3 elements are 10^6 kernel launches of 3
-# elements each: microseconds of launch work for nanoseconds of data. This rewrites the call so
-# that the kernel runs N launches of B elements instead, with the roles of x and the threshold
-# swapped:
+# of shape (B, 1, ..., 1) and an output of B x N. The custom call plans once and runs the kernel
+# once per threshold element (a slice of the batch), so B = 10^6 thresholds on N = 3 elements
+# are 10^6 kernel runs of 3 elements each: a kernel's fixed work per run for a few elements of
+# data. This rewrites the call so that the kernel runs N times on B elements instead, with the
+# roles of x and the threshold swapped:
 #
 #     x[j] > t[b]  <=>  key(t[b]) > key(x[j])
 #
@@ -353,9 +350,8 @@ def install_layout_check(targets) -> bool:
 # integers (~v = -1 - v reverses the order of every signed and unsigned value without
 # overflow). So one custom call with x' = key(t) of shape (1, B), threshold' = key(x) of shape
 # (N, 1) and grad_output' = grad_output moved to (N, B) (or (N, 1) when it does not vary over
-# the batch) computes out transposed, and the handler's loop over the threshold's dims runs N
-# executor plans of B elements each. The same kernels select the same bits; only the launch
-# count changes.
+# the batch) computes out transposed: N slices of B elements each. The same kernels select the
+# same bits; only the number of kernel runs changes.
 #
 # The comparison type decides what key(t) can be:
 #   float32 / float64 x: the threshold has x's dtype: key = negation, grad_output as it is.
@@ -369,12 +365,12 @@ def install_layout_check(targets) -> bool:
 #     is exact in a wider integer type W (int32, or int64 for int32 x under x64), and
 #     x > t <=> ~k > ~x in W; grad_output is widened to W and narrowed back, both exact.
 # Everything else (int64 x with a float threshold, int32 x with one without x64, symbolic
-# shapes, a call the SPMD partitioner will split) keeps the per-threshold launches.
+# shapes, a call the SPMD partitioner will split) keeps one kernel run per threshold.
 #
 # Only on CPU: the NPU handler takes no broadcast operands (README, NPU build).
 
-# Transpose only where it cuts launches by a wide margin: at most this many elements per
-# threshold (one executor plan each), and at least this many thresholds per element.
+# Transpose only where it cuts kernel runs by a wide margin: at most this many elements per
+# threshold (one kernel run each), and at least this many thresholds per element.
 MAX_ELEMENTS_PER_THRESHOLD = 256
 MIN_THRESHOLDS_PER_ELEMENT = 16
 
@@ -408,7 +404,7 @@ def runs_batch_transposed(ctx) -> bool:
   p = _shapes.batch_split(t_aval.shape)
   x_padded = _shapes.right_align(x_aval.shape, len(out_shape))
   if p == 0 or any(d != 1 for d in x_padded[:p]):
-    return False  # x varies over the batch: no scalar per launch after swapping roles
+    return False  # x varies over the batch: no scalar per slice after swapping roles
   thresholds, elements = math.prod(out_shape[:p]), math.prod(out_shape[p:])
   if elements > MAX_ELEMENTS_PER_THRESHOLD or thresholds < MIN_THRESHOLDS_PER_ELEMENT * elements:
     return False
@@ -466,12 +462,11 @@ def threshold_backward_transposed(grad_output, x, threshold, *, implementation):
   pad = lambda v: lax.expand_dims(v, tuple(range(rank - v.ndim)))
   grad_output, x = pad(grad_output), pad(x)
   g_key, x_key, t_key, decode = _encode_transposed(grad_output, x, threshold)
-  # threshold' = key(x): one scalar per launch, along the leading dim.
+  # threshold' = key(x): one scalar per slice, along the leading dim.
   x_key = jnp.broadcast_to(x_key, (1,) * p + inner).reshape(elements, 1)
   # x' = key(t): the batch, along the trailing dim.
   t_key = jnp.broadcast_to(t_key, batch + (1,) * (rank - p)).reshape(1, thresholds)
-  # grad_output' in full: XLA writes it into its own (reused) buffers, where the executor would
-  # otherwise copy a broadcast one into a fresh workspace per launch.
+  # grad_output' in full, (N, B): each slice reads its own row.
   if all(d == 1 for d in grad_output.shape[:p]):
     g_key = jnp.broadcast_to(g_key, (1,) * p + inner).reshape(elements, 1)
     g_key = lax.broadcast_in_dim(g_key, (elements, thresholds), (0, 1))
@@ -502,7 +497,7 @@ def _ffi_lowering(
   """Lowers threshold_backward to one XLA FFI custom call (partitioned elementwise on a mesh).
 
   On CPU, a vmap-batched threshold over a small x runs batch-transposed (above): the kernel
-  launches along the batch axis instead of once per threshold; an output of at most
+  runs along the batch axis instead of once per threshold; an output of at most
   `inline_max_bytes` goes to the synchronous (inline) targets.
   """
   out = ctx.avals_out[0]

@@ -354,7 +354,7 @@ def _make_partition(target):
 def register_partitioner(targets) -> None:
   """Registers the elementwise partitioner with XLA for each custom-call target name.
 
-  With the in-process XLA (CPU) now, and with each PJRT C-API plugin (e.g. an Ascend
+  With the in-process XLA (CPU) at once, and with each PJRT C-API plugin (e.g. an Ascend
   plugin) once JAX discovers it: a plugin compiles with its own partitioner registry.
   """
   for target in targets:

@@ -24,6 +24,7 @@ from jax.sharding import PartitionSpec as P
 import numpy as np
 
 import jax_threshold as jt
+import dtype_lists
 import oracle
 
 DEVICES = 4
@@ -49,8 +50,8 @@ CASES = {
   "operand-dtypes-differ": (TARGET, [((8,), np.int32, P("d")), _X, _T], _sds((8,)), {}, {}),
   "unsupported-dtype": (
     TARGET,
-    [((8,), np.int16, P("d")), ((8,), np.int16, P("d")), _T],
-    _sds((8,), jnp.int16),
+    [((8,), dtype_lists.UNSUPPORTED_INTEGER, P("d"))] * 2 + [_T],
+    _sds((8,), dtype_lists.UNSUPPORTED_INTEGER),
     {},
     {},
   ),

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 
+import dtype_lists
 import oracle
 
 try:
@@ -33,27 +34,24 @@ except ImportError as e:  # a source tree without the compiled extension
 needs_native = unittest.skipIf(aclnn is None, _SKIP_REASON or "")
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
-HOST_DTYPES = [
-  np.dtype(d)
-  for d in (np.float32, np.float16, BF16, np.int32, np.int8, np.uint8, np.int64, np.float64)
-]
-BASE_910 = ["float32", "int32", "float16", "int8", "uint8"]
-SOC_DTYPES = {
-  "Ascend910": [],  # refused: its AscendC API cannot run the kernels (README, kernels section)
-  "Ascend910B": BASE_910 + ["bfloat16"],
-  "Ascend950": BASE_910 + ["bfloat16"],  # + int64 at threshold 0
-  "host": BASE_910 + ["bfloat16", "int64", "float64"],
-}
-OTHER_DTYPES = [
-  "bool",
-  "int16",
-  "uint16",
-  "uint32",
-  "uint64",
-  "complex64",
-  "complex128",
-  "float8_e4m3fn",
-]
+HOST_DTYPES = list(dtype_lists.SUPPORTED)
+UNSUPPORTED = (
+  dtype_lists.UNSUPPORTED_INTEGER
+)  # "host" runs the contract's list (test_native_tables)
+# Phase one's dtype lists per SoC, at any threshold and at threshold 0, from the native table.
+if aclnn is not None:
+  SOC_DTYPES = {soc: list(names) for soc, names in aclnn._aclnn_ext.SOC_DTYPES.items()}
+  SOC_ZERO_DTYPES = {
+    soc: list(names) for soc, names in aclnn._aclnn_ext.SOC_ZERO_THRESHOLD_DTYPES.items()
+  }
+  # Dtypes phase one refuses: those the table names without a kernel, and one it does not name.
+  OTHER_DTYPES = [n for n in aclnn._aclnn_ext.DTYPES if n not in aclnn._aclnn_ext.KERNEL_DTYPES]
+  OTHER_DTYPES += [
+    next(d.name for d in dtype_lists.numeric_dtypes() if d.name not in aclnn._aclnn_ext.DTYPES)
+  ]
+else:  # the tests using them are skipped
+  SOC_DTYPES = SOC_ZERO_DTYPES = {"host": [d.name for d in HOST_DTYPES]}
+  OTHER_DTYPES = []
 
 
 def _dtype(name):
@@ -124,7 +122,7 @@ class StatusCodeTest(parameterized.TestCase):
     self.assertIn("x is null", aclnn.recent_error_message())
 
   def test_ascend910_refused_with_reason(self):
-    for dtype in BASE_910:
+    for dtype in SOC_DTYPES[aclnn._aclnn_ext.DEFAULT_SOC]:
       a = np.zeros(40, _dtype(dtype))
       status, _, executor = _plan(a, a, 0.5, a.copy(), soc="Ascend910")
       self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_INVALID)
@@ -147,14 +145,14 @@ class StatusCodeTest(parameterized.TestCase):
     )
 
   def test_step3_dtype_before_rank_broadcast_shape(self):
-    g = np.zeros((2,) * 9, np.int16)
-    x = np.zeros((3,) * 9, np.int16)
-    out = np.zeros(5, np.int16)
+    g = np.zeros((2,) * 9, UNSUPPORTED)
+    x = np.zeros((3,) * 9, UNSUPPORTED)
+    out = np.zeros(5, UNSUPPORTED)
     status, _, executor = _plan(g, x, 1.0, out)
     self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_INVALID)
     self.assertIsNone(executor)
     message = aclnn.recent_error_message()
-    self.assertIn("int16", message)
+    self.assertIn(UNSUPPORTED.name, message)
     self.assertIn("float32, int32, float16, int8, uint8, bfloat16", message)
 
   def test_step3_mismatched_dtypes(self):
@@ -235,9 +233,7 @@ class StatusCodeTest(parameterized.TestCase):
   def test_soc_dtype_lists(self, soc, dtype, threshold):
     a = np.zeros(4, _dtype(dtype))
     status, _, executor = _plan(a, a, threshold, a.copy(), soc=soc)
-    supported = dtype in SOC_DTYPES[soc] or (
-      soc == "Ascend950" and dtype == "int64" and threshold == 0.0
-    )
+    supported = dtype in (SOC_ZERO_DTYPES if threshold == 0.0 else SOC_DTYPES)[soc]
     if supported:
       self.assertEqual(status, aclnn.ACLNN_SUCCESS)
       self.assertEqual(executor.kernel, "ReluGrad" if threshold == 0.0 else "ThresholdGradV2D")
@@ -280,9 +276,9 @@ class StatusCodeTest(parameterized.TestCase):
     # A success does not change the last failure's message (aclGetRecentErrMsg's rule).
     self.assertIn("float8_e4m3fn", aclnn.recent_error_message())
     self.assertEqual(
-      _plan(np.ones(4, np.int16), f32, 0.5, f32.copy())[0], aclnn.ACLNN_ERR_PARAM_INVALID
+      _plan(np.ones(4, UNSUPPORTED), f32, 0.5, f32.copy())[0], aclnn.ACLNN_ERR_PARAM_INVALID
     )
-    self.assertIn("int16", aclnn.recent_error_message())
+    self.assertIn(UNSUPPORTED.name, aclnn.recent_error_message())
     self.assertNotIn("float8", aclnn.recent_error_message())
 
   @parameterized.parameters(
@@ -455,9 +451,11 @@ class StatusCodeTest(parameterized.TestCase):
 # Calls that could overflow the heap or abort the process if a check were missing (a workspace
 # size that overflows, unaligned data, bad platform parameters); each runs in a subprocess, so
 # a crash is a failed test, not a dead pytest.
-_CRASH_PRELUDE = """
+_CRASH_PRELUDE = f"""
+import ml_dtypes
 import numpy as np
 from jax_threshold import aclnn
+HOST_DTYPES = [np.dtype(getattr(ml_dtypes, n, None) or n) for n in {[d.name for d in HOST_DTYPES]!r}]
 def plan(g, x, out, **kw):
   return aclnn.threshold_backward_get_workspace_size(g, x, 0.5, out, **kw)
 def run(g, x, out, **kw):
@@ -477,8 +475,10 @@ assert executor is None
 assert "overflow" in aclnn.recent_error_message(), aclnn.recent_error_message()
 """,
   "unaligned": """
-for dtype in (np.float32, np.float16, np.int32, np.int64, np.float64):
-  size = np.dtype(dtype).itemsize
+for dtype in HOST_DTYPES:
+  size = dtype.itemsize
+  if size == 1:
+    continue
   def unaligned(values):
     buf = np.zeros(len(values) * size + 1, np.uint8)
     a = buf[1:].view(dtype)
@@ -722,13 +722,13 @@ class ValuesTest(parameterized.TestCase):
 
   # The kernels run under the AscendC rules of the executor's SoC (UB budget, Casts, compares,
   # DataCopyPad): every dtype a SoC lists, with tails that are not whole 32-byte blocks.
-  @parameterized.parameters("Ascend910B", "Ascend950")
+  @parameterized.parameters(*(soc for soc, names in SOC_ZERO_DTYPES.items() if soc != "host"))
   def test_every_listed_dtype_runs_under_its_soc(self, soc):
     rng = np.random.default_rng(14)
-    for dtype in SOC_DTYPES[soc] + (["int64"] if soc == "Ascend950" else []):
+    for dtype in SOC_ZERO_DTYPES[soc]:
       for n in (5, 33, 20011):
         g, x = _random(n, _dtype(dtype), rng), _random(n, _dtype(dtype), rng)
-        thresholds = (0.0,) if dtype == "int64" else (0.0, 0.5, -2)
+        thresholds = (0.0, 0.5, -2) if dtype in SOC_DTYPES[soc] else (0.0,)
         for threshold in thresholds:
           self._check(g, x, threshold, np.zeros(n, _dtype(dtype)), soc=soc)
 
@@ -830,8 +830,8 @@ class TilingTest(parameterized.TestCase):
   def test_failures(self):
     with self.assertRaisesRegex(ValueError, "0"):
       aclnn.threshold_grad_v2_d_tiling(0, np.float32)
-    with self.assertRaisesRegex(ValueError, "int16"):
-      aclnn.threshold_grad_v2_d_tiling(10, np.int16)
+    with self.assertRaisesRegex(ValueError, UNSUPPORTED.name):
+      aclnn.threshold_grad_v2_d_tiling(10, UNSUPPORTED)
     with self.assertRaisesRegex(ValueError, "ub_size"):
       aclnn.threshold_grad_v2_d_tiling(10, np.float32, ub_size=1024)
 

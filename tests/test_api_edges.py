@@ -28,6 +28,7 @@ import numpy as np
 import jax_threshold as jt
 from jax_threshold import lowering
 from jax_threshold import ffi
+import dtype_lists
 import implementations
 import oracle
 
@@ -40,7 +41,7 @@ def _bits_equal(actual, expected):
 
 @implementations.for_each_implementation
 class WeakTypeTest(parameterized.TestCase):
-  @parameterized.parameters(np.float32, np.float16, ml_dtypes.bfloat16)
+  @parameterized.parameters(*dtype_lists.NARROW_FLOATS)
   def test_python_float_grad_takes_x_dtype(self, dtype):
     x = np.array([0.2, 0.5, 1.2, -3.0], dtype)
     expected = oracle.threshold_backward(np.ones(4, dtype), x, 0.5)
@@ -54,7 +55,7 @@ class WeakTypeTest(parameterized.TestCase):
     _bits_equal(out, np.array([0, 0, 1], np.float32))
 
   def test_python_int_grad_takes_integer_and_float_dtypes(self):
-    for dtype in (np.int8, np.uint8, np.int32, np.float32, ml_dtypes.bfloat16):
+    for dtype in dtype_lists.CANONICAL:
       with self.subTest(dtype=dtype):
         x = np.array([1, 3, 5], dtype)
         _bits_equal(jt.threshold_backward(2, x, 2), np.array([0, 2, 2], dtype))
@@ -92,8 +93,9 @@ class WeakTypeTest(parameterized.TestCase):
       jt.threshold_backward(1.5, np.array([1, 2], np.int8), 1)
 
   def test_weak_operand_against_an_unsupported_dtype_names_it(self):
-    with self.assertRaisesRegex(TypeError, "unsupported dtype int16"):
-      jt.threshold_backward(1.0, np.array([1, 2], np.int16), 1)
+    bad = dtype_lists.UNSUPPORTED_INTEGER
+    with self.assertRaisesRegex(TypeError, f"unsupported dtype {bad.name}"):
+      jt.threshold_backward(1.0, np.array([1, 2], bad), 1)
 
 
 class MessageTest(absltest.TestCase):
@@ -130,7 +132,7 @@ class DocumentedRulesTest(parameterized.TestCase):
 
   @parameterized.product(
     impl=implementations.IMPLEMENTATIONS,
-    dtype=[np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.int8, np.uint8],
+    dtype=dtype_lists.CANONICAL,
   )
   def test_nan_threshold_lets_nothing_pass(self, impl, dtype):
     with np.errstate(invalid="ignore"):

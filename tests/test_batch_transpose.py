@@ -12,11 +12,11 @@ from absl.testing import parameterized
 import jax
 from jax import export
 import jax.numpy as jnp
-import ml_dtypes
 import numpy as np
 
 import jax_threshold as jt
 from jax_threshold import ffi
+import dtype_lists
 import oracle
 
 HAS_FFI = "ffi" in jt.available_implementations()
@@ -161,9 +161,7 @@ class BitsTest(parameterized.TestCase):
     self.assertEqual(shapes, [(ts.size, x.size)])
     _assert_bits_equal(per_threshold, reference)
 
-  @parameterized.product(
-    dtype=[np.float32, np.float16, ml_dtypes.bfloat16], g_batched=[False, True]
-  )
+  @parameterized.product(dtype=dtype_lists.NARROW_FLOATS, g_batched=[False, True])
   def test_narrow_floats(self, dtype, g_batched):
     rng = np.random.default_rng(1)
     g, x, ts = _float_case(dtype, np.float32, 3000, rng)
@@ -182,7 +180,7 @@ class BitsTest(parameterized.TestCase):
       self._check(g, x, ts, g_batched, expect_rewrite=True)
 
   @parameterized.product(
-    dtype=[np.int8, np.uint8, np.int32],
+    dtype=dtype_lists.CANONICAL_INTEGERS,
     threshold_dtype=["own", np.float32, np.float64],
     g_batched=[False, True],
   )

@@ -26,6 +26,7 @@ SKIP_REASON = "the native extension with the XLA FFI handler is not built"
 _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _TESTS_DIR)
 import boundary_checks  # noqa: E402  # pylint: disable=g-import-not-at-top
+import dtype_lists  # noqa: E402  # pylint: disable=g-import-not-at-top
 
 WAYS = ("jit", "jit-sharded", "export", "export-sharded")
 PARTITIONERS = ("shardy", "gspmd")
@@ -170,7 +171,12 @@ class CheckCallTest(parameterized.TestCase):
   @parameterized.named_parameters(
     ("result_dtype", [np.float32, np.float32, np.float32], np.int32, "not x's float32"),
     ("operand_dtypes", [np.int32, np.float32, np.float32], np.float32, "same dtype"),
-    ("unsupported", [np.int16, np.int16, np.float32], np.int16, "unsupported dtype int16"),
+    (
+      "unsupported",
+      [dtype_lists.UNSUPPORTED_INTEGER] * 2 + [np.float32],
+      dtype_lists.UNSUPPORTED_INTEGER,
+      f"unsupported dtype {dtype_lists.UNSUPPORTED_INTEGER.name}",
+    ),
     (
       "threshold_dtype",
       [np.float32, np.float32, np.int32],

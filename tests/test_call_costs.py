@@ -10,10 +10,10 @@ from absl.testing import absltest
 from absl.testing import parameterized
 import jax
 import jax.numpy as jnp
-import ml_dtypes
 import numpy as np
 
 import jax_threshold as jt
+import dtype_lists
 import oracle
 
 HAS_FFI = "ffi" in jt.available_implementations()
@@ -190,7 +190,7 @@ class ReluGradTargetTest(parameterized.TestCase):
     self.assertEqual(self._targets(fn, g, x), [RELU_GRAD_INLINE_TARGET])
 
   @parameterized.product(
-    dtype=[np.float32, np.float16, np.int8],
+    dtype=dtype_lists.ONE_PER_ITEMSIZE,
     threshold=["traced", "zero"],
   )
   def test_outputs_up_to_the_inline_limit_lower_to_the_synchronous_targets(self, dtype, threshold):
@@ -225,7 +225,7 @@ class ReluGradTargetTest(parameterized.TestCase):
     np.testing.assert_array_equal(oracle.bits(got), oracle.bits(want))
 
   @parameterized.product(
-    dtype=[np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.int8, np.uint8],
+    dtype=dtype_lists.CANONICAL,
     shapes=[((7, 9), (7, 9)), ((1, 9), (7, 9)), ((), (3, 1, 4)), ((100_003,), (100_003,))],
     t=[0.0, -0.0],
   )

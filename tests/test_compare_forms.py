@@ -17,12 +17,12 @@ from absl.testing import absltest
 from absl.testing import parameterized
 import jax
 import jax.numpy as jnp
-import ml_dtypes
 import numpy as np
 
 import jax_threshold as jt
 from jax_threshold import _threshold
 from jax_threshold._threshold import canonicalize_threshold
+import dtype_lists
 import oracle
 
 F32 = np.float32
@@ -103,7 +103,7 @@ def _fused_ops(fn, *args):
 
 
 class ExactFormsTest(parameterized.TestCase):
-  @parameterized.parameters(np.float32, ml_dtypes.bfloat16, np.float16)
+  @parameterized.parameters(*dtype_lists.NARROW_FLOATS)
   def test_static_thresholds_under_jit(self, dtype):
     with np.errstate(invalid="ignore", over="ignore"):
       x = SPECIAL32.astype(dtype)
@@ -115,7 +115,7 @@ class ExactFormsTest(parameterized.TestCase):
         )
         np.testing.assert_array_equal(_bits(out), _bits(oracle.threshold_backward(g, x, t)))
 
-  @parameterized.parameters(np.float32, ml_dtypes.bfloat16, np.float16)
+  @parameterized.parameters(*dtype_lists.NARROW_FLOATS)
   def test_traced_thresholds_under_jit(self, dtype):
     with np.errstate(invalid="ignore", over="ignore"):
       x = SPECIAL32.astype(dtype)
@@ -127,7 +127,7 @@ class ExactFormsTest(parameterized.TestCase):
           _bits(f(g, x, F32(t))), _bits(oracle.threshold_backward(g, x, t))
         )
 
-  @parameterized.parameters(np.float32, ml_dtypes.bfloat16)
+  @parameterized.parameters(*dtype_lists.NARROW_FLOATS)
   def test_vmap_over_thresholds_of_every_kind(self, dtype):
     with np.errstate(invalid="ignore", over="ignore"):
       x = SPECIAL32.astype(dtype)

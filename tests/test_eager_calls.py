@@ -20,6 +20,7 @@ import jax_threshold as jt
 from jax_threshold import _threshold
 from jax_threshold import api
 
+import dtype_lists
 import implementations
 import oracle
 
@@ -129,20 +130,16 @@ class PythonNumberThresholdTest(parameterized.TestCase):
   """The operand of a Python float or int is the one its exact value gives (an np.float64 or a
   Fraction of the same value takes the exact path)."""
 
-  DTYPES = ("float32", "float16", "bfloat16", "float64", "int8", "uint8", "int32", "int64")
-
-  @parameterized.parameters(*DTYPES)
+  @parameterized.parameters(*dtype_lists.SUPPORTED)
   def test_floats(self, dtype):
-    dtype = np.dtype(getattr(ml_dtypes, dtype, None) or dtype)
     for t in _sample_floats(np.random.default_rng(0), 2000):
       ours = _threshold.canonicalize_threshold(t, dtype)
       exact = _threshold.canonicalize_threshold(np.float64(t), dtype)
       self.assertEqual(ours.dtype, exact.dtype, t)
       self.assertEqual(_bits(ours).tobytes(), _bits(exact).tobytes(), t)
 
-  @parameterized.parameters(*DTYPES)
+  @parameterized.parameters(*dtype_lists.SUPPORTED)
   def test_ints(self, dtype):
-    dtype = np.dtype(getattr(ml_dtypes, dtype, None) or dtype)
     for t in _sample_ints(np.random.default_rng(1), 2000):
       ours = _threshold.canonicalize_threshold(t, dtype)
       exact = _threshold.canonicalize_threshold(Fraction(t), dtype)

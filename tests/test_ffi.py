@@ -24,11 +24,11 @@ from hypothesis import strategies as st
 import jax
 from jax import export
 import jax.numpy as jnp
-import ml_dtypes
 import numpy as np
 
 import jax_threshold as jt
 from jax_threshold import _threshold
+import dtype_lists
 import oracle
 
 HAS_FFI = "ffi" in jt.available_implementations()
@@ -41,9 +41,7 @@ if HAS_FFI:
   from jax_threshold import ffi as jt_ffi
 
 X64 = jax.config.jax_enable_x64
-FLOAT_DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
-INT_DTYPES = [np.int32, np.int8, np.uint8]
-DTYPES = FLOAT_DTYPES + INT_DTYPES + ([np.float64, np.int64] if X64 else [])
+DTYPES = list(dtype_lists.SUPPORTED if X64 else dtype_lists.CANONICAL)
 NAN, INF = float("nan"), float("inf")
 # Above _aclnn_ext.FFI_INLINE_MAX_BYTES for every dtype: the asynchronous thread-pool path.
 LARGE = 100_003
@@ -154,7 +152,8 @@ class FfiLoweringTest(parameterized.TestCase):
     self.assertEqual(_custom_call_targets(ref_hlo), [])
 
   def test_out_does_not_alias_grad_output(self):
-    # A fresh output measured faster than one aliased to grad_output (README, "Speed").
+    # An output aliased to grad_output makes XLA copy grad_output first (benchmarks/README.md,
+    # measurement log, "Aliasing").
     x = jnp.ones((4, 5), jnp.float32)
     for g in (x, jnp.ones((5,), jnp.float32)):
       hlo = self._hlo(lambda g, x: jt.threshold_backward(g, x, 0.5, implementation="ffi"), g, x)
@@ -374,9 +373,10 @@ class FfiErrorTest(parameterized.TestCase):
     return jax.block_until_ready(jax.jit(lambda *a: f(*a, **attrs))(*args))
 
   def test_unsupported_dtype_reports_the_aclnn_status(self):
-    g = x = jnp.ones((4,), jnp.int16)
-    with self.assertRaisesRegex(Exception, r"161002.*ACLNN_ERR_PARAM_INVALID(.|\n)*int16"):
-      self._call(jt_ffi.TARGET, (4,), jnp.int16, g, x, jnp.int16(0))
+    bad = dtype_lists.UNSUPPORTED_INTEGER
+    g = x = jnp.ones((4,), bad)
+    with self.assertRaisesRegex(Exception, rf"161002.*ACLNN_ERR_PARAM_INVALID(.|\n)*{bad.name}"):
+      self._call(jt_ffi.TARGET, (4,), bad, g, x, jnp.zeros((), bad))
 
   def test_grad_output_and_x_dtypes_differ(self):
     with self.assertRaisesRegex(Exception, "161002"):

@@ -32,6 +32,7 @@ from absl.testing import absltest
 import ml_dtypes
 import numpy as np
 
+import dtype_lists
 import oracle
 
 try:
@@ -44,26 +45,20 @@ SECONDS = float(os.environ.get("JAX_THRESHOLD_FUZZ_SECONDS", "60"))
 SEED = int(os.environ.get("JAX_THRESHOLD_FUZZ_SEED", "20261130"))
 ONLY_CASE = os.environ.get("JAX_THRESHOLD_FUZZ_CASE")
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
-SUPPORTED = [
-  np.dtype(d) for d in ("float32", "float16", "int32", "int8", "uint8", "int64", "float64")
-] + [BF16]
-UNSUPPORTED = [
-  np.dtype(d) for d in ("bool", "int16", "uint16", "uint32", "uint64", "complex64", "complex128")
-] + [np.dtype(ml_dtypes.float8_e4m3fn)]
-BASE_910 = {"float32", "int32", "float16", "int8", "uint8"}
-SOC_DTYPES = {
-  # Refused whatever the dtype: its AscendC API cannot run the kernels (README, kernels).
-  "Ascend910": set(),
-  "Ascend910B": BASE_910 | {"bfloat16"},
-  "Ascend950": BASE_910 | {"bfloat16"},  # + int64 when the threshold is exactly 0
-  "host": BASE_910 | {"bfloat16", "int64", "float64"},
-}
+SUPPORTED = list(dtype_lists.SUPPORTED)
+if aclnn is not None:
+  _TABLE = aclnn._aclnn_ext
+  # Refused: the dtypes the native table names without a kernel, and one it does not name.
+  UNSUPPORTED = [np.dtype(n) for n in _TABLE.DTYPES if n not in _TABLE.KERNEL_DTYPES]
+  UNSUPPORTED += [next(d for d in dtype_lists.numeric_dtypes() if d.name not in _TABLE.DTYPES)]
+  # Phase one's dtypes per SoC, at any threshold and at threshold 0.
+  SOC_DTYPES = {soc: set(names) for soc, names in _TABLE.SOC_DTYPES.items()}
+  SOC_ZERO_DTYPES = {soc: set(names) for soc, names in _TABLE.SOC_ZERO_THRESHOLD_DTYPES.items()}
+  # A real SoC's unified buffer bounds ub_size (asc-devkit TOTAL_UB_SIZE); the host has no bound.
+  SOC_UB_BYTES = {soc: ub for soc, ub in _TABLE.SOC_UB_SIZE.items() if ub}
 # The contract's limits (docs/behaviour.md §2 and the executor's platform check).
 MAX_RANK = 8
 UB_MIN, UB_MAX, UB_ALIGN, CORE_MAX = 16384, 1 << 20, 32, 4096
-# A real SoC's unified buffer bounds ub_size (asc-devkit TOTAL_UB_SIZE); the host has no bound.
-SOC_UB_BYTES = {"Ascend910": 256 * 1024, "Ascend910B": 192 * 1024, "Ascend950": 248 * 1024}
 RUN_MAX_ELEMENTS = 25000  # phase two runs (and the oracle checks) cases up to this size
 WS_CAP = 1 << 26  # bytes of workspace a case may allocate
 
@@ -483,9 +478,7 @@ class _Case:
     if self.platform.get("ub_size", 0) > SOC_UB_BYTES.get(self.soc, UB_MAX):
       return "status"
     zero = not isinstance(value, float) and value == 0
-    allowed = set(SOC_DTYPES[self.soc])
-    if self.soc == "Ascend950" and zero:
-      allowed.add("int64")
+    allowed = (SOC_ZERO_DTYPES if zero else SOC_DTYPES)[self.soc]
     names = [a.dtype.name for a in self.args]
     if names[0] != names[1] or names[2] != names[1] or names[1] not in allowed:
       return "status"

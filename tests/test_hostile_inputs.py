@@ -29,6 +29,7 @@ import numpy as np
 import jax_threshold as jt
 from jax_threshold import aclnn
 from jax_threshold import _threshold
+import dtype_lists
 import implementations
 import oracle
 
@@ -204,7 +205,7 @@ class FlushProofConversionTest(parameterized.TestCase):
     with np.errstate(over="ignore"):  # 1e39 rounds to inf
       _assert_bits_equal(out, values.astype(np.float32))
 
-  @parameterized.parameters(np.float32, np.float16, ml_dtypes.bfloat16)
+  @parameterized.parameters(*dtype_lists.NARROW_FLOATS)
   def test_widening_to_float64_is_exact(self, dtype):
     info = ml_dtypes.finfo(dtype)
     tiny = float(info.smallest_subnormal)
@@ -314,7 +315,7 @@ class BatchedThresholdTest(parameterized.TestCase):
   """vmap over many thresholds through the custom call (launched along the batch, or per
   threshold with one shared phase-one plan: test_batch_transpose.py)."""
 
-  @parameterized.parameters(np.float32, np.float16, ml_dtypes.bfloat16, np.int32, np.uint8)
+  @parameterized.parameters(*dtype_lists.CANONICAL)
   def test_vmap_over_100k_thresholds_matches_the_reference(self, dtype):
     rng = np.random.default_rng(11)
     if np.issubdtype(dtype, np.integer):

@@ -66,6 +66,32 @@ class NativeTablesTest(absltest.TestCase):
       self.assertEqual(aclnn.acl_dtype(dtype), _aclnn_ext.KERNEL_DTYPES[dtype.name])
     self.assertEqual(aclnn.acl_dtype(np.complex64), _aclnn_ext.DTYPES["complex64"][0])
 
+  def test_integer_dtypes_are_the_contracts_with_numpys_ranges(self):
+    integers = [d for d in _dtypes.SUPPORTED_DTYPES if _dtypes.is_integer(d)]
+    self.assertCountEqual(_aclnn_ext.INTEGER_RANGES, [d.name for d in integers])
+    for d in integers:
+      info = np.iinfo(d)
+      self.assertEqual(_aclnn_ext.INTEGER_RANGES[d.name], (info.min, info.max), d.name)
+
+  def test_aclnn_hands_over_thresholds_by_the_tables_kinds(self):
+    # A dtype missing from these maps would take another kind's threshold form: wrong results.
+    self.assertEqual(
+      {code: d.name for code, d in aclnn._INTEGER_DTYPES.items()},
+      {_aclnn_ext.KERNEL_DTYPES[n]: n for n in _aclnn_ext.INTEGER_RANGES},
+    )
+    narrow = [x for x, ts in _aclnn_ext.THRESHOLD_DTYPES.items() if ts == ("float32",)]
+    self.assertEqual(aclnn._NARROW_FLOAT_CODES, {_aclnn_ext.KERNEL_DTYPES[n] for n in narrow})
+
+  def test_soc_dtypes_are_kernel_dtypes_and_the_host_takes_the_contracts(self):
+    for table in (_aclnn_ext.SOC_DTYPES, _aclnn_ext.SOC_ZERO_THRESHOLD_DTYPES):
+      self.assertCountEqual(table, _aclnn_ext.SOCS)
+      for soc, names in table.items():
+        self.assertContainsSubset(names, _aclnn_ext.KERNEL_DTYPES, soc)
+    for soc, names in _aclnn_ext.SOC_DTYPES.items():
+      self.assertContainsSubset(names, _aclnn_ext.SOC_ZERO_THRESHOLD_DTYPES[soc], soc)
+    host = [d.name for d in _dtypes.SUPPORTED_DTYPES]
+    self.assertCountEqual(_aclnn_ext.SOC_DTYPES["host"], host)
+
   def test_every_soc_has_a_ub_size_and_core_count(self):
     self.assertCountEqual(_aclnn_ext.SOC_UB_SIZE, _aclnn_ext.SOCS)
     self.assertCountEqual(_aclnn_ext.SOC_CORE_NUM, _aclnn_ext.SOCS)

@@ -17,12 +17,13 @@ import numpy as np
 
 import jax_threshold as jt
 from jax_threshold import lowering
+import dtype_lists
 import implementations
 import oracle
 
 NAN, INF = float("nan"), float("inf")
-FLOAT_DTYPES = (np.float32, np.float16, ml_dtypes.bfloat16)
-INT_DTYPES = (np.int32, np.int8, np.uint8)
+FLOAT_DTYPES = dtype_lists.NARROW_FLOATS
+INT_DTYPES = dtype_lists.CANONICAL_INTEGERS
 
 FLOAT_X = [
   -INF,
@@ -383,13 +384,12 @@ class ThresholdBackwardX64Test(parameterized.TestCase):
 
 
 class ThresholdBackwardErrorsTest(parameterized.TestCase):
-  @parameterized.parameters(
-    np.bool_, np.int16, np.uint16, np.uint32, np.complex64, ml_dtypes.float8_e4m3fn
-  )
+  @parameterized.parameters(*dtype_lists.unsupported_jax_dtypes())
   def test_unsupported_dtype(self, dtype):
     x = np.zeros(3, dtype)
     name = np.dtype(dtype).name
-    with self.assertRaisesRegex(TypeError, f"{name}.*supported dtypes: float32, float16"):
+    supported = ", ".join(d.name for d in dtype_lists.SUPPORTED)
+    with self.assertRaisesRegex(TypeError, f"{name}.*supported dtypes: {supported}$"):
       jt.threshold_backward(x, x, 0.0)
     with self.assertRaisesRegex(TypeError, name):
       jax.jit(lambda g, x: jt.threshold_backward(g, x, 0.0))(x, x)  # at trace time
@@ -398,7 +398,7 @@ class ThresholdBackwardErrorsTest(parameterized.TestCase):
 
   def test_unsupported_64_bit_dtypes_under_x64(self):
     with jax.enable_x64(True):
-      for dtype in (np.uint64, np.uint32, np.complex128):
+      for dtype in dtype_lists.unsupported_jax_dtypes():
         with self.assertRaisesRegex(TypeError, np.dtype(dtype).name):
           jt.threshold_backward(np.zeros(2, dtype), np.zeros(2, dtype), 0)
 

@@ -17,6 +17,7 @@ from jax.test_util import check_grads
 import numpy as np
 
 import jax_threshold as jt
+import dtype_lists
 import implementations
 import oracle
 
@@ -113,7 +114,7 @@ class BatchingTest(parameterized.TestCase):
         )
     self.assertOneBindNoLoop(fn, g, x, thresholds)
 
-  @parameterized.parameters(np.int8, np.uint8, np.int32)
+  @parameterized.parameters(*dtype_lists.CANONICAL_INTEGERS)
   def test_vmap_thresholds_for_integer_x(self, dtype):
     info = np.iinfo(dtype)
     x = np.array(

@@ -222,9 +222,8 @@ class SelectKernel {
         rest /= batch_.sizes[d];
         for (int j = 0; j < 4; ++j) off[j] += idx * batch_.strides[d][j];
       }
-      const GM_ADDR element =
-          thresholdBase_ +
-          off[kBatchThreshold] * static_cast<int64_t>(ThresholdElementBytes(gmDtype_));
+      GM_ADDR element = thresholdBase_ + off[kBatchThreshold] *
+                                             static_cast<int64_t>(ThresholdElementBytes(gmDtype_));
       select_.SetThreshold(ThresholdParamsFromBits(static_cast<int32_t>(KernelDTypeOf<T>::kValue),
                                                    gmDtype_, LoadThresholdBits(element, gmDtype_)));
       if (broadcast_) {  // the slice's inputs through the broadcast copy-in
@@ -378,7 +377,7 @@ class SelectKernel {
 
   // Input j's element at `offset`, read by the scalar unit.
   __aicore__ inline T InputElement(int j, uint64_t offset) const {
-    const GM_ADDR base = j == kBroadcastGrad ? gradView_ : featureView_;
+    GM_ADDR base = j == kBroadcastGrad ? gradView_ : featureView_;
     return LoadGmElement<T>(base + offset * sizeof(T));
   }
 

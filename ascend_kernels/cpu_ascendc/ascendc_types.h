@@ -32,7 +32,9 @@
 #define __ubuf__
 #endif
 
-using GM_ADDR = uint8_t*;
+// As kernel_operator.h spells it (asc-devkit impl/basic_api/utils/kernel_utils_macros.h): a macro,
+// so `const GM_ADDR p` is a pointer to const here too and cannot be passed on as a GM_ADDR.
+#define GM_ADDR __gm__ uint8_t*
 
 namespace cpu_ascendc {
 

@@ -57,6 +57,6 @@ class CoreScope {
 }  // namespace cpu_ascendc
 
 namespace AscendC {
-inline int64_t GetBlockIdx() { return cpu_ascendc::CurrentCore().block_idx; }
-inline int64_t GetBlockNum() { return cpu_ascendc::CurrentCore().block_num; }
+__aicore__ inline int64_t GetBlockIdx() { return cpu_ascendc::CurrentCore().block_idx; }
+__aicore__ inline int64_t GetBlockNum() { return cpu_ascendc::CurrentCore().block_num; }
 }  // namespace AscendC

@@ -17,8 +17,8 @@ namespace AscendC {
 
 struct DataCopyExtParams {
   DataCopyExtParams() = default;
-  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t src_stride, uint32_t dst_stride,
-                    uint32_t rsv_in)
+  __aicore__ DataCopyExtParams(uint16_t count, uint32_t len, uint32_t src_stride,
+                               uint32_t dst_stride, uint32_t rsv_in)
       : blockCount(count),
         blockLen(len),
         srcStride(src_stride),
@@ -34,7 +34,7 @@ struct DataCopyExtParams {
 template <typename T>
 struct DataCopyPadExtParams {
   DataCopyPadExtParams() = default;
-  DataCopyPadExtParams(bool is_pad, uint8_t left, uint8_t right, T value)
+  __aicore__ DataCopyPadExtParams(bool is_pad, uint8_t left, uint8_t right, T value)
       : isPad(is_pad), leftPadding(left), rightPadding(right), paddingValue(value) {}
   bool isPad = false;
   uint8_t leftPadding = 0;   // elements
@@ -54,7 +54,8 @@ inline void CheckWholeBlocks(uint64_t count, const char* api) {
 
 // GM -> UB.
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count) {
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                                const uint32_t count) {
   constexpr const char* kApi = "DataCopy(GM->UB)";
   internal::CheckWholeBlocks<T>(count, kApi);
   T* ub = dst.Write(count, kApi);
@@ -64,7 +65,8 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
 
 // UB -> GM.
 template <typename T>
-inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
+__aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                                const uint32_t count) {
   constexpr const char* kApi = "DataCopy(UB->GM)";
   internal::CheckWholeBlocks<T>(count, kApi);
   T* gm = dst.CheckedRange(count, kApi);
@@ -74,7 +76,8 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
 
 // UB -> UB.
 template <typename T>
-inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint32_t count) {
+__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                const uint32_t count) {
   constexpr const char* kApi = "DataCopy(UB->UB)";
   internal::CheckWholeBlocks<T>(count, kApi);
   T* d = dst.Write(count, kApi);
@@ -85,8 +88,9 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 // GM -> UB, any length. Each block lands on a 32-byte boundary in UB (dstStride blocks apart);
 // with isPad the rest of its last 32-byte block gets paddingValue.
 template <typename T>
-inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
-                        const DataCopyExtParams& params, const DataCopyPadExtParams<T>& pad) {
+__aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                                   const DataCopyExtParams& params,
+                                   const DataCopyPadExtParams<T>& pad) {
   constexpr const char* kApi = "DataCopyPad(GM->UB)";
   cpu_ascendc::CheckDataCopyPadRule(cpu_ascendc::CurrentRules(), kApi);
   CPU_ASCENDC_CHECK(params.blockLen % sizeof(T) == 0, kApi,
@@ -121,8 +125,8 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
 
 // UB -> GM, any length: writes exactly blockLen bytes per block, nothing past them.
 template <typename T>
-inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
-                        const DataCopyExtParams& params) {
+__aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                                   const DataCopyExtParams& params) {
   constexpr const char* kApi = "DataCopyPad(UB->GM)";
   cpu_ascendc::CheckDataCopyPadRule(cpu_ascendc::CurrentRules(), kApi);
   CPU_ASCENDC_CHECK(params.blockLen % sizeof(T) == 0, kApi,

@@ -19,7 +19,7 @@ class GlobalTensor {
  public:
   using PrimType = T;
 
-  void SetGlobalBuffer(__gm__ T* buffer, uint64_t buffer_size) {
+  __aicore__ void SetGlobalBuffer(__gm__ T* buffer, uint64_t buffer_size) {
     CPU_ASCENDC_CHECK(cpu_ascendc::IsAligned(buffer, alignof(T)), "GlobalTensor::SetGlobalBuffer",
                       "address %p is not aligned to its %zu-byte element",
                       static_cast<void*>(buffer), alignof(T));
@@ -44,7 +44,7 @@ class GlobalTensor {
     ptr_ = buffer;
   }
 
-  GlobalTensor operator[](uint64_t offset) const {
+  __aicore__ GlobalTensor operator[](uint64_t offset) const {
     CPU_ASCENDC_CHECK(offset <= static_cast<uint64_t>(end_ - ptr_), "GlobalTensor::operator[]",
                       "offset %llu past the end of the buffer (%lld elements left)",
                       static_cast<unsigned long long>(offset), static_cast<long long>(end_ - ptr_));
@@ -53,17 +53,17 @@ class GlobalTensor {
     return sub;
   }
 
-  __gm__ T* GetPhyAddr() const { return ptr_; }
+  __aicore__ __gm__ T* GetPhyAddr() const { return ptr_; }
 
   // A scalar read of element `offset` (the scalar unit's GM load).
-  T GetValue(uint64_t offset) const {
+  __aicore__ T GetValue(uint64_t offset) const {
     CPU_ASCENDC_CHECK(ptr_ != nullptr, "GlobalTensor::GetValue", "GlobalTensor has no buffer");
     CPU_ASCENDC_CHECK(offset < static_cast<uint64_t>(end_ - ptr_), "GlobalTensor::GetValue",
                       "offset %llu past the end of the buffer (%lld elements left)",
                       static_cast<unsigned long long>(offset), static_cast<long long>(end_ - ptr_));
     return ptr_[offset];
   }
-  uint64_t GetSize() const { return static_cast<uint64_t>(end_ - ptr_); }
+  __aicore__ uint64_t GetSize() const { return static_cast<uint64_t>(end_ - ptr_); }
 
   // Aborts unless [ptr, ptr + count) lies inside the buffer given to SetGlobalBuffer.
   T* CheckedRange(uint64_t count, const char* api) const {
@@ -95,7 +95,7 @@ enum class DcciDst : uint64_t {
 };
 
 template <typename T, CacheLine kLine, DcciDst kDst>
-void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst) {
+__aicore__ void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst) {
   CPU_ASCENDC_CHECK(kLine == CacheLine::ENTIRE_DATA_CACHE || dst.GetPhyAddr() != nullptr,
                     "DataCacheCleanAndInvalid", "GlobalTensor has no buffer");
 }

@@ -19,13 +19,13 @@ class LocalTensor {
   LocalTensor() = default;
 
   // Elements from this view's start to its buffer's end.
-  uint32_t GetSize() const { return static_cast<uint32_t>(bytes_left() / sizeof(T)); }
-  uint64_t GetPhyAddr() const { return reinterpret_cast<uint64_t>(addr_); }
+  __aicore__ uint32_t GetSize() const { return static_cast<uint32_t>(bytes_left() / sizeof(T)); }
+  __aicore__ uint64_t GetPhyAddr() const { return reinterpret_cast<uint64_t>(addr_); }
   // Scalar access: element i must lie inside the buffer (no alignment rule).
-  T GetValue(uint32_t i) const { return Elements(i + 1, "LocalTensor::GetValue")[i]; }
-  void SetValue(uint32_t i, T v) { Elements(i + 1, "LocalTensor::SetValue")[i] = v; }
+  __aicore__ T GetValue(uint32_t i) const { return Elements(i + 1, "LocalTensor::GetValue")[i]; }
+  __aicore__ void SetValue(uint32_t i, T v) { Elements(i + 1, "LocalTensor::SetValue")[i] = v; }
 
-  LocalTensor operator[](uint32_t offset) const {
+  __aicore__ LocalTensor operator[](uint32_t offset) const {
     CPU_ASCENDC_CHECK(static_cast<uint64_t>(offset) * sizeof(T) <= bytes_left(),
                       "LocalTensor::operator[]", "offset %u elements past the end of the UB buffer",
                       offset);
@@ -35,7 +35,7 @@ class LocalTensor {
   }
 
   template <typename U>
-  LocalTensor<U> ReinterpretCast() const {
+  __aicore__ LocalTensor<U> ReinterpretCast() const {
     LocalTensor<U> t;
     t.addr_ = addr_;
     t.buf_end_ = buf_end_;

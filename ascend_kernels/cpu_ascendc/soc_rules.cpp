@@ -6,6 +6,7 @@
 // aborts, so an unverified operation cannot pass silently.
 #include "soc_rules.h"
 
+#include "ascend_kernels/dtype_soc_table.h"
 #include "precondition.h"
 
 namespace cpu_ascendc {
@@ -69,35 +70,43 @@ constexpr uint32_t Count(const CastRule (&)[N]) {
 
 constexpr uint32_t kHalfFloat = Bit(VType::kHalf) | Bit(VType::kFloat);
 
+// A SoC's usable UB and the scratch above it, from its row of the SoC table
+// (ascend_kernels/dtype_soc_table.h: TOTAL_UB_SIZE and TMP_UB_OFFSET).
+constexpr uint64_t UsableUbOf(Soc soc) {
+  return ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).usable_ub_bytes;
+}
+constexpr uint64_t ScratchUbOf(Soc soc) {
+  return ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).ub_bytes - UsableUbOf(soc);
+}
+
 const SocRules kRules[] = {
     // Ascend910 (dav_c100):
-    //  UB: impl/basic_api/utils/kernel_utils_constants.h, __NPU_ARCH__ 1001: TOTAL_UB_SIZE 256 KiB,
-    //      TMP_UB_OFFSET 248 KiB (API scratch above it).
+    //  UB: the SoC table's row (API scratch above TMP_UB_OFFSET).
     //  DataCopyPad: dav_c100/kernel_operator_data_copy_impl.h, both directions report "not
     //  supported".
     //  CompareScalar: dav_c100/kernel_operator_vec_cmpsel_impl.h, every form reports "not
     //  supported".
     //  Select: same file, mode 0 (VSEL_CMPMASK_SPR) only; the tensor-scalar form asserts.
-    {Soc::kAscend910, "Ascend910", "dav_c100", 248 * 1024, 8 * 1024, false, 0, 0, kC100Casts,
-     Count(kC100Casts)},
+    {Soc::kAscend910, "Ascend910", "dav_c100", UsableUbOf(Soc::kAscend910),
+     ScratchUbOf(Soc::kAscend910), false, 0, 0, kC100Casts, Count(kC100Casts)},
     // Ascend910B (dav_c220):
-    //  UB: kernel_utils_constants.h, __NPU_ARCH__ 2201: TOTAL_UB_SIZE 192 KiB, TOTAL_VEC_LOCAL_SIZE
-    //      and TMP_UB_OFFSET 184 KiB; dav_c220/kernel_operator_vec_cmpsel_impl.h's scalar-mode
-    //      Select duplicates its scalar into a temporary buffer at TMP_UB_OFFSET.
+    //  UB: the SoC table's row; dav_c220/kernel_operator_vec_cmpsel_impl.h's scalar-mode Select
+    //      duplicates its scalar into a temporary buffer at TMP_UB_OFFSET.
     //  DataCopyPad: dav_c220/kernel_operator_data_copy_impl.h (DataCopyPadGm2UBImpl / UB2GM).
     //  CompareScalar: dav_c220/kernel_operator_vec_cmp_impl.h, dst uint8_t, src half/float
     //      (int32_t for CMPMODE::EQ only, which the kernels do not use).
     //  Select: dav_c220/kernel_operator_vec_cmpsel_impl.h, operands half/float, mask uint8..uint64.
-    {Soc::kAscend910B, "Ascend910B", "dav_c220", 184 * 1024, 8 * 1024, true, kHalfFloat, kHalfFloat,
-     kC220Casts, Count(kC220Casts)},
+    {Soc::kAscend910B, "Ascend910B", "dav_c220", UsableUbOf(Soc::kAscend910B),
+     ScratchUbOf(Soc::kAscend910B), true, kHalfFloat, kHalfFloat, kC220Casts, Count(kC220Casts)},
     // Ascend950 (dav_3510, regbase):
-    //  UB: kernel_utils_constants.h, __NPU_ARCH__ 3510: TOTAL_UB_SIZE = TMP_UB_OFFSET = 248 KiB.
+    //  UB: the SoC table's row (TOTAL_UB_SIZE = TMP_UB_OFFSET: nothing reserved).
     //  DataCopyPad: dav_3510/kernel_operator_data_copy_impl.h (byte-granular bursts).
     //  CompareScalar (count form): dav_3510/kernel_operator_vec_cmp_impl.h, src int8..uint64,
     //      half, bfloat16, float, double.
     //  Select (count form, scalar src1): dav_3510/kernel_operator_vec_sel_impl.h, int8..uint64,
     //      half, bfloat16, float (no double).
-    {Soc::kAscend950, "Ascend950", "dav_3510", 248 * 1024, 0, true,
+    {Soc::kAscend950, "Ascend950", "dav_3510", UsableUbOf(Soc::kAscend950),
+     ScratchUbOf(Soc::kAscend950), true,
      kHalfFloat | Bit(VType::kBf16) | Bit(VType::kDouble) | Bit(VType::kInt8) | Bit(VType::kUInt8) |
          Bit(VType::kInt16) | Bit(VType::kUInt16) | Bit(VType::kInt32) | Bit(VType::kUInt32) |
          Bit(VType::kInt64) | Bit(VType::kUInt64),
@@ -111,7 +120,7 @@ const SocRules kRules[] = {
     // whatever the launch asks for (ub_usable 0): nothing on the CPU reserves scratch, and the
     // FFI handler tiles for a 64 KiB UB (cpp/xla_ffi/ffi_handler.h kHostUbSize) that must be
     // usable whole.
-    {Soc::kHost, "host", "cpu", 0, 0, true,
+    {Soc::kHost, "host", "cpu", UsableUbOf(Soc::kHost), ScratchUbOf(Soc::kHost), true,
      kHalfFloat | Bit(VType::kDouble) | Bit(VType::kInt8) | Bit(VType::kUInt8),
      kHalfFloat | Bit(VType::kDouble) | Bit(VType::kInt8) | Bit(VType::kUInt8), kC220Casts,
      Count(kC220Casts)},

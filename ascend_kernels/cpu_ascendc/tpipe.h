@@ -31,7 +31,7 @@ class TQue {
   static_assert(depth >= 1 && depth <= internal::kMaxQueBuffers, "TQue depth out of range");
 
   template <typename T>
-  LocalTensor<T> AllocTensor() {
+  __aicore__ LocalTensor<T> AllocTensor() {
     CPU_ASCENDC_CHECK(num_ > 0, "TQue::AllocTensor",
                       "queue has no buffers (TPipe::InitBuffer not called)");
     for (int32_t i = 0; i < num_; ++i) {
@@ -50,7 +50,7 @@ class TQue {
   }
 
   template <typename T>
-  bool EnQue(const LocalTensor<T>& t) {
+  __aicore__ bool EnQue(const LocalTensor<T>& t) {
     CheckOwned(t, "TQue::EnQue");
     CPU_ASCENDC_CHECK(state_[t.slot_] == kAllocated, "TQue::EnQue",
                       "tensor was not freshly allocated");
@@ -62,7 +62,7 @@ class TQue {
   }
 
   template <typename T>
-  LocalTensor<T> DeQue() {
+  __aicore__ LocalTensor<T> DeQue() {
     CPU_ASCENDC_CHECK(count_ > 0, "TQue::DeQue", "queue is empty");
     const int32_t slot = fifo_[head_];
     head_ = (head_ + 1) % internal::kMaxQueBuffers;
@@ -77,15 +77,15 @@ class TQue {
   }
 
   template <typename T>
-  void FreeTensor(LocalTensor<T>& t) {
+  __aicore__ void FreeTensor(LocalTensor<T>& t) {
     CheckOwned(t, "TQue::FreeTensor");
     CPU_ASCENDC_CHECK(state_[t.slot_] == kDequeued || state_[t.slot_] == kAllocated,
                       "TQue::FreeTensor", "tensor is free or still queued");
     state_[t.slot_] = kFree;
   }
 
-  bool VacantInQue() const { return count_ < depth; }
-  bool HasTensorInQue() const { return count_ > 0; }
+  __aicore__ bool VacantInQue() const { return count_ < depth; }
+  __aicore__ bool HasTensorInQue() const { return count_ > 0; }
 
  private:
   friend class TPipe;
@@ -110,7 +110,7 @@ template <TPosition pos>
 class TBuf {
  public:
   template <typename T>
-  LocalTensor<T> Get() const {
+  __aicore__ LocalTensor<T> Get() const {
     CPU_ASCENDC_CHECK(base_ != nullptr, "TBuf::Get", "TPipe::InitBuffer not called");
     LocalTensor<T> t;
     t.addr_ = base_;
@@ -118,7 +118,7 @@ class TBuf {
     return t;
   }
   template <typename T>
-  LocalTensor<T> Get(uint32_t count) const {
+  __aicore__ LocalTensor<T> Get(uint32_t count) const {
     CPU_ASCENDC_CHECK(static_cast<uint64_t>(count) * sizeof(T) <= len_, "TBuf::Get",
                       "%u elements exceed the %llu-byte buffer", count,
                       static_cast<unsigned long long>(len_));
@@ -136,13 +136,13 @@ class TBuf {
 // One per kernel invocation, as on the NPU; owns the core's UB while it lives.
 class TPipe {
  public:
-  TPipe() {
+  __aicore__ TPipe() {
     auto& core = cpu_ascendc::CurrentCore();
     CPU_ASCENDC_CHECK(!core.pipe_live, "TPipe", "a TPipe already exists on this core");
     core.pipe_live = true;
     core.ub_used = 0;
   }
-  ~TPipe() {
+  __aicore__ ~TPipe() {
     auto& core = cpu_ascendc::CurrentCore();
     core.pipe_live = false;
     core.ub_used = 0;
@@ -151,7 +151,7 @@ class TPipe {
   TPipe& operator=(const TPipe&) = delete;
 
   template <TPosition pos, int32_t depth>
-  bool InitBuffer(TQue<pos, depth>& que, uint8_t num, uint32_t len) {
+  __aicore__ bool InitBuffer(TQue<pos, depth>& que, uint8_t num, uint32_t len) {
     CPU_ASCENDC_CHECK(num >= 1 && num <= internal::kMaxQueBuffers, "TPipe::InitBuffer",
                       "queue buffer count %u out of [1, %d]", num, internal::kMaxQueBuffers);
     CPU_ASCENDC_CHECK(que.base_ == nullptr, "TPipe::InitBuffer", "queue initialised twice");
@@ -163,7 +163,7 @@ class TPipe {
   }
 
   template <TPosition pos>
-  bool InitBuffer(TBuf<pos>& buf, uint32_t len) {
+  __aicore__ bool InitBuffer(TBuf<pos>& buf, uint32_t len) {
     CPU_ASCENDC_CHECK(buf.base_ == nullptr, "TPipe::InitBuffer", "TBuf initialised twice");
     const uint64_t granule = internal::RoundUp32(len);
     buf.base_ = Carve(granule);
@@ -171,8 +171,8 @@ class TPipe {
     return true;
   }
 
-  void Destroy() {}
-  void Reset() {}
+  __aicore__ void Destroy() {}
+  __aicore__ void Reset() {}
 
  private:
   static uint8_t* Carve(uint64_t bytes) {
@@ -192,10 +192,10 @@ class TPipe {
 enum class HardEvent : uint8_t { MTE2_V, V_MTE3, MTE3_V, V_MTE2, MTE2_MTE3, MTE3_MTE2, S_V, V_S };
 enum pipe_t : uint8_t { PIPE_S, PIPE_V, PIPE_MTE2, PIPE_MTE3, PIPE_ALL };
 template <pipe_t pipe>
-inline void PipeBarrier() {}
+__aicore__ inline void PipeBarrier() {}
 template <HardEvent event>
-inline void SetFlag(int32_t) {}
+__aicore__ inline void SetFlag(int32_t) {}
 template <HardEvent event>
-inline void WaitFlag(int32_t) {}
+__aicore__ inline void WaitFlag(int32_t) {}
 
 }  // namespace AscendC

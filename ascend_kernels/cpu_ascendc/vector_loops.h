@@ -17,8 +17,13 @@
 #include <cstring>
 #include <type_traits>
 
-#if defined(__GNUC__) && defined(__x86_64__)
+// x86 dispatch of the loops; not in a device-only compile (tools/kernel_device_check.sh), which
+// has no host CPU to dispatch for.
+#if CPU_ASCENDC_X86_LOOPS && !defined(__CUDA__)
+#define CPU_ASCENDC_X86_LOOPS 1
 #include <immintrin.h>
+#else
+#define CPU_ASCENDC_X86_LOOPS 0
 #endif
 
 #include "ascendc_types.h"
@@ -30,7 +35,7 @@ namespace loops {
 enum class Isa { kBaseline, kAvx2, kAvx512 };
 
 inline bool HostHas(Isa isa) {
-#if defined(__GNUC__) && defined(__x86_64__)
+#if CPU_ASCENDC_X86_LOOPS
   __builtin_cpu_init();
   switch (isa) {
     case Isa::kBaseline:
@@ -62,7 +67,7 @@ inline Isa BestIsa() {
 #else
 #define CPU_ASCENDC_LOOP [&]() __attribute__((always_inline))
 #endif
-#if defined(__GNUC__) && defined(__x86_64__)
+#if CPU_ASCENDC_X86_LOOPS
 template <typename Loop>
 __attribute__((target("avx2"), noinline)) void RunAvx2(const Loop& loop) {
   loop();
@@ -81,7 +86,7 @@ __attribute__((target(CPU_ASCENDC_AVX512_LOOPS), noinline)) void RunAvx512(const
 #endif
 template <typename Loop>
 inline void RunFor(Isa isa, const Loop& loop) {
-#if defined(__GNUC__) && defined(__x86_64__)
+#if CPU_ASCENDC_X86_LOOPS
   if (isa == Isa::kAvx512) return RunAvx512(loop);
   if (isa == Isa::kAvx2) return RunAvx2(loop);
 #endif
@@ -188,7 +193,7 @@ inline void CompareMask(uint8_t* d, uint64_t n, AscendC::CMPMODE mode, C t, Load
 // Select on element bits: dst[i] = mask bit i ? src[i] : fill. dst is src or disjoint from it.
 // Each chunk's mask bits are spread to one byte per element (bit j of a byte kept in byte j by
 // a multiply), then a vectorised blend.
-#if defined(__GNUC__) && defined(__x86_64__)
+#if CPU_ASCENDC_X86_LOOPS
 #define CPU_ASCENDC_AVX512 __attribute__((target("avx2,avx512f,avx512bw,avx512dq,avx512vl")))
 // Select on 16-bit elements, 32 a step: 32 mask bits are a mask register for one blend. Returns
 // the elements done (a multiple of 32); the caller runs the rest.
@@ -223,7 +228,7 @@ CPU_ASCENDC_AVX512 inline uint64_t Avx512Select8(uint8_t* dst, const uint8_t* ma
 template <typename B>
 inline void SelectBits(B* dst, const uint8_t* mask, const B* src, B fill, uint64_t n,
                        Isa isa = BestIsa()) {
-#if defined(__GNUC__) && defined(__x86_64__)
+#if CPU_ASCENDC_X86_LOOPS
   if constexpr (sizeof(B) <= 2) {
     if (isa == Isa::kAvx512) {
       const uint64_t done = sizeof(B) == 2 ? Avx512Select16(reinterpret_cast<uint16_t*>(dst), mask,
@@ -263,7 +268,7 @@ inline void SelectBits(B* dst, const uint8_t* mask, const B* src, B fill, uint64
 }
 
 // CompareScalar on int8/uint8: mask bits of src[i] <mode> t, i < n.
-#if defined(__GNUC__) && defined(__x86_64__)
+#if CPU_ASCENDC_X86_LOOPS
 // 64 bytes a step, the compare's mask register being the 64 mask bits; kPred is the
 // _MM_CMPINT_ predicate. Returns the elements done (a multiple of 64); the caller runs the rest.
 template <typename I, int kPred>
@@ -286,7 +291,7 @@ CPU_ASCENDC_AVX512 inline uint64_t Avx512CompareBytes(uint8_t* d, const I* src, 
 template <typename I>
 inline void CompareBytes(uint8_t* d, const I* src, uint64_t n, AscendC::CMPMODE mode, I t,
                          Isa isa = BestIsa()) {
-#if defined(__GNUC__) && defined(__x86_64__)
+#if CPU_ASCENDC_X86_LOOPS
   if (isa == Isa::kAvx512) {
     using AscendC::CMPMODE;
     const uint64_t done =
@@ -336,7 +341,7 @@ inline I HalfBitsToByteIntRint(uint16_t h) {
   return mag > 0x7c00u ? I{0} : static_cast<I>(v);
 }
 
-#if defined(__GNUC__) && defined(__x86_64__)
+#if CPU_ASCENDC_X86_LOOPS
 #if !defined(__clang__)
 #pragma GCC diagnostic push  // g++ 12's AVX-512 headers warn on their own _mm512_undefined operands
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -382,7 +387,7 @@ CPU_ASCENDC_AVX512 inline uint64_t Avx512HalfToByteIntRint(I* d, const uint16_t*
 // The Cast loops: dst[i] = ByteIntToHalfBits(src[i]) / HalfBitsToByteIntRint(src[i]), i < n.
 template <typename I>
 inline void ByteIntToHalf(uint16_t* d, const I* s, uint64_t n, Isa isa = BestIsa()) {
-#if defined(__GNUC__) && defined(__x86_64__)
+#if CPU_ASCENDC_X86_LOOPS
   if (isa == Isa::kAvx512) {
     const uint64_t done = Avx512ByteIntToHalf(d, s, n);
     d += done, s += done, n -= done;
@@ -392,7 +397,7 @@ inline void ByteIntToHalf(uint16_t* d, const I* s, uint64_t n, Isa isa = BestIsa
 }
 template <typename I>
 inline void HalfToByteIntRint(I* d, const uint16_t* s, uint64_t n, Isa isa = BestIsa()) {
-#if defined(__GNUC__) && defined(__x86_64__)
+#if CPU_ASCENDC_X86_LOOPS
   if (isa == Isa::kAvx512) {
     const uint64_t done = Avx512HalfToByteIntRint(d, s, n);
     d += done, s += done, n -= done;
@@ -412,7 +417,7 @@ inline int16_t HalfKey(uint16_t h) {
 }
 constexpr int32_t kHalfKeyMin = -0x7c01;  // key(-inf)
 constexpr int32_t kHalfKeyMax = 0x7c00;   // key(+inf)
-#if defined(__GNUC__) && defined(__x86_64__)
+#if CPU_ASCENDC_X86_LOOPS
 // The key range test of CompareHalf, 32 halves a step: the compare's mask register is the 32
 // mask bits. Returns the elements done (a multiple of 32); the caller runs the rest.
 CPU_ASCENDC_AVX512 inline uint64_t Avx512CompareHalfRange(uint8_t* d, const uint16_t* src,
@@ -472,7 +477,7 @@ inline void CompareHalf(uint8_t* d, const uint16_t* src, uint64_t n, AscendC::CM
   }
   // lo <= key <= hi as one unsigned compare of key - lo against hi - lo.
   const uint16_t base = static_cast<uint16_t>(lo), span = static_cast<uint16_t>(hi - lo);
-#if defined(__GNUC__) && defined(__x86_64__)
+#if CPU_ASCENDC_X86_LOOPS
   if (isa == Isa::kAvx512) {
     const uint64_t done = Avx512CompareHalfRange(d, src, n, base, span, outside);
     if (done == n) return;

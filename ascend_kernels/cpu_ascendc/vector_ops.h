@@ -125,8 +125,8 @@ inline float RoundFloat(float v, RoundMode mode) {
 
 // dst bit i (LSB first in each byte) = src[i] <mode> scalar, for i < count.
 template <typename T, typename U>
-inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, const T scalar,
-                          CMPMODE mode, uint32_t count) {
+__aicore__ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src,
+                                     const T scalar, CMPMODE mode, uint32_t count) {
   constexpr const char* kApi = "CompareScalar";
   static_assert(internal::kOneOf<T, half, float, double, int8_t, uint8_t>,
                 "CompareScalar: src must be half or float (int8_t/uint8_t: Ascend950; double: host "
@@ -151,8 +151,8 @@ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src, 
 
 // VSEL_TENSOR_SCALAR_MODE: dst[i] = mask bit i ? src0[i] : scalar, bit for bit.
 template <typename T, typename U>
-inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask,
-                   const LocalTensor<T>& src0, T scalar, SELMODE mode, uint32_t count) {
+__aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask,
+                              const LocalTensor<T>& src0, T scalar, SELMODE mode, uint32_t count) {
   constexpr const char* kApi = "Select";
   static_assert(internal::kOneOf<T, half, float, double, int8_t, uint8_t>,
                 "Select: operands must be half or float (int8_t/uint8_t: Ascend950; double: host "
@@ -178,8 +178,8 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& mask,
 // Element-type conversion. Supported pairs are the Atlas A2 ones the kernels need; which exist
 // with which RoundMode on the launch's SoC is soc_rules.cpp's table.
 template <typename T, typename U>
-inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& round_mode,
-                 uint32_t count) {
+__aicore__ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src,
+                            const RoundMode& round_mode, uint32_t count) {
   constexpr const char* kApi = "Cast";
   cpu_ascendc::CheckCastRule(cpu_ascendc::CurrentRules(), cpu_ascendc::VTypeOf<T>(),
                              cpu_ascendc::VTypeOf<U>(), round_mode);
@@ -223,7 +223,7 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
 }
 
 template <typename T>
-inline void Duplicate(const LocalTensor<T>& dst, const T& scalar, const int32_t& count) {
+__aicore__ inline void Duplicate(const LocalTensor<T>& dst, const T& scalar, const int32_t& count) {
   constexpr const char* kApi = "Duplicate";
   static_assert(internal::kOneOf<T, half, bfloat16_t, int16_t, uint16_t, float, int32_t, uint32_t,
                                  int64_t, double>,
@@ -236,8 +236,8 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalar, const int32_t&
 
 #define CPU_ASCENDC_SCALAR_OP(NAME, EXPR)                                                          \
   template <typename T>                                                                            \
-  inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalar,          \
-                   const int32_t& count) {                                                         \
+  __aicore__ inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src,                \
+                              const T& scalar, const int32_t& count) {                             \
     static_assert(internal::kOneOf<T, int16_t, int32_t, int64_t, float>,                           \
                   #NAME ": unsupported type");                                                     \
     const T s = scalar;                                                                            \
@@ -250,15 +250,16 @@ CPU_ASCENDC_SCALAR_OP(Muls, internal::WrapMul(v, s))
 #undef CPU_ASCENDC_SCALAR_OP
 
 template <typename T>
-inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count) {
+__aicore__ inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                           const int32_t& count) {
   static_assert(internal::kOneOf<T, int16_t, uint16_t>, "Not: int16_t/uint16_t only");
   internal::Map(dst, src, internal::CheckCount(count, "Not"), "Not",
                 [](T v) { return static_cast<T>(~v); });
 }
 
 template <typename T>
-inline void And(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,
-                const int32_t& count) {
+__aicore__ inline void And(const LocalTensor<T>& dst, const LocalTensor<T>& src0,
+                           const LocalTensor<T>& src1, const int32_t& count) {
   static_assert(internal::kOneOf<T, int16_t, uint16_t>, "And: int16_t/uint16_t only");
   internal::Zip(dst, src0, src1, internal::CheckCount(count, "And"), "And",
                 [](T a, T b) { return static_cast<T>(a & b); });

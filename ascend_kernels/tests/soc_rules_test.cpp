@@ -1,6 +1,7 @@
 // The kernels under the AscendC rules of each SoC (cpu_ascendc/soc_rules.h): every kernel x dtype
 // x tail shape, bit for bit against the contract, under every SoC whose dtype list has the dtype;
 // and each rule aborting with its name when broken (every death test has a passing twin).
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -188,31 +189,47 @@ TEST(SocRules, UsableUbIsTheSocsLimitOrTheLaunchsUb) {
   EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kHost, 1 << 20) == (1u << 20));
 }
 
-// docs/behaviour.md §3's plan at ub_size 196608 fits the 910B's 184 KiB for every dtype, with the
-// widest tile (a one-core launch of a whole tile) and every smaller platform UB down to 8 KiB.
+// Phase one accepts a platform ub_size from 16 KiB up to the SoC's whole UB
+// (cpp/aclnn/platform_check.h), and a plan depends on ub_size only through tile_block_num
+// (docs/behaviour.md §3). So every plan it can make for a SoC is run here: under each SoC that
+// lists the dtype, both kernels, every tile_block_num in that range, at the smallest accepted
+// ub_size giving it (the strictest budget),
+// with the widest launch (one core, a whole tile and a 1-element tail), under the SoC's rules,
+// which allow the usable UB only (the SoC table's TMP_UB_OFFSET).
 template <typename T>
-void FitsUsableUb() {
-  for (uint64_t ub = 196608; ub >= 8192; ub -= ub > 65536 ? 2560 : 8192) {
-    const ElementwiseTiling probe = SpecTiling(1 << 22, sizeof(T), Traits<T>::kUbdn, ub, 1);
-    const uint64_t n = probe.tile_data_num + 1;  // one full tile and a 1-element tail
-    std::mt19937_64 rng(ub);
-    const auto g = RandomValues<T>(n, rng, {}), x = RandomValues<T>(n, rng, {});
-    const auto t = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, ub, 1);
-    const auto r = kt::Run<T>(false, g, x, MidParams<T>(), t, ub, 1, false, KernelSoc::kAscend910B);
-    uint64_t bad = 0;
-    for (uint64_t i = 0; i < n; ++i) {
-      if (!SameBits(r.out[i], Passes(x[i], MidParams<T>()) ? g[i] : T{})) ++bad;
+void PlansFitUsableUb() {
+  for (bool relu : {false, true}) {
+    for (KernelSoc soc : SocsListing<T>(relu)) {
+      const uint64_t whole = ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).ub_bytes;
+      const uint64_t per_block = 256 * Traits<T>::kUbdn;
+      constexpr uint64_t kMinUb = 16 * 1024;  // platform_check.h kMinUbSize
+      for (uint64_t blocks = whole / per_block; blocks >= kMinUb / per_block; --blocks) {
+        const uint64_t ub = std::max(blocks * per_block, kMinUb);  // host (whole 0): none
+        const uint64_t n =
+            SpecTiling(1 << 22, sizeof(T), Traits<T>::kUbdn, ub, 1).tile_data_num + 1;
+        std::mt19937_64 rng(ub);
+        const auto g = RandomValues<T>(n, rng, {}), x = RandomValues<T>(n, rng, {});
+        const auto t = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, ub, 1);
+        const ThresholdParams p = relu ? ZeroParams() : MidParams<T>();
+        const auto r = kt::Run<T>(relu, g, x, p, t, ub, 1, false, soc);
+        uint64_t bad = 0;
+        for (uint64_t i = 0; i < n; ++i) {
+          if (!SameBits(r.out[i], Passes(x[i], p) ? g[i] : T{})) ++bad;
+        }
+        EXPECT_TRUE(bad == 0) << (std::string(Traits<T>::kName) + " on " + SocName(soc) + " ub " +
+                                  std::to_string(ub));
+      }
     }
-    EXPECT_TRUE(bad == 0) << (std::string(Traits<T>::kName) + " ub " + std::to_string(ub));
   }
 }
-TEST(SocRules, TilingPlanFitsAscend910BUsableUb) {
-  FitsUsableUb<float>();
-  FitsUsableUb<half>();
-  FitsUsableUb<bfloat16_t>();
-  FitsUsableUb<int32_t>();
-  FitsUsableUb<int8_t>();
-  FitsUsableUb<uint8_t>();
+TEST(SocRules, TilingPlansFitEverySocsUsableUb) {
+  PlansFitUsableUb<float>();
+  PlansFitUsableUb<half>();
+  PlansFitUsableUb<bfloat16_t>();
+  PlansFitUsableUb<int32_t>();
+  PlansFitUsableUb<int8_t>();
+  PlansFitUsableUb<uint8_t>();
+  PlansFitUsableUb<int64_t>();
 }
 
 // A plan that needs the 910B's reserved scratch (between 184 and 192 KiB) aborts there, and runs

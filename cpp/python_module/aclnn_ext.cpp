@@ -24,6 +24,7 @@
 #include "aclnn/executor.h"
 #include "aclnn/host_stream.h"
 #include "aclnn/pool_stream.h"  // kInlineMaxBytes: the FFI handler's inline limit
+#include "aclnn/soc_dtypes.h"
 #include "aclnn/tensor.h"
 #include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/float64_bits.h"
@@ -164,12 +165,16 @@ TensorPtr ToTensor(nb::handle desc, const char* name) {
 void AddTables(nb::module_& m) {
   using ascend_kernels::FactsOfDType;
   using ascend_kernels::FactsOfSoc;
-  nb::dict dtypes, kernel_dtypes, threshold_dtypes;
+  nb::dict dtypes, kernel_dtypes, threshold_dtypes, integer_ranges;
 #define ADD_KERNEL_DTYPE(name, code, str, ...)                  \
   dtypes[str] = nb::make_tuple(code, FactsOfDType(code).bytes); \
   kernel_dtypes[str] = code;
   ASCEND_KERNELS_KERNEL_DTYPES(ADD_KERNEL_DTYPE)
 #undef ADD_KERNEL_DTYPE
+  for (auto [x_name, x_code] : kernel_dtypes) {
+    const auto facts = FactsOfDType(nb::cast<int32_t>(x_code));
+    if (facts.is_integer) integer_ranges[x_name] = nb::make_tuple(facts.min, facts.max);
+  }
 #define ADD_OTHER_DTYPE(name, code, str, bytes) dtypes[str] = nb::make_tuple(code, bytes);
   ASCEND_KERNELS_OTHER_DTYPES(ADD_OTHER_DTYPE)
 #undef ADD_OTHER_DTYPE
@@ -189,7 +194,7 @@ void AddTables(nb::module_& m) {
     threshold_dtypes[x_name] = nb::tuple(names);
   }
   nb::dict socs, soc_ub_size, soc_core_num;
-#define ADD_SOC(name, code, str, ub, cores, features)                                      \
+#define ADD_SOC(name, code, str, ub, usable_ub, cores, features)                           \
   socs[str] = code;                                                                        \
   soc_ub_size[str] = ub;                                                                   \
   soc_core_num[str] =                                                                      \
@@ -198,17 +203,34 @@ void AddTables(nb::module_& m) {
           : cores;
   ASCEND_KERNELS_SOCS(ADD_SOC)
 #undef ADD_SOC
+  // Phase one's dtype check per SoC: the dtypes it takes at any threshold, and at threshold 0.
+  nb::dict soc_dtypes, soc_zero_threshold_dtypes;
+  for (auto [soc_name, soc_code] : socs) {
+    const auto soc = static_cast<SocVersion>(nb::cast<int32_t>(soc_code));
+    nb::list any, zero;
+    for (auto [x_name, x_code] : kernel_dtypes) {
+      const auto dtype = static_cast<aclDataType>(nb::cast<int32_t>(x_code));
+      if (SocSupportsDtype(soc, dtype, false)) any.append(x_name);
+      if (SocSupportsDtype(soc, dtype, true)) zero.append(x_name);
+    }
+    soc_dtypes[soc_name] = nb::tuple(any);
+    soc_zero_threshold_dtypes[soc_name] = nb::tuple(zero);
+  }
   // {numpy name: (aclDataType code, item size)} of every dtype the executor names.
   m.attr("DTYPES") = dtypes;
   // {numpy name: aclDataType code} of the dtypes the kernels have a tiling for.
   m.attr("KERNEL_DTYPES") = kernel_dtypes;
   m.attr("THRESHOLD_DTYPES") = threshold_dtypes;
+  // {numpy name: (min, max)} of the integer kernel dtypes.
+  m.attr("INTEGER_RANGES") = integer_ranges;
   m.attr("ACL_DT_UNDEFINED") = static_cast<int32_t>(ACL_DT_UNDEFINED);
   // {name: SocVersion code}, {name: unified buffer bytes per core (0: the host, unbounded)},
   // {name: the core count the tiling assumes by default}.
   m.attr("SOCS") = socs;
   m.attr("SOC_UB_SIZE") = soc_ub_size;
   m.attr("SOC_CORE_NUM") = soc_core_num;
+  m.attr("SOC_DTYPES") = soc_dtypes;
+  m.attr("SOC_ZERO_THRESHOLD_DTYPES") = soc_zero_threshold_dtypes;
   const PlatformInfo defaults;
   m.attr("DEFAULT_SOC") = FactsOfSoc(static_cast<int32_t>(defaults.soc)).name;
   m.attr("DEFAULT_UB_SIZE") = defaults.ub_size;

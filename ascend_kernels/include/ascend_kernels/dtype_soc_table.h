@@ -39,18 +39,21 @@
   X(Complex64, 16, "complex64", 8)     \
   X(Complex128, 17, "complex128", 16)
 
-// The SoCs phase one plans for: X(Name, code, "name", UB bytes per core, default core count,
-// features). UB bytes: asc-devkit kernel_utils_constants.h TOTAL_UB_SIZE per __NPU_ARCH__
-// (1001, 2201, 3510); 0 for the host, whose UB is whatever the caller tiles for. Default core
-// count: the AIV cores the tiling assumes when the caller gives none (the 910B's 48; the host's
-// follows its hardware threads, 0 here). Features are a mask of SocFeatureBits.
-#define ASCEND_KERNELS_SOCS(X)                                                 \
-  X(Ascend910, 0, "Ascend910", 256 * 1024, 48, ascend_kernels::kSocRefused)    \
-  X(Ascend910B, 1, "Ascend910B", 192 * 1024, 48, ascend_kernels::kSocBFloat16) \
-  X(Ascend950, 2, "Ascend950", 248 * 1024, 48,                                 \
-    ascend_kernels::kSocBFloat16 | ascend_kernels::kSocInt64ReluGrad)          \
-  X(Host, 3, "host", 0, 0,                                                     \
-    ascend_kernels::kSocBFloat16 | ascend_kernels::kSocInt64ReluGrad |         \
+// The SoCs phase one plans for: X(Name, code, "name", UB bytes per core, usable UB bytes, default
+// core count, features). UB bytes: asc-devkit impl/basic_api/utils/kernel_utils_constants.h
+// TOTAL_UB_SIZE per __NPU_ARCH__ (1001, 2201, 3510); 0 for the host, whose UB is whatever the
+// caller tiles for. Usable UB bytes: what a kernel's TPipe may hand out, the same file's
+// TMP_UB_OFFSET (the API's own temporaries live above it: dav_c220's tensor-scalar Select writes
+// its scalar there); 0 for the host. Default core count: the AIV cores the tiling assumes when the
+// caller gives none (the 910B's 48; the host's follows its hardware threads, 0 here). Features are
+// a mask of SocFeatureBits.
+#define ASCEND_KERNELS_SOCS(X)                                                             \
+  X(Ascend910, 0, "Ascend910", 256 * 1024, 248 * 1024, 48, ascend_kernels::kSocRefused)    \
+  X(Ascend910B, 1, "Ascend910B", 192 * 1024, 184 * 1024, 48, ascend_kernels::kSocBFloat16) \
+  X(Ascend950, 2, "Ascend950", 248 * 1024, 248 * 1024, 48,                                 \
+    ascend_kernels::kSocBFloat16 | ascend_kernels::kSocInt64ReluGrad)                      \
+  X(Host, 3, "host", 0, 0, 0,                                                              \
+    ascend_kernels::kSocBFloat16 | ascend_kernels::kSocInt64ReluGrad |                     \
         ascend_kernels::kSocInt64ThresholdGrad | ascend_kernels::kSocFloat64)
 
 namespace ascend_kernels {
@@ -127,6 +130,7 @@ constexpr bool TakesThresholdDtype(int32_t x, int32_t threshold) {
 struct SocFacts {
   const char* name;  // "unknown" for a code not in the table
   uint64_t ub_bytes;
+  uint64_t usable_ub_bytes;  // ub_bytes without the API's reserved scratch
   uint32_t default_core_num;
   uint32_t features;  // SocFeatureBits; 0 for a code not in the table
   bool known;
@@ -134,13 +138,13 @@ struct SocFacts {
 
 constexpr SocFacts FactsOfSoc(int32_t code) {
   switch (code) {
-#define ASCEND_KERNELS_SOC_CASE(name, c, str, ub, cores, features) \
-  case c:                                                          \
-    return {str, ub, cores, features, true};
+#define ASCEND_KERNELS_SOC_CASE(name, c, str, ub, usable_ub, cores, features) \
+  case c:                                                                     \
+    return {str, ub, usable_ub, cores, features, true};
     ASCEND_KERNELS_SOCS(ASCEND_KERNELS_SOC_CASE)
 #undef ASCEND_KERNELS_SOC_CASE
     default:
-      return {"unknown", 0, 0, 0, false};
+      return {"unknown", 0, 0, 0, 0, false};
   }
 }
 

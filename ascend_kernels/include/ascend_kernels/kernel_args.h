@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "ascend_kernels/aicore.h"
 #include "ascend_kernels/dtype_soc_table.h"  // KernelDType
 
 // The tiling structs are at global scope, named in ascend_kernels by using-declarations: a kernel
@@ -117,7 +118,7 @@ inline constexpr int kBroadcastGrad = 0, kBroadcastX = 1;
 inline constexpr int kBatchGrad = 0, kBatchX = 1, kBatchThreshold = 2, kBatchOut = 3;
 
 // Elements of input j (kBroadcastGrad, kBroadcastX) a broadcast read spans from its first element.
-inline uint64_t BroadcastSpan(const InputBroadcastTiling& b, int j) {
+__aicore__ inline uint64_t BroadcastSpan(const InputBroadcastTiling& b, int j) {
   uint64_t last = 0;
   for (uint64_t d = 0; d < b.rank; ++d) last += (b.sizes[d] - 1) * b.strides[j][d];
   return last + 1;
@@ -125,7 +126,7 @@ inline uint64_t BroadcastSpan(const InputBroadcastTiling& b, int j) {
 
 // Elements of operand j (kBatchGrad, kBatchX, kBatchThreshold, kBatchOut) one slice of
 // `elements` output elements spans from the operand's first element in that slice.
-inline uint64_t SliceSpan(const InputBroadcastTiling& b, uint64_t elements, int j) {
+__aicore__ inline uint64_t SliceSpan(const InputBroadcastTiling& b, uint64_t elements, int j) {
   if (j == kBatchThreshold) return 1;
   if (b.rank == 0 || j == kBatchOut) return elements;
   return BroadcastSpan(b, j == kBatchGrad ? kBroadcastGrad : kBroadcastX);
@@ -134,7 +135,7 @@ inline uint64_t SliceSpan(const InputBroadcastTiling& b, uint64_t elements, int 
 // Elements of operand j a launch with this tiling may touch from the operand's base (strides
 // are non-negative): the furthest slice's start plus that slice's span; 0 for a threshold the
 // launch does not read from GM.
-inline uint64_t LaunchSpan(const ThresholdGradV2DTilingData& t, int j) {
+__aicore__ inline uint64_t LaunchSpan(const ThresholdGradV2DTilingData& t, int j) {
   if (j == kBatchThreshold && t.threshold.source != static_cast<int32_t>(ThresholdSource::kGm)) {
     return 0;
   }
@@ -146,7 +147,7 @@ inline uint64_t LaunchSpan(const ThresholdGradV2DTilingData& t, int j) {
   }
   return last + SliceSpan(t.broadcast, b.slice_len, j);
 }
-inline uint64_t LaunchSpan(const ReluGradTilingData& t, int j) {
+__aicore__ inline uint64_t LaunchSpan(const ReluGradTilingData& t, int j) {
   return j == kBatchThreshold ? 0 : SliceSpan(t.broadcast, t.tiling.total_num, j);
 }
 

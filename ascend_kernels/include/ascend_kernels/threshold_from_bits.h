@@ -13,16 +13,8 @@
 
 #include <cstdint>
 
+#include "ascend_kernels/aicore.h"
 #include "ascend_kernels/kernel_args.h"
-
-// Kernels include kernel_operator.h first, which defines __aicore__ (the CPU model: empty).
-#ifndef __aicore__
-#if defined(__CCE_AICORE__) || defined(__NPU_ARCH__)
-#define __aicore__ [aicore]
-#else
-#define __aicore__  // a host translation unit (the executor's tests)
-#endif
-#endif
 
 namespace ascend_kernels {
 namespace threshold_bits {
