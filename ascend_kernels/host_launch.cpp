@@ -96,11 +96,11 @@ HostLaunch MakeLaunch(const EntryInfo<Entry>& info, KernelDType dtype, const voi
   const uint64_t elem_bytes = FactsOfDType(static_cast<int32_t>(dtype)).bytes;
   regions.reserve(regions.size() + 3);
   regions.push_back(
-      {static_cast<const uint8_t*>(grad), LaunchSpan(*tiling, kBatchGrad) * elem_bytes});
+      {static_cast<const uint8_t*>(grad), LaunchSpan(*tiling, kOperandGrad) * elem_bytes});
   regions.push_back(
-      {static_cast<const uint8_t*>(feature), LaunchSpan(*tiling, kBatchX) * elem_bytes});
+      {static_cast<const uint8_t*>(feature), LaunchSpan(*tiling, kOperandX) * elem_bytes});
   regions.push_back(
-      {static_cast<const uint8_t*>(out), LaunchSpan(*tiling, kBatchOut) * elem_bytes});
+      {static_cast<const uint8_t*>(out), LaunchSpan(*tiling, kOperandOut) * elem_bytes});
   const uint32_t block_dim = launch.block_dim;
   const Entry entry = info.entry;
   const auto rules_soc = static_cast<cpu_ascendc::Soc>(soc);  // same values
@@ -113,7 +113,7 @@ HostLaunch MakeLaunch(const EntryInfo<Entry>& info, KernelDType dtype, const voi
 
 // Bytes of the GM threshold elements a ThresholdGradV2D tiling asks for (0: none).
 uint64_t GmThresholdBytes(const ThresholdGradV2DTilingData& tiling) {
-  return LaunchSpan(tiling, kBatchThreshold) * FactsOfDType(tiling.threshold.gm_dtype).bytes;
+  return LaunchSpan(tiling, kOperandThreshold) * FactsOfDType(tiling.threshold.gm_dtype).bytes;
 }
 
 }  // namespace

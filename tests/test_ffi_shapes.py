@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+import dtype_lists
 import jax_threshold as jt
 import oracle
 
@@ -85,8 +86,22 @@ class PerElementThresholdBatchTest(parameterized.TestCase):
   def test_threshold_of_a_dtype_the_lowering_never_emits_is_refused(self):
     x = jnp.ones((8,), jnp.float32)
     call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((8,), jnp.float32))
-    with self.assertRaisesRegex(Exception, "threshold of dtype float16 is not one the lowering"):
+    with self.assertRaisesRegex(
+      Exception, "threshold has dtype float16, which the kernel does not read"
+    ):
       jax.block_until_ready(jax.jit(call)(x, x, jnp.zeros((8,), jnp.float16)))
+
+  def test_an_x_dtype_without_a_kernel_is_refused_for_its_own_dtype(self):
+    # The threshold's dtype is checked once, by phase one, and only for an x it can run.
+    refused = dtype_lists.UNSUPPORTED_INTEGER
+    x = jnp.ones((8,), refused)
+    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((8,), refused))
+    for t_dtype in (refused, jnp.float16, jnp.float32):
+      with self.subTest(t_dtype=t_dtype):
+        with self.assertRaisesRegex(
+          Exception, f"161002(.|\\n)*has dtype {refused.name}, not supported"
+        ):
+          jax.block_until_ready(jax.jit(call)(x, x, jnp.zeros((), t_dtype)))
 
   @absltest.skipIf(
     "asan" in os.environ.get("LD_PRELOAD", ""),

@@ -105,7 +105,7 @@ __aicore__ inline uint64_t ThresholdElementBytes(int32_t dtype) {
 // The launch's batch of slices (kernel_args.h), if it is one: ThresholdGradV2D's only.
 __aicore__ inline bool IsBatch(const ThresholdGradV2DTilingData& data) {
   return data.batch.slice_num > 0 &&
-         data.threshold.source == static_cast<int32_t>(ThresholdSource::kGm);
+         data.threshold.source == static_cast<int32_t>(ThresholdSource::kDevice);
 }
 __aicore__ inline bool IsBatch(const ReluGradTilingData&) { return false; }
 __aicore__ inline ThresholdBatchTiling BatchOf(const ThresholdGradV2DTilingData& data) {
@@ -129,7 +129,7 @@ __aicore__ inline bool HasBroadcast(const TilingData& data) {
 template <typename T>
 __aicore__ inline ThresholdParams ThresholdOf(const ThresholdGradV2DTilingData& data,
                                               GM_ADDR threshold) {
-  if (data.threshold.source != static_cast<int32_t>(ThresholdSource::kGm)) {
+  if (data.threshold.source != static_cast<int32_t>(ThresholdSource::kDevice)) {
     return data.threshold;
   }
   return ThresholdParamsFromBits(static_cast<int32_t>(KernelDTypeOf<T>::kValue),
@@ -215,28 +215,25 @@ class SelectKernel {
       const uint64_t slice = pos / len;
       const uint64_t first = pos - slice * len;
       const uint64_t n = end - pos < len - first ? end - pos : len - first;
-      int64_t off[4] = {0, 0, 0, 0};
-      uint64_t rest = slice;
-      for (uint64_t d = batch_.rank; d-- > 0;) {  // inner dims first
-        const int64_t idx = static_cast<int64_t>(rest % batch_.sizes[d]);
-        rest /= batch_.sizes[d];
-        for (int j = 0; j < 4; ++j) off[j] += idx * batch_.strides[d][j];
-      }
-      GM_ADDR element = thresholdBase_ + off[kBatchThreshold] *
+      int64_t off[kNumOperands];
+      SliceOffsets(slice, batch_.rank, batch_.sizes, batch_.strides, off);
+      GM_ADDR element = thresholdBase_ + off[kOperandThreshold] *
                                              static_cast<int64_t>(ThresholdElementBytes(gmDtype_));
       select_.SetThreshold(ThresholdParamsFromBits(static_cast<int32_t>(KernelDTypeOf<T>::kValue),
                                                    gmDtype_, LoadThresholdBits(element, gmDtype_)));
       if (broadcast_) {  // the slice's inputs through the broadcast copy-in
         const int64_t bytes = static_cast<int64_t>(sizeof(T));
-        ProcessBroadcast(gradBase_ + off[kBatchGrad] * bytes, featureBase_ + off[kBatchX] * bytes,
-                         outBase_ + off[kBatchOut] * bytes, first, first + n);
+        ProcessBroadcast(gradBase_ + off[kOperandGrad] * bytes,
+                         featureBase_ + off[kOperandX] * bytes, outBase_ + off[kOperandOut] * bytes,
+                         first, first + n);
         pos += n;
         continue;
       }
-      gradGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(gradBase_) + off[kBatchGrad] + first, n);
-      featureGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(featureBase_) + off[kBatchX] + first,
+      gradGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(gradBase_) + off[kOperandGrad] + first,
+                              n);
+      featureGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(featureBase_) + off[kOperandX] + first,
                                  n);
-      outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(outBase_) + off[kBatchOut] + first, n);
+      outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(outBase_) + off[kOperandOut] + first, n);
       for (uint64_t tile = 0; tile * tileDataNum_ < n; ++tile) {
         const uint64_t left = n - tile * tileDataNum_;
         const uint32_t count = static_cast<uint32_t>(left < tileDataNum_ ? left : tileDataNum_);
@@ -258,10 +255,9 @@ class SelectKernel {
                                           uint64_t begin, uint64_t end) {
     gradView_ = grad;
     featureView_ = feature;
-    gradGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(grad),
-                            BroadcastSpan(bcast_, kBroadcastGrad));
+    gradGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(grad), BroadcastSpan(bcast_, kOperandGrad));
     featureGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(feature),
-                               BroadcastSpan(bcast_, kBroadcastX));
+                               BroadcastSpan(bcast_, kOperandX));
     outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(out) + begin, end - begin);
     const uint64_t rank = bcast_.rank;
     const uint64_t len = bcast_.sizes[rank - 1];
@@ -306,7 +302,7 @@ class SelectKernel {
 
   // count elements of input j from out position pos, all in one row.
   __aicore__ inline void LoadPiece(const LocalTensor<T>& dst, int j, uint64_t pos, uint32_t count) {
-    const GlobalTensor<T>& gm = j == kBroadcastGrad ? gradGm_ : featureGm_;
+    const GlobalTensor<T>& gm = j == kOperandGrad ? gradGm_ : featureGm_;
     const uint64_t offset = InputOffset(j, pos);
     if (bcast_.strides[j][bcast_.rank - 1] != 0) {
       CopyGmToUb(dst, gm[offset], count);
@@ -318,8 +314,8 @@ class SelectKernel {
   __aicore__ inline void CopyInPiece(uint64_t pos, uint32_t count) {
     LocalTensor<T> gradLocal = gradQue_.template AllocTensor<T>();
     LocalTensor<T> featureLocal = featureQue_.template AllocTensor<T>();
-    LoadPiece(gradLocal, kBroadcastGrad, pos, count);
-    LoadPiece(featureLocal, kBroadcastX, pos, count);
+    LoadPiece(gradLocal, kOperandGrad, pos, count);
+    LoadPiece(featureLocal, kOperandX, pos, count);
     gradQue_.EnQue(gradLocal);
     featureQue_.EnQue(featureLocal);
   }
@@ -327,7 +323,7 @@ class SelectKernel {
   // `rows` whole rows of input j from out position pos (a row start), row r at dst[r * pitch].
   __aicore__ inline void LoadRows(const LocalTensor<T>& dst, int j, uint64_t pos, uint32_t rows,
                                   uint32_t len, uint32_t pitch) {
-    const GlobalTensor<T>& gm = j == kBroadcastGrad ? gradGm_ : featureGm_;
+    const GlobalTensor<T>& gm = j == kOperandGrad ? gradGm_ : featureGm_;
     const uint64_t offset = InputOffset(j, pos);
     const uint64_t row_stride = bcast_.rank >= 2 ? bcast_.strides[j][bcast_.rank - 2] : 0;
     const uint32_t row_bytes = len * static_cast<uint32_t>(sizeof(T));
@@ -355,8 +351,8 @@ class SelectKernel {
   __aicore__ inline void CopyInRows(uint64_t pos, uint32_t rows, uint32_t len, uint32_t pitch) {
     LocalTensor<T> gradLocal = gradQue_.template AllocTensor<T>();
     LocalTensor<T> featureLocal = featureQue_.template AllocTensor<T>();
-    LoadRows(gradLocal, kBroadcastGrad, pos, rows, len, pitch);
-    LoadRows(featureLocal, kBroadcastX, pos, rows, len, pitch);
+    LoadRows(gradLocal, kOperandGrad, pos, rows, len, pitch);
+    LoadRows(featureLocal, kOperandX, pos, rows, len, pitch);
     gradQue_.EnQue(gradLocal);
     featureQue_.EnQue(featureLocal);
   }
@@ -377,7 +373,7 @@ class SelectKernel {
 
   // Input j's element at `offset`, read by the scalar unit.
   __aicore__ inline T InputElement(int j, uint64_t offset) const {
-    GM_ADDR base = j == kBroadcastGrad ? gradView_ : featureView_;
+    GM_ADDR base = j == kOperandGrad ? gradView_ : featureView_;
     return LoadGmElement<T>(base + offset * sizeof(T));
   }
 
@@ -476,7 +472,7 @@ __aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR th
 // Kernel entry points, as the host launcher and the NPU build call them: one block of
 // SelectKernel<TYPE, ...> (the workspace is unused), on vector cores only. ReluGrad's is
 // (grad, feature, out, workspace, tiling); ThresholdGradV2D's has the threshold's GM address
-// after feature (read when the tiling says ThresholdSource::kGm, else unused and may be null).
+// after feature (read when the tiling says ThresholdSource::kDevice, else unused and may be null).
 // The tiling struct is passed by value: the launch copies it into the kernel's arguments in
 // stream order, so the host keeps no device copy (kernel_args.h).
 //

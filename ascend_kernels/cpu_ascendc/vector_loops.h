@@ -7,8 +7,9 @@
 // each loop in every variant the host can execute. Nothing else depends on the host.
 //
 // Six loops have an AVX-512 form written with intrinsics (the 16-bit Select, the half compare,
-// int8 <-> half, and the byte CompareScalar and Select of the two-op path), where the plain loop is
-// 2x slower or more (benchmarks/README.md, "Why six loops have AVX-512 intrinsics"). Each returns
+// int8 <-> half, and the byte CompareScalar and Select of the two-op path), where the compiler does
+// not vectorise the plain loop well (benchmarks/README.md, "Why six loops have AVX-512
+// intrinsics"). Each returns
 // how many elements it did; the plain loop does the rest, and the tests check both against the
 // same scalar reference.
 #pragma once

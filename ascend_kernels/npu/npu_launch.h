@@ -2,7 +2,7 @@
 //
 // Pointers are device memory; the tiling struct (kernel_args.h) goes by value into the launch's
 // arguments, so nothing of it needs to outlive the call. ThresholdGradV2D's `threshold` is the
-// threshold element the kernel reads at Init when its tiling says ThresholdSource::kGm (else
+// threshold element the kernel reads at Init when its tiling says ThresholdSource::kDevice (else
 // unused, may be null). int64 ReluGrad exists in Ascend950 builds only and float64 has no NPU
 // kernel: otherwise both return ACL_ERROR_INVALID_PARAM here. The bfloat16 entries of a build
 // without a bfloat16 Cast are empty (common/soc_features.h); phase one never plans bfloat16 for

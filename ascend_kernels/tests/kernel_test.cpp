@@ -216,8 +216,8 @@ TEST(KernelTiling, SeveralTilesPerCoreWithARaggedEndMatchReference) {
   CheckCase<float>(false, g, x, FloatParams(-0.5f, -0.5), t, kUb910B, 2, true, "many tiles");
 }
 
-// ThresholdGradV2D with its threshold in GM (ThresholdSource::kGm): each block reads the element
-// at Init, under the 910B's rules.
+// ThresholdGradV2D with its threshold in GM (ThresholdSource::kDevice): each block reads the
+// element at Init, under the 910B's rules.
 void RunWithGmThreshold(const float* threshold) {
   constexpr uint64_t kN = 1 << 16;
   test::Aligned<float> g(kN), x(kN), out(kN);
@@ -227,7 +227,7 @@ void RunWithGmThreshold(const float* threshold) {
   }
   ascend_kernels::ThresholdGradV2DTilingData td{};
   td.tiling = SpecTiling(kN, 4, 7, kUb910B, 8);
-  td.threshold.source = static_cast<int32_t>(ascend_kernels::ThresholdSource::kGm);
+  td.threshold.source = static_cast<int32_t>(ascend_kernels::ThresholdSource::kDevice);
   td.threshold.gm_dtype = static_cast<int32_t>(KernelDType::kFloat32);
   const auto launch = ascend_kernels::MakeThresholdGradV2DLaunch(
       KernelDType::kFloat32, g.data(), x.data(), threshold, out.data(), nullptr, &td, kUb910B,

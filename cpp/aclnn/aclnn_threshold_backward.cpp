@@ -67,17 +67,6 @@ aclnnStatus FailNotBroadcasting(const std::vector<int64_t>& grad_output,
                                            " and x shape " + ShapeString(x) + " do not broadcast");
 }
 
-// A nonzero threshold of `dtype`: the one whose dtype list is the strictest (ThresholdGradV2D's),
-// for plans that do not read a threshold's value.
-aclScalar NonzeroThreshold(aclDataType dtype) {
-  aclScalar s;
-  const unsigned char zero_bytes[8] = {};
-  LoadScalar(zero_bytes, dtype, &s);
-  s.kind = aclScalar::Kind::kFloat;
-  s.f = 1;
-  return s;
-}
-
 constexpr size_t kMaxRank = 8;
 static_assert(kMaxRank <= ascend_kernels::kMaxBroadcastRank,
               "the kernel's broadcast tiling holds every tensor rank phase one takes");
@@ -154,7 +143,8 @@ bool AlignUp(uint64_t v, uint64_t* out) {
 
 // One step of phase two: block_dim independent blocks.
 struct Step {
-  const char* name;
+  const char* name;  // for messages
+  bool kernel;       // the kernel's launch (else a copy, or a batch's ranges)
   uint32_t block_dim;
   std::function<void(uint32_t)> run_block;
 };
@@ -180,11 +170,11 @@ struct SliceArgs {
   char* out;
   KernelKind kernel;
   const ascend_kernels::ThresholdGradV2DTilingData* threshold_grad_tiling;
-  const char* threshold_gm;  // ThresholdGradV2D's GM threshold element (device-threshold plans)
+  const char* device_threshold;  // the device threshold's element (device-threshold plans)
 };
 
 SliceArgs WholeTensors(const ExecutorPlan& p) {
-  return {p.grad, p.x, p.out, p.kernel, &p.threshold_grad_tiling, p.threshold_gm};
+  return {p.grad, p.x, p.out, p.kernel, &p.threshold_grad_tiling, p.device_threshold};
 }
 
 // Slice k of p's batch, with its threshold's kernel; ThresholdGradV2D's tiling (the plan's with
@@ -195,26 +185,16 @@ SliceArgs BatchSlice(const ExecutorPlan& p, int64_t k,
                      ascend_kernels::ThresholdGradV2DTilingData* tiling) {
   ScopedDenormalsAsNumbers guard;  // a subnormal threshold is read and narrowed here
   const ThresholdBatch& b = *p.batch;
-  const std::array<int64_t, 4> off = b.Offsets(k);
-  const auto bytes = [&b](int64_t elements) {
-    return elements * static_cast<int64_t>(b.element_bytes);
-  };
-  const char* element =
-      b.threshold + off[ThresholdBatch::kThreshold] * static_cast<int64_t>(b.threshold_bytes);
-  SliceArgs s{p.grad + bytes(off[ThresholdBatch::kGrad]),
-              p.x + bytes(off[ThresholdBatch::kX]),
-              p.out + bytes(off[ThresholdBatch::kOut]),
-              KernelKind::kReluGrad,
-              tiling,
-              nullptr};
-  if (p.ReadsThresholdOnDevice()) {
+  const ThresholdBatch::Slice slice = b.At(k, p.grad, p.x, p.out);
+  SliceArgs s{slice.grad, slice.x, slice.out, KernelKind::kReluGrad, tiling, nullptr};
+  if (p.HasDeviceThreshold()) {
     s.kernel = KernelKind::kThresholdGradV2D;
     s.threshold_grad_tiling = &p.threshold_grad_tiling;
-    s.threshold_gm = element;
+    s.device_threshold = slice.threshold;
     return s;
   }
   aclScalar threshold;
-  LoadScalar(element, b.threshold_dtype, &threshold);
+  LoadScalar(slice.threshold, b.threshold_dtype, &threshold);
   if (!threshold.IsExactlyZero()) {
     s.kernel = KernelKind::kThresholdGradV2D;
     *tiling = p.threshold_grad_tiling;
@@ -231,31 +211,31 @@ std::vector<Step> BuildSteps(const ExecutorPlan* p, char* workspace, const Slice
   if (p->grad_copy) {
     char* dst = workspace + p->grad_ws_offset;
     steps.push_back(
-        {"MaterializeGradOutput", p->grad_copy->block_dim,
+        {"MaterializeGradOutput", false, p->grad_copy->block_dim,
          [p, src = s.grad, dst](uint32_t b) { RunStridedCopyBlock(*p->grad_copy, src, dst, b); }});
     grad = dst;
   }
   if (p->x_copy) {
     char* dst = workspace + p->x_ws_offset;
-    steps.push_back({"MaterializeX", p->x_copy->block_dim, [p, src = s.x, dst](uint32_t b) {
+    steps.push_back({"MaterializeX", false, p->x_copy->block_dim, [p, src = s.x, dst](uint32_t b) {
                        RunStridedCopyBlock(*p->x_copy, src, dst, b);
                      }});
     x = dst;
   }
   char* kernel_out = p->out_copy ? workspace + p->out_ws_offset : out;
-  void* library_ws = workspace == nullptr ? nullptr : workspace + p->library_ws_offset;
+  void* library_workspace = workspace == nullptr ? nullptr : workspace + p->library_ws_offset;
   ascend_kernels::HostLaunch launch =
       s.kernel == KernelKind::kReluGrad
-          ? ascend_kernels::MakeReluGradLaunch(p->dtype, grad, x, kernel_out, library_ws,
+          ? ascend_kernels::MakeReluGradLaunch(p->dtype, grad, x, kernel_out, library_workspace,
                                                &p->relu_grad_tiling, p->ub_size,
                                                KernelSocOf(p->soc))
           : ascend_kernels::MakeThresholdGradV2DLaunch(
-                p->dtype, grad, x, s.threshold_gm, kernel_out, library_ws, s.threshold_grad_tiling,
-                p->ub_size, KernelSocOf(p->soc));
-  steps.push_back({KernelKindName(s.kernel), launch.block_dim, std::move(launch.run_block)});
+                p->dtype, grad, x, s.device_threshold, kernel_out, library_workspace,
+                s.threshold_grad_tiling, p->ub_size, KernelSocOf(p->soc));
+  steps.push_back({KernelKindName(s.kernel), true, launch.block_dim, std::move(launch.run_block)});
   if (p->out_copy) {
     steps.push_back(
-        {"CopyToOut", p->out_copy->block_dim, [p, src = kernel_out, dst = out](uint32_t b) {
+        {"CopyToOut", false, p->out_copy->block_dim, [p, src = kernel_out, dst = out](uint32_t b) {
            RunStridedCopyBlock(*p->out_copy, src, dst, b);
          }});
   }
@@ -273,26 +253,27 @@ void RunStepsInline(const std::vector<Step>& steps) {
 // part of the workspace.
 void RunSliceRange(const ExecutorPlan* p, char* workspace, uint32_t r) {
   const ThresholdBatch& b = *p->batch;
-  char* ws = workspace == nullptr ? nullptr : workspace + r * b.range_workspace;
+  char* range_workspace = workspace == nullptr ? nullptr : workspace + r * b.range_workspace_bytes;
   const int64_t begin = b.count * r / b.ranges, end = b.count * (r + 1) / b.ranges;
   const bool copies = p->grad_copy || p->x_copy || p->out_copy;
   for (int64_t k = begin; k < end; ++k) {
     ascend_kernels::ThresholdGradV2DTilingData tiling;
     const SliceArgs s = BatchSlice(*p, k, &tiling);
     if (copies) {
-      RunStepsInline(BuildSteps(p, ws, s));
+      RunStepsInline(BuildSteps(p, range_workspace, s));
       continue;
     }
     // The common small slice: just the kernel, without building its steps.
-    void* library_ws = ws == nullptr ? nullptr : ws + p->library_ws_offset;
+    void* library_workspace =
+        range_workspace == nullptr ? nullptr : range_workspace + p->library_ws_offset;
     const ascend_kernels::HostLaunch launch =
         s.kernel == KernelKind::kReluGrad
-            ? ascend_kernels::MakeReluGradLaunch(p->dtype, s.grad, s.x, s.out, library_ws,
+            ? ascend_kernels::MakeReluGradLaunch(p->dtype, s.grad, s.x, s.out, library_workspace,
                                                  &p->relu_grad_tiling, p->ub_size,
                                                  KernelSocOf(p->soc))
-            : ascend_kernels::MakeThresholdGradV2DLaunch(p->dtype, s.grad, s.x, s.threshold_gm,
-                                                         s.out, library_ws, s.threshold_grad_tiling,
-                                                         p->ub_size, KernelSocOf(p->soc));
+            : ascend_kernels::MakeThresholdGradV2DLaunch(
+                  p->dtype, s.grad, s.x, s.device_threshold, s.out, library_workspace,
+                  s.threshold_grad_tiling, p->ub_size, KernelSocOf(p->soc));
     for (uint32_t b = 0; b < launch.block_dim; ++b) launch.run_block(b);
   }
 }
@@ -305,7 +286,7 @@ std::vector<Step> PlanSteps(const ExecutorPlan* p, char* workspace) {
   if (!p->batch) return BuildSteps(p, workspace, WholeTensors(*p));
   const ThresholdBatch& b = *p->batch;
   if (b.ranges > 0) {
-    return {Step{"ThresholdBatch", b.ranges,
+    return {Step{"ThresholdBatch", false, b.ranges,
                  [p, workspace](uint32_t r) { RunSliceRange(p, workspace, r); }}};
   }
   ascend_kernels::ThresholdGradV2DTilingData tiling;
@@ -313,19 +294,18 @@ std::vector<Step> PlanSteps(const ExecutorPlan* p, char* workspace) {
   for (size_t j = 0; j < steps.size(); ++j) {
     // The kernel step: as many blocks as the larger of the two kernels' tilings (slices pick
     // their kernel by their threshold).
-    const bool kernel_step =
-        std::string(steps[j].name) == KernelKindName(KernelKind::kReluGrad) ||
-        std::string(steps[j].name) == KernelKindName(KernelKind::kThresholdGradV2D);
     const uint32_t d =
-        kernel_step ? static_cast<uint32_t>(std::max(p->relu_grad_tiling.tiling.block_dim,
-                                                     p->threshold_grad_tiling.tiling.block_dim))
-                    : steps[j].block_dim;
+        steps[j].kernel ? static_cast<uint32_t>(std::max(p->relu_grad_tiling.tiling.block_dim,
+                                                         p->threshold_grad_tiling.tiling.block_dim))
+                        : steps[j].block_dim;
     steps[j].block_dim = static_cast<uint32_t>(b.count) * d;  // phase one checked the product
     steps[j].run_block = [p, workspace, j, d](uint32_t i) {
       const int64_t k = i / d;
-      char* ws = workspace == nullptr ? nullptr : workspace + k * p->batch->range_workspace;
+      char* slice_workspace =
+          workspace == nullptr ? nullptr : workspace + k * p->batch->range_workspace_bytes;
       ascend_kernels::ThresholdGradV2DTilingData slice_tiling;
-      const std::vector<Step> slice = BuildSteps(p, ws, BatchSlice(*p, k, &slice_tiling));
+      const std::vector<Step> slice =
+          BuildSteps(p, slice_workspace, BatchSlice(*p, k, &slice_tiling));
       if (i % d < slice[j].block_dim) slice[j].run_block(i % d);
     };
   }
@@ -371,14 +351,17 @@ void LaunchFrom(const std::shared_ptr<AsyncRun>& run, size_t i) {
 
 }  // namespace
 
-std::array<int64_t, 4> ThresholdBatch::Offsets(int64_t k) const {
-  std::array<int64_t, 4> offset{};
-  for (size_t d = sizes.size(); d-- > 0;) {
-    const int64_t i = k % sizes[d];
-    k /= sizes[d];
-    for (int op = 0; op < 4; ++op) offset[op] += i * strides[d][op];
-  }
-  return offset;
+ThresholdBatch::Slice ThresholdBatch::At(int64_t k, const char* grad, const char* x,
+                                         char* out) const {
+  int64_t off[ascend_kernels::kNumOperands];
+  ascend_kernels::SliceOffsets(static_cast<uint64_t>(k), sizes.size(), sizes, strides, off);
+  const auto bytes = [this](int64_t elements) {
+    return elements * static_cast<int64_t>(element_bytes);
+  };
+  return {
+      grad + bytes(off[ascend_kernels::kOperandGrad]), x + bytes(off[ascend_kernels::kOperandX]),
+      threshold + off[ascend_kernels::kOperandThreshold] * static_cast<int64_t>(threshold_bytes),
+      out + bytes(off[ascend_kernels::kOperandOut])};
 }
 
 // The kernel's tiling for `kind` over the plan's element count and platform, into `plan`
@@ -405,25 +388,42 @@ const char* KernelKindName(KernelKind kind) {
 
 const char* aclGetRecentErrMsg() { return recent_error.c_str(); }
 
-aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output, const aclTensor* x,
-                                                   const aclScalar* threshold, aclTensor* out,
-                                                   uint64_t* workspace_size,
-                                                   aclOpExecutor** executor,
-                                                   const PlatformInfo* platform) {
-  ScopedDenormalsAsNumbers guard;  // the threshold narrows to float32 here
-  if (aclnnStatus status = CheckPointers(threshold, grad_output, x, out, workspace_size, executor);
-      status != ACLNN_SUCCESS) {
-    return status;
-  }
+namespace {
 
+// The threshold of a plan of whole tensors: a value phase one reads (it picks the kernel and goes
+// into the tiling), or a device threshold that ThresholdGradV2D reads at Init (its dtype and first
+// element). Neither (an empty call's host threshold tensor): x is checked with the nonzero
+// threshold's dtype list, as for a device threshold.
+struct PlannedThreshold {
+  const aclScalar* value = nullptr;
+  const aclTensor* device = nullptr;
+};
+
+// The threshold dtypes the kernel reads for x's dtype (the dtype table's), named.
+std::string DeviceThresholdDtypes(aclDataType x) {
+  std::string names;
+#define ASCEND_KERNELS_NAME_IF_TAKEN(name, code, ...)                                    \
+  if (ascend_kernels::TakesThresholdDtype(x, code)) {                                    \
+    names += (names.empty() ? "" : ", ") + std::string(DataTypeName(aclDataType{code})); \
+  }
+  ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_NAME_IF_TAKEN)
+#undef ASCEND_KERNELS_NAME_IF_TAKEN
+  return names;
+}
+
+// Phase one from step 3 on (docs/behaviour.md §2), for tensors whose pointers step 1 and 2
+// checked: the plan of one run over the whole tensors.
+aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, aclTensor* out,
+                             const PlannedThreshold& threshold, uint64_t* workspace_size,
+                             aclOpExecutor** executor, const PlatformInfo* platform) {
   const PlatformInfo info = platform != nullptr ? *platform : PlatformInfo{};
   // 3. dtypes.
-  if (threshold->kind == aclScalar::Kind::kInvalid) {
+  if (threshold.value != nullptr && threshold.value->kind == aclScalar::Kind::kInvalid) {
     return Fail(ACLNN_ERR_PARAM_INVALID, std::string("threshold has dtype ") +
-                                             DataTypeName(threshold->dtype) +
+                                             DataTypeName(threshold.value->dtype) +
                                              ", expected an integer or floating-point scalar");
   }
-  const bool zero = threshold->IsExactlyZero();
+  const bool zero = threshold.value != nullptr && threshold.value->IsExactlyZero();
   for (const auto& [name, t] : {std::pair{"grad_output", grad_output}, std::pair{"x", x}}) {
     if (!SocSupportsDtype(info.soc, t->dtype, zero)) {
       return Fail(
@@ -444,6 +444,13 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   if (out->dtype != x->dtype) {
     return Fail(ACLNN_ERR_PARAM_INVALID, std::string("out dtype ") + DataTypeName(out->dtype) +
                                              " differs from x dtype " + DataTypeName(x->dtype));
+  }
+  if (threshold.device != nullptr &&
+      !ascend_kernels::TakesThresholdDtype(x->dtype, threshold.device->dtype)) {
+    return Fail(ACLNN_ERR_PARAM_INVALID,
+                std::string("threshold has dtype ") + DataTypeName(threshold.device->dtype) +
+                    ", which the kernel does not read for x of dtype " + DataTypeName(x->dtype) +
+                    " (it reads " + DeviceThresholdDtypes(x->dtype) + ")");
   }
   // 4. ranks.
   for (const auto& [name, t] : {std::pair{"grad_output", grad_output}, std::pair{"x", x}}) {
@@ -486,7 +493,6 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
     aclOpExecutor* exec = make_executor(&plan);
     if (exec == nullptr) return Fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "cannot create the executor");
     plan->kernel = KernelKind::kNone;
-    RecordBindings(exec, grad_output, x, nullptr, out);
     *workspace_size = 0;
     *executor = exec;
     return ACLNN_SUCCESS;
@@ -528,8 +534,15 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   if (!TileKernel(plan->kernel, info.core_num, plan.get(), &error)) {
     return cleanup(ACLNN_ERR_INNER_TILING_ERROR, error);
   }
-  if (plan->kernel == KernelKind::kThresholdGradV2D) {
-    plan->threshold_grad_tiling.threshold = MakeThresholdParams(*threshold, plan->dtype);
+  if (plan->kernel == KernelKind::kThresholdGradV2D && threshold.value != nullptr) {
+    plan->threshold_grad_tiling.threshold = MakeThresholdParams(*threshold.value, plan->dtype);
+  } else if (plan->kernel == KernelKind::kThresholdGradV2D) {
+    // The tiling says where the threshold is, not what it is: every slice shares it.
+    ascend_kernels::ThresholdParams& params = plan->threshold_grad_tiling.threshold;
+    params = {};
+    params.source = static_cast<int32_t>(ascend_kernels::ThresholdSource::kDevice);
+    params.gm_dtype = static_cast<int32_t>(threshold.device->dtype);  // KernelDType values
+    plan->device_threshold = threshold.device->First();
   }
 
   // Broadcast inputs (fewer elements than out) are read through the kernel's broadcast copy-in,
@@ -552,11 +565,12 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
   // it is written), which gives copy semantics.
   const std::vector<int64_t> contiguous = ContiguousStrides(shape);
   auto aligned = [elem](const ViewBounds& b) { return b.first % elem == 0; };
-  uint64_t ws = 0;
-  auto take = [&ws](uint64_t* at, uint64_t bytes) {
-    *at = ws;
-    return AlignUp(bytes, &bytes) && !__builtin_add_overflow(ws, bytes, &ws) &&
-           ws <= kMaxPlannedBytes;
+  uint64_t workspace_bytes = 0;
+  auto take = [&workspace_bytes](uint64_t* at, uint64_t bytes) {
+    *at = workspace_bytes;
+    return AlignUp(bytes, &bytes) &&
+           !__builtin_add_overflow(workspace_bytes, bytes, &workspace_bytes) &&
+           workspace_bytes <= kMaxPlannedBytes;
   };
   plan->grad = grad_output->First();
   plan->x = x->First();
@@ -588,21 +602,40 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
                                      /*serial=*/!IsNonOverlapping(out->shape, out->strides));
     sized = sized && take(&plan->out_ws_offset, buffer_bytes);
   }
-  plan->library_ws_offset = ws;
-  sized =
-      sized && !__builtin_add_overflow(ws, kHostLibraryWorkspace, &ws) && ws <= kMaxPlannedBytes;
-  if (!sized || !PlanWorkspace(ws, kMaxPlannedBytes, bounds, &plan->workspace)) {
+  plan->library_ws_offset = workspace_bytes;
+  sized = sized &&
+          !__builtin_add_overflow(workspace_bytes, kHostLibraryWorkspace, &workspace_bytes) &&
+          workspace_bytes <= kMaxPlannedBytes;
+  if (!sized || !PlanWorkspace(workspace_bytes, kMaxPlannedBytes, bounds, &plan->workspace)) {
     return cleanup(ACLNN_ERR_PARAM_INVALID,
                    "the workspace for out shape " + ShapeString(shape) + " of " +
                        DataTypeName(x->dtype) + " (contiguous copies of strided, broadcast, " +
                        "unaligned or overlapping tensors) overflows a 64-bit byte count");
   }
   plan->workspace_size = plan->workspace.size;
-  RecordBindings(exec, grad_output, x, nullptr, out);
-
   *workspace_size = plan->workspace.size;
   *executor = exec;
   return ACLNN_SUCCESS;
+}
+
+}  // namespace
+
+aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output, const aclTensor* x,
+                                                   const aclScalar* threshold, aclTensor* out,
+                                                   uint64_t* workspace_size,
+                                                   aclOpExecutor** executor,
+                                                   const PlatformInfo* platform) {
+  ScopedDenormalsAsNumbers guard;  // the threshold narrows to float32 here
+  if (aclnnStatus status = CheckPointers(threshold, grad_output, x, out, workspace_size, executor);
+      status != ACLNN_SUCCESS) {
+    return status;
+  }
+  PlannedThreshold planned;
+  planned.value = threshold;
+  const aclnnStatus status =
+      PlanWholeTensors(grad_output, x, out, planned, workspace_size, executor, platform);
+  if (status == ACLNN_SUCCESS) RecordBindings(*executor, grad_output, x, nullptr, out);
+  return status;
 }
 
 aclnnStatus StartRun(void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
@@ -639,9 +672,9 @@ aclnnStatus StartRun(void* workspace, uint64_t workspace_size, aclOpExecutor* ex
 aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
                                    aclOpExecutor* executor, void* stream,
                                    std::function<void()> on_done) {
-  char* ws = nullptr;
+  char* base = nullptr;
   std::shared_ptr<ExecutorPlan> plan;
-  if (aclnnStatus status = StartRun(workspace, workspace_size, executor, &plan, &ws);
+  if (aclnnStatus status = StartRun(workspace, workspace_size, executor, &plan, &base);
       status != ACLNN_SUCCESS) {
     return status;
   }
@@ -658,7 +691,7 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
     std::lock_guard<std::mutex> one_at_a_time(plan->sync_run_mu);
     std::vector<Step> steps;
     try {
-      steps = PlanSteps(plan.get(), ws);
+      steps = PlanSteps(plan.get(), base);
     } catch (const std::exception& e) {
       plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
       return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string("kernel launch failed: ") + e.what());
@@ -678,7 +711,7 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
   auto run = std::make_shared<AsyncRun>();
   run->plan = plan;
   try {
-    run->steps = PlanSteps(plan.get(), ws);
+    run->steps = PlanSteps(plan.get(), base);
   } catch (const std::exception& e) {
     plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
     EndRun(plan.get());
@@ -706,29 +739,19 @@ aclnnStatus aclnnThresholdBackwardRunStatus(const aclOpExecutor* executor) {
 namespace {
 
 constexpr size_t kMaxKernelRank = 8;
-constexpr int kNumOperands = 4;  // grad_output, x, threshold, out (ThresholdBatch's order)
+using ascend_kernels::kNumOperands;
 
-bool IsZeroAt(const char* data, aclDataType dtype, int64_t offset, uint64_t bytes) {
+bool IsZero(const char* element, aclDataType dtype) {
   aclScalar s;
-  LoadScalar(data + offset * static_cast<int64_t>(bytes), dtype, &s);
+  LoadScalar(element, dtype, &s);
   return s.IsExactlyZero();
 }
-
-// The threshold dtypes the kernel converts at Init for x's dtype (the dtype table's): the ones
-// the custom call's lowering emits. Other x dtypes are left to phase one's dtype checks.
-bool KernelReadsThresholdDtype(aclDataType x, aclDataType t) {
-  return ascend_kernels::FactsOfDType(x).ub_divisor == 0 ||
-         ascend_kernels::TakesThresholdDtype(x, t);
-}
-
-// Which side reads the threshold's data: the executor on the host (ReluGrad where it is 0), or
-// ThresholdGradV2D on the device at Init (never read here).
-enum class ThresholdReader { kHost, kKernel };
 
 aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x,
                                 const aclTensor* threshold, aclTensor* out,
                                 uint64_t* workspace_size, aclOpExecutor** executor,
-                                const PlatformInfo* platform, ThresholdReader reader) {
+                                const PlatformInfo* platform,
+                                ascend_kernels::ThresholdSource source) {
   ScopedDenormalsAsNumbers guard;
   if (aclnnStatus status = CheckPointers(threshold, grad_output, x, out, workspace_size, executor);
       status != ACLNN_SUCCESS) {
@@ -743,15 +766,6 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
                                              DataTypeName(threshold->dtype) +
                                              ", expected an integer or floating-point array");
   }
-  if (reader == ThresholdReader::kKernel &&
-      !KernelReadsThresholdDtype(x->dtype, threshold->dtype)) {
-    return Fail(ACLNN_ERR_PARAM_INVALID,
-                std::string("threshold has dtype ") + DataTypeName(threshold->dtype) +
-                    ", which the kernel does not read for x of dtype " + DataTypeName(x->dtype) +
-                    " (float16/bfloat16/float32 x: float32; float64 x: float64; integer x: "
-                    "x's dtype, float32 or float64)");
-  }
-
   // grad_output and x first, with the scalar phase one's words; then the threshold and out.
   const std::vector<int64_t>& gs = grad_output->shape;
   const std::vector<int64_t>& xs = x->shape;
@@ -790,26 +804,26 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
       t->shape.assign(zero_shape, zero_shape + 1);
       t->strides.assign(1, 1);
     }
-    const aclScalar t0 = NonzeroThreshold(threshold->dtype);
-    return aclnnThresholdBackwardGetWorkspaceSize(&g, &xv, &t0, &o, workspace_size, executor,
-                                                  platform);
+    PlannedThreshold empty_threshold;
+    if (source == ascend_kernels::ThresholdSource::kDevice) empty_threshold.device = threshold;
+    return PlanWholeTensors(&g, &xv, &o, empty_threshold, workspace_size, executor, platform);
   }
 
   // Every operand's extent in elements and bytes must be representable (view_bounds.h).
   const aclTensor* const tensors[kNumOperands] = {grad_output, x, threshold, out};
-  const char* const names[kNumOperands] = {"grad_output", "x", "threshold", "out"};
   std::string error;
   ViewBounds bounds[kNumOperands];
   for (int k = 0; k < kNumOperands; ++k) {
     if (tensors[k]->data == nullptr) {
-      return Fail(ACLNN_ERR_PARAM_NULLPTR, std::string(names[k]) + " data is null");
+      return Fail(ACLNN_ERR_PARAM_NULLPTR, std::string(kOperandNames[k]) + " data is null");
     }
     if (tensors[k]->strides.size() != tensors[k]->shape.size()) {
-      return Fail(ACLNN_ERR_PARAM_INVALID,
-                  std::string(names[k]) + " has " + std::to_string(tensors[k]->strides.size()) +
-                      " strides for rank " + std::to_string(tensors[k]->shape.size()));
+      return Fail(ACLNN_ERR_PARAM_INVALID, std::string(kOperandNames[k]) + " has " +
+                                               std::to_string(tensors[k]->strides.size()) +
+                                               " strides for rank " +
+                                               std::to_string(tensors[k]->shape.size()));
     }
-    if (!ComputeViewBounds(*tensors[k], names[k], &bounds[k], &error)) {
+    if (!ComputeViewBounds(*tensors[k], kOperandNames[k], &bounds[k], &error)) {
       return Fail(ACLNN_ERR_PARAM_INVALID, error);
     }
   }
@@ -824,7 +838,7 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
   std::vector<bool> looped(rank, false);
   size_t kernel_rank = 0;
   for (size_t d = 0; d < rank; ++d) {
-    looped[d] = layout.strides[d][ThresholdBatch::kThreshold] != 0;
+    looped[d] = layout.strides[d][ascend_kernels::kOperandThreshold] != 0;
     kernel_rank += !looped[d];
   }
   for (size_t d = 0; d < rank && kernel_rank > kMaxKernelRank; ++d) {
@@ -835,7 +849,8 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
   }
   ThresholdBatch batch;
   aclTensor views[3] = {*grad_output, *x, *out};  // slice 0: the kernel's dims, offsets kept
-  const int operand_of_view[3] = {ThresholdBatch::kGrad, ThresholdBatch::kX, ThresholdBatch::kOut};
+  const int operand_of_view[3] = {ascend_kernels::kOperandGrad, ascend_kernels::kOperandX,
+                                  ascend_kernels::kOperandOut};
   for (aclTensor& v : views) {
     v.shape.clear();
     v.strides.clear();
@@ -854,26 +869,32 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
     }
   }
 
-  // Which kernels the slices need, and a representative threshold for the checks: the first
-  // nonzero one (whose dtype list is the strictest), else 0. The kernel-read threshold is
-  // always ThresholdGradV2D's, checked as a nonzero one.
-  const char* tdata = threshold->First();
-  const bool on_device = reader == ThresholdReader::kKernel;
+  batch.element_bytes = DataTypeSize(out->dtype);
+  batch.threshold_dtype = threshold->dtype;
+  batch.threshold = threshold->First();
+  batch.threshold_bytes = threshold_bytes;
+
+  // Which kernels the slices need, and the threshold the plan is made with: a device threshold,
+  // or the first nonzero value (whose dtype list is the strictest), else 0.
+  const bool on_device = source == ascend_kernels::ThresholdSource::kDevice;
   bool any_zero = false, any_nonzero = on_device;
-  int64_t representative = 0;
+  const char* representative = batch.threshold;
   for (int64_t k = 0; k < batch.count && !on_device && !(any_zero && any_nonzero); ++k) {
-    const int64_t t_off = batch.Offsets(k)[ThresholdBatch::kThreshold];
-    if (IsZeroAt(tdata, threshold->dtype, t_off, threshold_bytes)) {
+    const char* element = batch.At(k, grad_output->First(), x->First(), out->First()).threshold;
+    if (IsZero(element, threshold->dtype)) {
       any_zero = true;
     } else if (!any_nonzero) {
       any_nonzero = true;
-      representative = t_off;
+      representative = element;
     }
   }
-  aclScalar t0 = NonzeroThreshold(threshold->dtype);
-  if (!on_device) {
-    LoadScalar(tdata + representative * static_cast<int64_t>(threshold_bytes), threshold->dtype,
-               &t0);
+  aclScalar value;
+  PlannedThreshold planned;
+  if (on_device) {
+    planned.device = threshold;
+  } else {
+    LoadScalar(representative, threshold->dtype, &value);
+    planned.value = &value;
   }
 
   PlatformInfo info = platform != nullptr ? *platform : PlatformInfo{};
@@ -882,20 +903,11 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
   const bool small = batch.count > 1 && slice_bytes <= kSmallSliceBytes;
   const uint32_t core_num = info.core_num;
   if (small) info.core_num = 1;
-  uint64_t slice_ws = 0;
-  aclnnStatus status = aclnnThresholdBackwardGetWorkspaceSize(&views[0], &views[1], &t0, &views[2],
-                                                              &slice_ws, executor, &info);
-  if (status == ACLNN_SUCCESS && on_device) {
-    // The tiling says where the threshold is, not what it is: every slice shares it.
-    ExecutorPlan* p = (*executor)->plan.get();
-    ascend_kernels::ThresholdParams params{};
-    params.source = static_cast<int32_t>(ascend_kernels::ThresholdSource::kGm);
-    params.gm_dtype = static_cast<int32_t>(threshold->dtype);  // KernelDType values
-    p->threshold_grad_tiling.threshold = params;
-    p->threshold_gm = tdata;
-  }
+  uint64_t slice_workspace_bytes = 0;
+  const aclnnStatus status = PlanWholeTensors(&views[0], &views[1], &views[2], planned,
+                                              &slice_workspace_bytes, executor, &info);
   if (status != ACLNN_SUCCESS || batch.count == 1) {
-    *workspace_size = slice_ws;
+    *workspace_size = slice_workspace_bytes;
     return status;
   }
   auto fail = [executor](aclnnStatus s, std::string message) {
@@ -912,15 +924,11 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
     return fail(ACLNN_ERR_INNER_TILING_ERROR, error);
   }
   batch.core_num = core_num;
-  batch.element_bytes = DataTypeSize(out->dtype);
-  batch.threshold_dtype = threshold->dtype;
-  batch.threshold = tdata;
-  batch.threshold_bytes = threshold_bytes;
   // Workspace: one slice's for every range (small slices) or for every slice (large ones), each
   // at an aligned offset from the aligned base; the alignment slack is added once, for the whole.
-  batch.range_workspace = (plan->workspace.planned + kWorkspaceAlignment - 1) /
-                          kWorkspaceAlignment *
-                          kWorkspaceAlignment;  // planned < 2^63 - 512: phase one checked it
+  batch.range_workspace_bytes = (plan->workspace.planned + kWorkspaceAlignment - 1) /
+                                kWorkspaceAlignment *
+                                kWorkspaceAlignment;  // planned < 2^63 - 512: phase one checked it
   uint64_t parts = static_cast<uint64_t>(batch.count);
   if (small) {
     batch.ranges =
@@ -939,10 +947,10 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
                                                " blocks exceed a launch's block count");
     }
   }
-  uint64_t planned = 0;
+  uint64_t workspace_bytes = 0;
   const ViewBounds whole[WorkspacePlan::kTensors] = {bounds[0], bounds[1], bounds[3]};
-  if (__builtin_mul_overflow(batch.range_workspace, parts, &planned) ||
-      !PlanWorkspace(planned, static_cast<uint64_t>(INT64_MAX), whole, &plan->workspace)) {
+  if (__builtin_mul_overflow(batch.range_workspace_bytes, parts, &workspace_bytes) ||
+      !PlanWorkspace(workspace_bytes, static_cast<uint64_t>(INT64_MAX), whole, &plan->workspace)) {
     return fail(ACLNN_ERR_PARAM_INVALID, "the workspace of " + std::to_string(parts) +
                                              " slices overflows a 64-bit byte count");
   }
@@ -956,9 +964,10 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
 aclnnStatus PlanAndBindThresholdTensor(const aclTensor* grad_output, const aclTensor* x,
                                        const aclTensor* threshold, aclTensor* out,
                                        uint64_t* workspace_size, aclOpExecutor** executor,
-                                       const PlatformInfo* platform, ThresholdReader reader) {
+                                       const PlatformInfo* platform,
+                                       ascend_kernels::ThresholdSource source) {
   const aclnnStatus status = PlanThresholdTensor(grad_output, x, threshold, out, workspace_size,
-                                                 executor, platform, reader);
+                                                 executor, platform, source);
   if (status == ACLNN_SUCCESS) RecordBindings(*executor, grad_output, x, threshold, out);
   return status;
 }
@@ -969,14 +978,14 @@ aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
     const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
     uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
   return PlanAndBindThresholdTensor(grad_output, x, threshold, out, workspace_size, executor,
-                                    platform, ThresholdReader::kHost);
+                                    platform, ascend_kernels::ThresholdSource::kTiling);
 }
 
 aclnnStatus aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize(
     const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
     uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
   return PlanAndBindThresholdTensor(grad_output, x, threshold, out, workspace_size, executor,
-                                    platform, ThresholdReader::kKernel);
+                                    platform, ascend_kernels::ThresholdSource::kDevice);
 }
 
 }  // namespace jax_threshold::aclnn

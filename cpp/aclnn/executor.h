@@ -28,23 +28,29 @@ const char* KernelKindName(KernelKind kind);
 // which the threshold varies (or that exceed the kernel's rank), looped over one slice per index.
 // Every slice has the plan's views, shifted by its offsets, and runs with its own threshold.
 struct ThresholdBatch {
-  static constexpr int kGrad = 0, kX = 1, kThreshold = 2, kOut = 3;
-  std::vector<int64_t> sizes;                   // looped dims, outer to inner
-  std::vector<std::array<int64_t, 4>> strides;  // element strides of grad, x, threshold, out
-  int64_t count = 1;                            // slices: the product of sizes
-  uint64_t element_bytes = 0;                   // of grad_output / x / out
+  std::vector<int64_t> sizes;  // looped dims, outer to inner
+  std::vector<std::array<int64_t, ascend_kernels::kNumOperands>> strides;  // element strides
+  int64_t count = 1;           // slices: the product of sizes
+  uint64_t element_bytes = 0;  // of grad_output / x / out
   aclDataType threshold_dtype = ACL_DT_UNDEFINED;
   const char* threshold = nullptr;  // the threshold's first element (host memory, or device
                                     // memory in a device-threshold plan)
   uint64_t threshold_bytes = 0;
   // > 0: slices are small and run whole, `ranges` blocks of consecutive slices, each range with
-  // its own `range_workspace` bytes of workspace; 0: each step runs for every slice in one launch,
-  // each slice with its own `range_workspace` bytes.
+  // its own `range_workspace_bytes` bytes of workspace; 0: each step runs for every slice in one
+  // launch, each slice with its own `range_workspace_bytes` bytes.
   uint32_t ranges = 0;
-  uint64_t range_workspace = 0;
+  uint64_t range_workspace_bytes = 0;
   uint32_t core_num = 0;  // the platform's cores: the NPU runs a whole batch in one launch on them
 
-  std::array<int64_t, 4> Offsets(int64_t k) const;
+  // Slice k's first elements: grad_output, x and out from the plan's, and its threshold element.
+  struct Slice {
+    const char* grad;
+    const char* x;
+    const char* threshold;
+    char* out;
+  };
+  Slice At(int64_t k, const char* grad, const char* x, char* out) const;
 };
 
 // The tensors a plan reads and writes, as CANN's reuse API rebinds them (aclnn/executor_reuse.cpp):
@@ -57,10 +63,14 @@ struct TensorBinding {
   uintptr_t data = 0;    // current data address
 };
 
+// The operands' names in messages, in the operand order (ascend_kernels::kOperandGrad, ...).
+inline constexpr const char* kOperandNames[ascend_kernels::kNumOperands] = {"grad_output", "x",
+                                                                            "threshold", "out"};
+
+// Indexed in the operand order.
 struct ExecutorBindings {
-  static constexpr int kGrad = 0, kX = 1, kThreshold = 2, kOut = 3;
   int inputs = 2;  // 3 for the threshold-tensor phase ones
-  TensorBinding tensors[4];
+  TensorBinding tensors[ascend_kernels::kNumOperands];
   bool rebound = false;  // an address differs from the planned one
   int runs_in_flight = 0;
 };
@@ -89,10 +99,10 @@ struct ExecutorPlan {
   std::optional<ThresholdBatch> batch;  // a threshold tensor of more than one slice
 
   // A device-threshold plan (aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize):
-  // ThresholdGradV2D reads each launch's threshold element from GM
-  // (threshold_grad_tiling.threshold.source is kGm); this is the threshold's first element,
-  // batch->threshold too when there is a batch.
-  const char* threshold_gm = nullptr;
+  // ThresholdGradV2D reads each launch's threshold element (threshold_grad_tiling.threshold.source
+  // is ThresholdSource::kDevice); this is the threshold's first element, batch->threshold too when
+  // there is a batch.
+  const char* device_threshold = nullptr;
 
   std::atomic<int32_t> run_status{ACLNN_SUCCESS};
 
@@ -110,9 +120,9 @@ struct ExecutorPlan {
   // same out (with the same bindings, since no rebinding is admitted while they are in flight).
   std::mutex sync_run_mu;
 
-  bool ReadsThresholdOnDevice() const {
+  bool HasDeviceThreshold() const {
     return threshold_grad_tiling.threshold.source ==
-           static_cast<int32_t>(ascend_kernels::ThresholdSource::kGm);
+           static_cast<int32_t>(ascend_kernels::ThresholdSource::kDevice);
   }
 
   const ascend_kernels::ElementwiseTiling& tiling() const {

@@ -32,8 +32,6 @@ LiveExecutors& Live() {
   return *live;
 }
 
-constexpr const char* kBindingNames[4] = {"grad_output", "x", "threshold", "out"};
-
 aclnnStatus FailNotLive(const char* api) {
   return Fail(ACLNN_ERR_PARAM_INVALID,
               std::string(api) + ": not a live executor (destroyed, or never created)");
@@ -55,14 +53,14 @@ void ShiftPlanPointers(ExecutorPlan* plan, int slot, uintptr_t delta) {
     return p == nullptr ? p : reinterpret_cast<P>(reinterpret_cast<uintptr_t>(p) + delta);
   };
   switch (slot) {
-    case ExecutorBindings::kGrad:
+    case ascend_kernels::kOperandGrad:
       plan->grad = shift(plan->grad);
       break;
-    case ExecutorBindings::kX:
+    case ascend_kernels::kOperandX:
       plan->x = shift(plan->x);
       break;
-    case ExecutorBindings::kThreshold:
-      plan->threshold_gm = shift(plan->threshold_gm);
+    case ascend_kernels::kOperandThreshold:
+      plan->device_threshold = shift(plan->device_threshold);
       if (plan->batch) plan->batch->threshold = shift(plan->batch->threshold);
       break;
     default:
@@ -83,7 +81,7 @@ aclnnStatus SetTensorAddr(aclOpExecutor* executor, int slot, const char* api, ac
   std::lock_guard<std::mutex> lock(plan->bindings_mu);
   if (plan->destroyed) return FailNotLive(api);
   ExecutorBindings& b = plan->bindings;
-  if (slot == ExecutorBindings::kThreshold && b.inputs < 3) {
+  if (slot == ascend_kernels::kOperandThreshold && b.inputs < 3) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
                 std::string(api) + ": index 2 is out of range (this plan has 2 inputs)");
   }
@@ -95,23 +93,23 @@ aclnnStatus SetTensorAddr(aclOpExecutor* executor, int slot, const char* api, ac
   if (!t.present) return ACLNN_SUCCESS;  // an empty plan reads and writes nothing
   if (!SameLayout(*tensor, t.view)) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
-                std::string(api) + ": " + kBindingNames[slot] + " of dtype " +
+                std::string(api) + ": " + kOperandNames[slot] + " of dtype " +
                     DataTypeName(tensor->dtype) + " and shape " + ShapeString(tensor->shape) +
                     " is not the planned view (dtype " + DataTypeName(t.view.dtype) + ", shape " +
                     ShapeString(t.view.shape) + ", the planned strides and offset)");
   }
   if (addr == nullptr) {
     return Fail(ACLNN_ERR_PARAM_NULLPTR,
-                std::string(api) + ": " + kBindingNames[slot] + "'s address is null");
+                std::string(api) + ": " + kOperandNames[slot] + "'s address is null");
   }
   const uintptr_t planned = reinterpret_cast<uintptr_t>(t.view.data);
   const uintptr_t now = reinterpret_cast<uintptr_t>(addr);
   const uint64_t elem = DataTypeSize(t.view.dtype);
   if (elem > 1 && now % elem != planned % elem) {
-    return Fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": " + kBindingNames[slot] +
+    return Fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": " + kOperandNames[slot] +
                                              "'s address is not aligned like the planned one");
   }
-  if (slot == ExecutorBindings::kThreshold && !plan->ReadsThresholdOnDevice()) {
+  if (slot == ascend_kernels::kOperandThreshold && !plan->HasDeviceThreshold()) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
                 std::string(api) +
                     ": phase one read this plan's threshold value; only a threshold the "
@@ -124,14 +122,14 @@ aclnnStatus SetTensorAddr(aclOpExecutor* executor, int slot, const char* api, ac
   const auto end_off = static_cast<intptr_t>(t.planned.end - planned);
   if ((begin_off < 0 && now < static_cast<uintptr_t>(-begin_off)) ||
       (end_off > 0 && now > UINTPTR_MAX - static_cast<uintptr_t>(end_off))) {
-    return Fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": " + kBindingNames[slot] +
+    return Fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": " + kOperandNames[slot] +
                                              "'s extent at this address wraps around");
   }
   ShiftPlanPointers(plan, slot, now - t.data);
   t.data = now;
   t.bounds = moved;
-  const int ws_slot = slot == ExecutorBindings::kOut ? 2 : slot;
-  if (slot != ExecutorBindings::kThreshold) plan->workspace.tensors[ws_slot] = t.bounds;
+  const int ws_slot = slot == ascend_kernels::kOperandOut ? 2 : slot;
+  if (slot != ascend_kernels::kOperandThreshold) plan->workspace.tensors[ws_slot] = t.bounds;
   b.rebound = false;
   for (const TensorBinding& other : b.tensors) {
     if (other.present && other.data != reinterpret_cast<uintptr_t>(other.view.data)) {
@@ -192,12 +190,12 @@ void RecordBindings(aclOpExecutor* executor, const aclTensor* grad_output, const
   b = ExecutorBindings{};
   b.inputs = threshold == nullptr ? 2 : 3;
   if (plan->kernel == KernelKind::kNone) return;  // nothing is read or written
-  const aclTensor* const tensors[4] = {grad_output, x, threshold, out};
+  const aclTensor* const tensors[ascend_kernels::kNumOperands] = {grad_output, x, threshold, out};
   std::string error;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < ascend_kernels::kNumOperands; ++i) {
     TensorBinding& t = b.tensors[i];
     if (tensors[i] == nullptr ||
-        !ComputeViewBounds(*tensors[i], kBindingNames[i], &t.planned, &error)) {
+        !ComputeViewBounds(*tensors[i], kOperandNames[i], &t.planned, &error)) {
       continue;
     }
     t.present = true;
@@ -217,7 +215,7 @@ void EndRun(ExecutorPlan* plan) {
 aclnnStatus CheckRebinding(const ExecutorPlan& plan) {
   const ExecutorBindings& b = plan.bindings;
   if (!b.rebound) return ACLNN_SUCCESS;
-  const TensorBinding& out = b.tensors[ExecutorBindings::kOut];
+  const TensorBinding& out = b.tensors[ascend_kernels::kOperandOut];
   if (!out.present) return ACLNN_SUCCESS;
   for (int i = 0; i < b.inputs; ++i) {
     const TensorBinding& in = b.tensors[i];
@@ -225,7 +223,7 @@ aclnnStatus CheckRebinding(const ExecutorPlan& plan) {
     if (!Overlaps(in.planned, out.planned) ||
         in.bounds.first - out.bounds.first != in.planned.first - out.planned.first) {
       return Fail(ACLNN_ERR_PARAM_INVALID,
-                  std::string("the rebound ") + kBindingNames[i] +
+                  std::string("the rebound ") + kOperandNames[i] +
                       " overlaps out, which it did not do this way when the executor was planned");
     }
   }
@@ -282,7 +280,8 @@ aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, size_t index, aclTen
     return Fail(ACLNN_ERR_PARAM_INVALID, "aclSetOutputTensorAddr: index " + std::to_string(index) +
                                              " is out of range (output: 0 out)");
   }
-  return SetTensorAddr(executor, ExecutorBindings::kOut, "aclSetOutputTensorAddr", tensor, addr);
+  return SetTensorAddr(executor, ascend_kernels::kOperandOut, "aclSetOutputTensorAddr", tensor,
+                       addr);
 }
 
 // Codes only: aclGetRecentErrMsg keeps the reason of the call before (cleanup paths destroy an

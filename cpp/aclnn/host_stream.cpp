@@ -66,10 +66,10 @@ struct SyncJob {
 // The workers behind RunBlocksSynchronously: hardware threads - 1 std::threads, started on first
 // use and kept for the life of the process; between calls they poll for kSpin, then park on a
 // condition variable.
-// Creating and joining threads per call measured ~20-60 us a call, a fifth of a 2^20-element
-// run. Calls from many threads at once share the workers; each caller also runs its own blocks,
-// so a call finishes even when every worker is busy with other calls (or, after fork(), when
-// the workers do not exist in the child).
+// Creating and joining threads per call would cost a large part of a mid-sized call
+// (benchmarks/README.md). Calls from many threads at once share the workers; each caller also runs
+// its own blocks, so a call finishes even when every worker is busy with other calls (or, after
+// fork(), when the workers do not exist in the child).
 class SyncWorkers {
  public:
   static SyncWorkers& Get() {
@@ -125,8 +125,8 @@ class SyncWorkers {
   }
 
   // After a job, a worker polls for the next one for kSpin before it parks: waking a parked
-  // thread took 20-50 us on the 2-vCPU VM of benchmarks/README.md, a fifth of a 2^20-element
-  // call, and calls from Python come back to back. Bounded, so an idle process stops spinning.
+  // thread costs a large part of a mid-sized call (benchmarks/README.md), and calls from Python
+  // come back to back. Bounded, so an idle process stops spinning.
   static constexpr std::chrono::microseconds kSpin{200};
 
   void WorkerLoop() {

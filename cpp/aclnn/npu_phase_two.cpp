@@ -23,7 +23,7 @@ struct NpuLaunch {
   KernelKind kernel;
   void* grad;
   void* x;
-  void* threshold;  // ThresholdGradV2D's GM threshold element (device-threshold plans), or null
+  void* threshold;  // the device threshold's element (device-threshold plans), or null
   void* out;
   ascend_kernels::ThresholdGradV2DTilingData threshold_grad_tiling;
   ascend_kernels::ReluGradTilingData relu_grad_tiling;
@@ -42,7 +42,7 @@ NpuLaunch LaunchOf(const ExecutorPlan& p, const char* grad, const char* x, const
 // kMaxBatchRank looped dims, or negative strides.
 bool OneLaunch(const ExecutorPlan& p, NpuLaunch* launch) {
   const ThresholdBatch& b = *p.batch;
-  if (!p.ReadsThresholdOnDevice() || b.core_num == 0 ||
+  if (!p.HasDeviceThreshold() || b.core_num == 0 ||
       b.sizes.size() > ascend_kernels::kMaxBatchRank) {
     return false;
   }
@@ -53,9 +53,9 @@ bool OneLaunch(const ExecutorPlan& p, NpuLaunch* launch) {
   batch.rank = b.sizes.size();
   for (size_t d = 0; d < b.sizes.size(); ++d) {
     batch.sizes[d] = static_cast<uint64_t>(b.sizes[d]);
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < ascend_kernels::kNumOperands; ++j) {
       if (b.strides[d][j] < 0) return false;
-      batch.strides[d][j] = b.strides[d][j];  // ThresholdBatch's operand order is the tiling's
+      batch.strides[d][j] = b.strides[d][j];
     }
   }
   std::string error;  // all slices' elements: out's element count, which phase one checked
@@ -75,7 +75,7 @@ std::vector<NpuLaunch> PlanLaunches(const ExecutorPlan& p) {
   std::vector<NpuLaunch> launches;
   if (!p.batch) {
     launches.push_back(
-        LaunchOf(p, p.grad, p.x, p.threshold_gm, p.out, p.kernel, p.threshold_grad_tiling));
+        LaunchOf(p, p.grad, p.x, p.device_threshold, p.out, p.kernel, p.threshold_grad_tiling));
     return launches;
   }
   const ThresholdBatch& b = *p.batch;
@@ -85,15 +85,11 @@ std::vector<NpuLaunch> PlanLaunches(const ExecutorPlan& p) {
   }
   launches.reserve(static_cast<size_t>(b.count));
   for (int64_t k = 0; k < b.count; ++k) {
-    const std::array<int64_t, 4> off = b.Offsets(k);
-    const auto at = [&b](int64_t elements) {
-      return elements * static_cast<int64_t>(b.element_bytes);
-    };
-    const char* element =
-        b.threshold + off[ThresholdBatch::kThreshold] * static_cast<int64_t>(b.threshold_bytes);
+    const ThresholdBatch::Slice slice = b.At(k, p.grad, p.x, p.out);
+    const char* element = slice.threshold;
     ascend_kernels::ThresholdGradV2DTilingData tiling = p.threshold_grad_tiling;
     KernelKind kernel = KernelKind::kThresholdGradV2D;
-    if (!p.ReadsThresholdOnDevice()) {
+    if (!p.HasDeviceThreshold()) {
       aclScalar t;
       LoadScalar(element, b.threshold_dtype, &t);
       if (t.IsExactlyZero()) kernel = KernelKind::kReluGrad;
@@ -102,9 +98,7 @@ std::vector<NpuLaunch> PlanLaunches(const ExecutorPlan& p) {
       }
       element = nullptr;
     }
-    launches.push_back(LaunchOf(p, p.grad + at(off[ThresholdBatch::kGrad]),
-                                p.x + at(off[ThresholdBatch::kX]), element,
-                                p.out + at(off[ThresholdBatch::kOut]), kernel, tiling));
+    launches.push_back(LaunchOf(p, slice.grad, slice.x, element, slice.out, kernel, tiling));
   }
   return launches;
 }

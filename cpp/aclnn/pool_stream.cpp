@@ -67,8 +67,7 @@ int64_t HostThreads() {
 
 HostSplit SplitHostCall(int64_t pool_threads, uint64_t out_bytes) {
   HostSplit split;
-  split.run_inline = pool_threads <= 0 || out_bytes <= kInlineMaxBytes;
-  split.workers = std::min(pool_threads + 1, HostThreads());
+  split.workers = std::clamp<int64_t>(pool_threads + 1, 1, HostThreads());
   split.blocks =
       std::clamp<int64_t>(std::min<int64_t>(split.workers * kBlocksPerWorker,
                                             static_cast<int64_t>(out_bytes / kMinBlockBytes)),

@@ -32,8 +32,9 @@
 
 namespace jax_threshold::aclnn {
 
-// Outputs up to this size run inline on the calling thread as one block: below it one kernel
-// block does the work in less time than handing blocks to the pool costs.
+// The custom call's lowering picks its synchronous targets (one block on the calling thread) for
+// outputs up to this size: below it one kernel block does the work in less time than handing
+// blocks to the pool costs.
 inline constexpr uint64_t kInlineMaxBytes = 64 * 1024;
 // Blocks (core_num) of a pooled call: kBlocksPerWorker per worker, each writing at least
 // kMinBlockBytes, at most kMaxCores.
@@ -41,12 +42,11 @@ inline constexpr int64_t kBlocksPerWorker = 4;
 inline constexpr int64_t kMinBlockBytes = 64 * 1024;
 inline constexpr uint32_t kMaxCores = 256;
 
-// How a call with `out_bytes` of output runs on a pool of `pool_threads` threads: inline on the
-// calling thread, or on `workers` threads (pool helpers plus the caller, no more than the host
-// runs at once) over `blocks` kernel blocks claimed dynamically, so a helper that wakes late
-// takes fewer of them instead of holding up the call.
+// How a call with `out_bytes` of output runs on a pool of `pool_threads` threads: on `workers`
+// threads (pool helpers plus the caller, no more than the host runs at once) over `blocks` kernel
+// blocks claimed dynamically, so a helper that wakes late takes fewer of them instead of holding
+// up the call.
 struct HostSplit {
-  bool run_inline = true;
   int64_t workers = 1;
   int64_t blocks = 1;
 };

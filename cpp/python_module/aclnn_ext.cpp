@@ -23,7 +23,7 @@
 
 #include "aclnn/executor.h"
 #include "aclnn/host_stream.h"
-#include "aclnn/pool_stream.h"  // kInlineMaxBytes: the FFI handler's inline limit
+#include "aclnn/pool_stream.h"  // kInlineMaxBytes: the lowering picks the synchronous targets
 #include "aclnn/soc_dtypes.h"
 #include "aclnn/tensor.h"
 #include "ascend_kernels/dtype_soc_table.h"

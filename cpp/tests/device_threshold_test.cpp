@@ -94,7 +94,7 @@ void ExpectSameAsHostPlan(aclDataType dtype, aclDataType t_dtype, std::vector<in
   Planned device = Plan(Reader::kDevice, g, x, t, device_out, soc);
   ASSERT_EQ(device.status, ACLNN_SUCCESS) << device.message;
   const ExecutorPlan* plan = GetExecutorPlan(device.executor.get());
-  EXPECT_TRUE(plan->ReadsThresholdOnDevice());
+  EXPECT_TRUE(plan->HasDeviceThreshold());
   EXPECT_STREQ(aclnnThresholdBackwardKernelName(device.executor.get()), "ThresholdGradV2D");
   ASSERT_NO_FATAL_FAILURE(RunPlanned(host, false));
   ASSERT_NO_FATAL_FAILURE(RunPlanned(device, on_stream));
@@ -250,6 +250,43 @@ TEST(DeviceThreshold, RefusesAThresholdDtypeTheKernelDoesNotRead) {
   HostTensor oi = MakeTensor(ACL_INT8, {8});
   HostTensor ti = MakeTensor(ACL_INT32, {});
   EXPECT_EQ(Plan(Reader::kDevice, gi, xi, ti, oi).status, ACLNN_ERR_PARAM_INVALID);
+}
+
+// One rule, the dtype table's, checked once x's dtype is known to have a kernel: an x dtype
+// without one is refused for its own dtype whatever the threshold's, and the message names the
+// dtypes the kernel reads.
+TEST(DeviceThreshold, ChecksTheThresholdDtypeOnceXHasAKernel) {
+  HostTensor g = MakeTensor(ACL_FLOAT, {8});
+  HostTensor x16 = MakeTensor(ACL_INT16, {8});
+  HostTensor out16 = MakeTensor(ACL_INT16, {8});
+  for (aclDataType t_dtype : {ACL_INT16, ACL_FLOAT16, ACL_FLOAT, ACL_DOUBLE}) {
+    HostTensor t = MakeTensor(t_dtype, {});
+    Planned p = Plan(Reader::kDevice, g, x16, t, out16);
+    EXPECT_EQ(p.status, ACLNN_ERR_PARAM_INVALID);
+    EXPECT_NE(p.message.find("x has dtype int16, not supported"), std::string::npos) << p.message;
+  }
+  HostTensor x = MakeTensor(ACL_INT8, {8});
+  HostTensor out = MakeTensor(ACL_INT8, {8});
+  HostTensor gi = MakeTensor(ACL_INT8, {8});
+  HostTensor t = MakeTensor(ACL_FLOAT16, {});
+  Planned p = Plan(Reader::kDevice, gi, x, t, out);
+  EXPECT_EQ(p.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(p.message.find("(it reads float32, int8, float64)"), std::string::npos) << p.message;
+}
+
+// An empty call plans nothing, and still refuses a threshold dtype the kernel does not read.
+TEST(DeviceThreshold, AnEmptyCallChecksTheThresholdDtypeToo) {
+  HostTensor g = MakeTensor(ACL_FLOAT, {0});
+  HostTensor x = MakeTensor(ACL_FLOAT, {0});
+  HostTensor out = MakeTensor(ACL_FLOAT, {0});
+  HostTensor bad = MakeTensor(ACL_FLOAT16, {});
+  Planned p = Plan(Reader::kDevice, g, x, bad, out);
+  EXPECT_EQ(p.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(p.message.find("threshold has dtype float16"), std::string::npos) << p.message;
+  HostTensor good = MakeTensor(ACL_FLOAT, {});
+  Planned q = Plan(Reader::kDevice, g, x, good, out);
+  EXPECT_EQ(q.status, ACLNN_SUCCESS) << q.message;
+  EXPECT_EQ(q.ws, 0u);
 }
 
 TEST(DeviceThreshold, ChecksShapesAsTheBatchedPhaseOneDoes) {

@@ -1,12 +1,6 @@
 // An XLA FFI buffer as the aclnn executor sees it (see ffi_buffer.h).
 #include "xla_ffi/ffi_buffer.h"
 
-#include <limits>
-#include <string>
-
-#include "ascend_kernels/dtype_soc_table.h"
-#include "xla_ffi/ffi_error.h"
-
 namespace jax_threshold::ffi_handler {
 
 namespace ffi = ::xla::ffi;
@@ -47,37 +41,6 @@ aclDataType ToAclDataType(ffi::DataType dtype) {
     default:
       return aclnn::ACL_DT_UNDEFINED;  // phase one rejects it with its name
   }
-}
-
-std::vector<int64_t> Dims(const ffi::AnyBuffer& buffer) {
-  auto dims = buffer.dimensions();
-  return std::vector<int64_t>(dims.begin(), dims.end());
-}
-
-ffi::Error CheckedExtent(const ffi::AnyBuffer& buffer, const char* what, BufferExtent* extent) {
-  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
-  const uint64_t width = ascend_kernels::FactsOfDType(ToAclDataType(buffer.element_type())).bytes;
-  int64_t elements = 1;
-  bool zero = false, overflow = false;
-  for (int64_t d : buffer.dimensions()) {
-    if (d < 0) {
-      return InvalidArgument(std::string(what) + " has a negative dimension (" + std::to_string(d) +
-                             ")");
-    }
-    if (d == 0) zero = true;
-    if (!zero && !overflow && d > 0 && elements > kMax / d) overflow = true;
-    if (!zero && !overflow) elements *= d;
-  }
-  if (zero) elements = 0;
-  if (overflow && !zero) {
-    return InvalidArgument(std::string(what) + "'s element count overflows int64");
-  }
-  if (width > 0 && static_cast<uint64_t>(elements) > static_cast<uint64_t>(kMax) / width) {
-    return InvalidArgument(std::string(what) + "'s byte size overflows int64");
-  }
-  extent->elements = elements;
-  extent->bytes = static_cast<uint64_t>(elements) * width;
-  return ffi::Error::Success();
 }
 
 }  // namespace jax_threshold::ffi_handler

@@ -1,9 +1,11 @@
-// An XLA FFI buffer as the aclnn executor sees it: its element type as an aclDataType, its dims.
+// An XLA FFI buffer as the aclnn executor takes it: its element type as an aclDataType, its dims
+// and its data. The handlers decode, and leave every check of what they decode to phase one.
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <vector>
 
+#include "ascend_kernels/kernel_args.h"  // the operand order
 #include "jax_threshold/aclnn_threshold_backward.h"
 #include "xla/ffi/api/ffi.h"
 
@@ -12,18 +14,17 @@ namespace jax_threshold::ffi_handler {
 // ACL_DT_UNDEFINED for a type the executor has no name for; phase one rejects it with its name.
 aclnn::aclDataType ToAclDataType(xla::ffi::DataType dtype);
 
-std::vector<int64_t> Dims(const xla::ffi::AnyBuffer& buffer);
-
-// A buffer's element count and byte size, computed before anything reads its size: XLA FFI's own
-// element_count() and size_bytes() overflow on dims no buffer can have (negative, or a product
-// beyond int64) and have no byte width for an element type newer than these headers.
-struct BufferExtent {
-  int64_t elements = 0;
-  uint64_t bytes = 0;  // 0 for an element type the executor has no name for (phase one refuses it)
+struct Operand {
+  aclnn::aclDataType dtype = aclnn::ACL_DT_UNDEFINED;
+  xla::ffi::Span<const int64_t> dims;  // row-major
+  void* data = nullptr;
 };
 
-// kInvalidArgument, naming `what`, for a negative dim or a count or byte size beyond int64.
-xla::ffi::Error CheckedExtent(const xla::ffi::AnyBuffer& buffer, const char* what,
-                              BufferExtent* extent);
+// A call's operands, in the operand order (ascend_kernels::kOperandGrad, ...).
+using Operands = std::array<Operand, ascend_kernels::kNumOperands>;
+
+inline Operand Decode(const xla::ffi::AnyBuffer& buffer) {
+  return {ToAclDataType(buffer.element_type()), buffer.dimensions(), buffer.untyped_data()};
+}
 
 }  // namespace jax_threshold::ffi_handler

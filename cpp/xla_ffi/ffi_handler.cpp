@@ -16,20 +16,19 @@
 #endif
 
 #include "aclnn/host_stream.h"  // the host runtime: HostPlatformInfo's UB
+#include "aclnn/pool_stream.h"
+#include "ascend_kernels/dtype_soc_table.h"  // element sizes; the SoC's UB
 #include "jax_threshold/aclnn_threshold_backward.h"
 #include "xla/ffi/api/ffi.h"
 #include "xla_ffi/ffi_buffer.h"
 #include "xla_ffi/ffi_error.h"
-#include "xla_ffi/ffi_threshold.h"
 #include "xla_ffi/xla_thread_pool_stream.h"
 
 #ifdef JAX_THRESHOLD_ASCEND
-#include <mutex>
 #include <unordered_map>
 
 #include "acl/acl.h"
 #include "aclnn/npu_phase_two.h"
-#include "ascend_kernels/dtype_soc_table.h"  // the SoC's UB
 #endif
 
 namespace jax_threshold::ffi_handler {
@@ -37,16 +36,35 @@ namespace {
 
 namespace ffi = ::xla::ffi;
 using aclnn::aclnnStatus;
+using ascend_kernels::kNumOperands;
+using ascend_kernels::ThresholdSource;
 
-// What a plan depends on besides the buffers' addresses: every buffer's dims and dtype, and how
-// the call is split over the pool. (No threshold value: the operand target's plan has the kernel
-// read it, the ReluGrad target's is always 0.)
+// What a plan depends on besides the buffers' addresses: every operand's dims and dtype, and the
+// cores it is split over. (No threshold value: the operand targets' plans read a device
+// threshold, the ReluGrad targets' threshold is always 0.)
 struct CallSignature {
-  std::vector<int64_t> dims[4];  // grad_output, x, threshold, out
-  aclnn::aclDataType dtypes[4] = {aclnn::ACL_DT_UNDEFINED, aclnn::ACL_DT_UNDEFINED,
-                                  aclnn::ACL_DT_UNDEFINED, aclnn::ACL_DT_UNDEFINED};
+  std::vector<int64_t> dims[kNumOperands];
+  aclnn::aclDataType dtypes[kNumOperands] = {};
   uint32_t core_num = 0;
-  bool run_inline = false;
+
+  CallSignature() = default;
+  CallSignature(const Operands& operands, uint32_t cores) : core_num(cores) {
+    for (int i = 0; i < kNumOperands; ++i) {
+      dims[i].assign(operands[i].dims.begin(), operands[i].dims.end());
+      dtypes[i] = operands[i].dtype;
+    }
+  }
+  bool Matches(const Operands& operands, uint32_t cores) const {
+    if (cores != core_num) return false;
+    for (int i = 0; i < kNumOperands; ++i) {
+      const Operand& o = operands[i];
+      if (o.dtype != dtypes[i] ||
+          !std::equal(dims[i].begin(), dims[i].end(), o.dims.begin(), o.dims.end())) {
+        return false;
+      }
+    }
+    return true;
+  }
 };
 
 struct PlannedCall;
@@ -67,9 +85,8 @@ class ExecutablePlans {
     return idle_.size();
   }
 
-  // An idle plan whose signature `matches` accepts, or null.
-  template <typename Matches>
-  std::unique_ptr<PlannedCall> Take(Matches matches);
+  // An idle plan made for `operands` on `cores`, or null.
+  std::unique_ptr<PlannedCall> Take(const Operands& operands, uint32_t cores);
   void Put(std::unique_ptr<PlannedCall> plan);
 
  private:
@@ -83,8 +100,8 @@ ffi::TypeId ExecutablePlans::id = {};
 // A planned call: its tensors, executor and workspace. Made by phase one for one call, or kept by
 // the executable (ExecutablePlans) and rebound for every later call of the same signature.
 struct PlannedCall {
-  aclnn::aclTensor* tensors[4] = {};  // grad_output, x, threshold, out
-  void* bound[4] = {};                // the buffers' addresses the executor is bound to now
+  aclnn::aclTensor* tensors[kNumOperands] = {};
+  void* bound[kNumOperands] = {};  // the buffers' addresses the executor is bound to now
   aclnn::aclOpExecutor* executor = nullptr;
   uint64_t workspace_size = 0;
   void* workspace = nullptr;  // CPU: allocated and freed here
@@ -102,17 +119,14 @@ struct PlannedCall {
   }
 };
 
-template <typename Matches>
-std::unique_ptr<PlannedCall> ExecutablePlans::Take(Matches matches) {
+std::unique_ptr<PlannedCall> ExecutablePlans::Take(const Operands& operands, uint32_t cores) {
   std::unique_ptr<PlannedCall> found;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (size_t i = idle_.size(); i-- > 0;) {
-      if (matches(idle_[i]->signature)) {
-        found = std::move(idle_[i]);
-        idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
-        break;
-      }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = idle_.size(); i-- > 0;) {
+    if (idle_[i]->signature.Matches(operands, cores)) {
+      found = std::move(idle_[i]);
+      idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
     }
   }
   return found;
@@ -158,145 +172,65 @@ struct CallState {
   }
 };
 
-// A row-major tensor over a buffer. Buffers of no elements may come with a null pointer and dims
-// whose strides overflow: phase one returns before using either, so they get a placeholder.
-aclnn::aclTensor* RowMajorTensor(const std::vector<int64_t>& dims, aclnn::aclDataType dtype,
-                                 void* data, bool empty) {
-  static char empty_storage[16];
-  std::vector<int64_t> strides(dims.size(), 0);
-  if (!empty) {
-    strides.assign(dims.size(), 1);
-    for (size_t i = dims.size(); i-- > 1;) {
-      if (__builtin_mul_overflow(strides[i], dims[i], &strides[i - 1])) return nullptr;
-    }
-  }
-  return aclnn::aclCreateTensor(dims.data(), dims.size(), dtype, strides.data(), 0,
-                                data != nullptr ? data : empty_storage);
+// The ReluGrad targets' threshold: 0 (a 0-d float32), so phase one plans ReluGrad for every x.
+Operand ZeroThreshold() {
+  static float zero = 0;  // never written
+  return {aclnn::ACL_FLOAT, {}, &zero};
 }
 
-// Where the threshold's data is: host memory (phase one reads it), or device memory (the kernel
-// reads it at Init; aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize).
-enum class ThresholdMemory { kHost, kDevice };
-
-// Phase one of the call: its tensors, the executor and its workspace size.
-ffi::Error PlanCall(PlannedCall& state, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
-                    const ThresholdValues& threshold, const ffi::AnyBuffer& out,
-                    const aclnn::PlatformInfo* platform,
-                    ThresholdMemory memory = ThresholdMemory::kHost) {
-  if (ffi::Error e = CheckThresholdDtype(ToAclDataType(x.element_type()), threshold.dtype);
-      e.failure()) {
-    return e;
+// Phase one of the call: its tensors, the executor and its workspace size. Every check of the
+// operator's contract is phase one's; its status and reason come back in the error.
+ffi::Error PlanCall(PlannedCall& plan, const Operands& operands,
+                    const aclnn::PlatformInfo& platform, ThresholdSource source) {
+  for (int i = 0; i < kNumOperands; ++i) {
+    const Operand& o = operands[i];
+    // Row-major strides (null). A buffer of no elements may have dims whose strides overflow and
+    // a null address: phase one plans nothing for it and uses neither.
+    plan.tensors[i] =
+        aclnn::aclCreateTensor(o.dims.begin(), o.dims.size(), o.dtype, nullptr, 0, o.data);
+    if (plan.tensors[i] == nullptr) {
+      return InvalidArgument("aclCreateTensor refused operand " + std::to_string(i) +
+                             " of (grad_output, x, threshold, result): a negative dimension");
+    }
+    plan.bound[i] = o.data;
   }
-  BufferExtent grad_extent, x_extent, out_extent;
-  if (ffi::Error e = CheckedExtent(grad, "grad_output", &grad_extent); e.failure()) return e;
-  if (ffi::Error e = CheckedExtent(x, "x", &x_extent); e.failure()) return e;
-  if (ffi::Error e = CheckedExtent(out, "the result", &out_extent); e.failure()) return e;
-  const bool empty = out_extent.elements == 0;
-  state.tensors[0] = RowMajorTensor(Dims(grad), ToAclDataType(grad.element_type()),
-                                    grad.untyped_data(), empty || grad_extent.elements == 0);
-  state.tensors[1] = RowMajorTensor(Dims(x), ToAclDataType(x.element_type()), x.untyped_data(),
-                                    empty || x_extent.elements == 0);
-  int64_t threshold_count = 1;
-  for (int64_t d : threshold.dims) threshold_count = d == 0 ? 0 : threshold_count;
-  state.tensors[2] = RowMajorTensor(threshold.dims, threshold.dtype, threshold.data,
-                                    empty || threshold_count == 0);
-  state.tensors[3] =
-      RowMajorTensor(Dims(out), ToAclDataType(out.element_type()), out.untyped_data(), empty);
-  for (aclnn::aclTensor* t : state.tensors) {
-    if (t == nullptr) return InvalidArgument("a buffer's row-major strides overflow int64");
-  }
-  const auto phase_one = memory == ThresholdMemory::kDevice
+  const auto phase_one = source == ThresholdSource::kDevice
                              ? aclnn::aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize
                              : aclnn::aclnnThresholdBackwardBatchedGetWorkspaceSize;
   const aclnnStatus status =
-      phase_one(state.tensors[0], state.tensors[1], state.tensors[2], state.tensors[3],
-                &state.workspace_size, &state.executor, platform);
+      phase_one(plan.tensors[0], plan.tensors[1], plan.tensors[2], plan.tensors[3],
+                &plan.workspace_size, &plan.executor, &platform);
   if (status != aclnn::ACLNN_SUCCESS) {
     return AclnnError("aclnnThresholdBackwardGetWorkspaceSize", status);
   }
-  // After phase one, whose broadcast check names the shapes when they do not fit at all.
-  return CheckThresholdRank(threshold, Dims(out).size());
+  // The boundary's own rule, which phase one (any threshold that broadcasts) cannot see: the
+  // lowering emits a 0-d threshold or one of the result's rank. Checked after phase one, whose
+  // message names the shapes when they do not broadcast at all.
+  const size_t rank = operands[ascend_kernels::kOperandThreshold].dims.size();
+  const size_t result_rank = operands[ascend_kernels::kOperandOut].dims.size();
+  if (rank != 0 && rank != result_rank) {
+    return InvalidArgument("the threshold has rank " + std::to_string(rank) +
+                           "; the lowering emits a 0-d threshold or one of the result's rank " +
+                           std::to_string(result_rank));
+  }
+  return ffi::Error::Success();
 }
 
-//===-- CPU --------------------------------------------------------------------------------===//
-
-// Asks for transparent huge pages on a large output before its first touch: a fresh buffer of
-// 64 MiB otherwise takes 16384 page faults of 4 KiB. Only the 2 MiB-aligned interior is advised;
-// failure (no THP, memory already touched) changes nothing but speed.
-void AdviseHugePages(const ffi::AnyBuffer& out, uint64_t out_bytes) {
-#ifdef __linux__
-  if (out_bytes < kHugePageMinBytes) return;
-  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
-  const uintptr_t first = reinterpret_cast<uintptr_t>(out.untyped_data());
-  const uintptr_t begin = (first + kHugePage - 1) & ~(kHugePage - 1);
-  const uintptr_t end = (first + out_bytes) & ~(kHugePage - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)out;
-  (void)out_bytes;
-#endif
-}
-
-// The call's signature (CallSignature).
-CallSignature SignatureOf(const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
-                          const ThresholdValues& threshold, const ffi::AnyBuffer& out,
-                          const aclnn::PlatformInfo& platform, bool run_inline) {
-  CallSignature sig;
-  sig.dims[0] = Dims(grad);
-  sig.dims[1] = Dims(x);
-  sig.dims[2] = threshold.dims;
-  sig.dims[3] = Dims(out);
-  sig.dtypes[0] = ToAclDataType(grad.element_type());
-  sig.dtypes[1] = ToAclDataType(x.element_type());
-  sig.dtypes[2] = threshold.dtype;
-  sig.dtypes[3] = ToAclDataType(out.element_type());
-  sig.core_num = platform.core_num;
-  sig.run_inline = run_inline;
-  return sig;
-}
-
-// The call's buffer addresses, in PlannedCall::tensors' order.
-void CallAddresses(const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
-                   const ThresholdValues& threshold, const ffi::AnyBuffer& out, void* addrs[4]) {
-  addrs[0] = grad.untyped_data();
-  addrs[1] = x.untyped_data();
-  addrs[2] = threshold.data;
-  addrs[3] = out.untyped_data();
-}
-
-bool SameDims(const std::vector<int64_t>& dims, const ffi::AnyBuffer& buffer) {
-  const auto d = buffer.dimensions();
-  return dims.size() == d.size() && std::equal(d.begin(), d.end(), dims.begin());
-}
-
-// Whether `sig` is the call's signature, without building the call's (a reused plan's check).
-bool IsSignatureOf(const CallSignature& sig, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
-                   const ThresholdValues& threshold, const ffi::AnyBuffer& out,
-                   const aclnn::PlatformInfo& platform, bool run_inline) {
-  return sig.core_num == platform.core_num && sig.run_inline == run_inline &&
-         sig.dtypes[0] == ToAclDataType(grad.element_type()) &&
-         sig.dtypes[1] == ToAclDataType(x.element_type()) && sig.dtypes[2] == threshold.dtype &&
-         sig.dtypes[3] == ToAclDataType(out.element_type()) && SameDims(sig.dims[0], grad) &&
-         SameDims(sig.dims[1], x) && sig.dims[2] == threshold.dims && SameDims(sig.dims[3], out);
-}
-
-// Points a reused plan's executor at this call's buffers (those that moved since its last run),
-// and checks that phase two will take them: an input may overlap out only as it did when the plan
-// was made (XLA may alias buffers differently from one run to the next). False when the plan
-// cannot take them: the call then plans afresh.
-bool RebindPlan(PlannedCall& plan, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
-                const ThresholdValues& threshold, const ffi::AnyBuffer& out,
-                ThresholdMemory memory) {
-  void* addrs[4];
-  CallAddresses(grad, x, threshold, out, addrs);
+// Points a reused plan's executor at this call's buffers (those that moved since its last run;
+// the ReluGrad targets' threshold never does), and checks that phase two will take them: an
+// input may overlap out only as it did when the plan was made (XLA may alias buffers differently
+// from one run to the next). False when the plan cannot take them: the call then plans afresh.
+bool RebindPlan(PlannedCall& plan, const Operands& operands) {
   bool moved = false;
-  for (size_t i = 0; i < 4; ++i) {
-    if (addrs[i] == plan.bound[i] || (i == 2 && memory != ThresholdMemory::kDevice)) continue;
+  for (int i = 0; i < kNumOperands; ++i) {
+    void* addr = operands[i].data;
+    if (addr == plan.bound[i]) continue;
     const aclnnStatus status =
-        i == 3 ? aclnn::aclSetOutputTensorAddr(plan.executor, 0, plan.tensors[i], addrs[i])
-               : aclnn::aclSetInputTensorAddr(plan.executor, i, plan.tensors[i], addrs[i]);
+        i == ascend_kernels::kOperandOut
+            ? aclnn::aclSetOutputTensorAddr(plan.executor, 0, plan.tensors[i], addr)
+            : aclnn::aclSetInputTensorAddr(plan.executor, i, plan.tensors[i], addr);
     if (status != aclnn::ACLNN_SUCCESS) return false;
-    plan.bound[i] = addrs[i];
+    plan.bound[i] = addr;
     moved = true;
   }
   return !moved ||
@@ -305,28 +239,19 @@ bool RebindPlan(PlannedCall& plan, const ffi::AnyBuffer& grad, const ffi::AnyBuf
 
 // Phase one for `state`, or a plan of `plans` rebound to this call's buffers. A plan made here
 // for an executable is repeatable and goes back to `plans` when its run has finished.
-ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const ffi::AnyBuffer& grad,
-                       const ffi::AnyBuffer& x, const ThresholdValues& threshold,
-                       const ffi::AnyBuffer& out, const aclnn::PlatformInfo& platform,
-                       bool run_inline, ThresholdMemory memory) {
+ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const Operands& operands,
+                       const aclnn::PlatformInfo& platform, ThresholdSource source) {
   if (plans != nullptr) {
-    if (std::unique_ptr<PlannedCall> reused = plans->Take([&](const CallSignature& sig) {
-          return IsSignatureOf(sig, grad, x, threshold, out, platform, run_inline);
-        })) {
-      if (RebindPlan(*reused, grad, x, threshold, out, memory)) {
-        state.plan = std::move(reused);
-        state.home = plans;
-        return ffi::Error::Success();
-      }
+    if (std::unique_ptr<PlannedCall> reused = plans->Take(operands, platform.core_num);
+        reused != nullptr && RebindPlan(*reused, operands)) {
+      state.plan = std::move(reused);
+      state.home = plans;
+      return ffi::Error::Success();
     }
   }
   state.plan = std::make_unique<PlannedCall>();
-  if (ffi::Error e = PlanCall(*state.plan, grad, x, threshold, out, &platform, memory);
-      e.failure()) {
-    return e;
-  }
   PlannedCall& plan = *state.plan;
-  CallAddresses(grad, x, threshold, out, plan.bound);
+  if (ffi::Error e = PlanCall(plan, operands, platform, source); e.failure()) return e;
   if (plan.workspace_size > 0) {
     const uint64_t a = aclnn::kWorkspaceAlignment;
     plan.workspace = std::aligned_alloc(a, (plan.workspace_size + a - 1) / a * a);
@@ -338,11 +263,17 @@ ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const ffi::AnyB
   }
   if (plans != nullptr &&
       aclnn::aclSetAclOpExecutorRepeatable(plan.executor) == aclnn::ACLNN_SUCCESS) {
-    plan.signature = SignatureOf(grad, x, threshold, out, platform, run_inline);
+    plan.signature = CallSignature(operands, platform.core_num);
     state.home = plans;
   }
   return ffi::Error::Success();
 }
+
+//===-- CPU --------------------------------------------------------------------------------===//
+
+// The lowering picks the target: the synchronous ones for outputs of at most
+// aclnn::kInlineMaxBytes, run on the calling thread; the asynchronous ones, run on XLA's pool,
+// for the rest. Each target runs its own way, whatever the size.
 
 // The host platform the CPU handlers plan for, with `core_num` blocks.
 aclnn::PlatformInfo HostPlatform(uint32_t core_num) {
@@ -353,15 +284,11 @@ aclnn::PlatformInfo HostPlatform(uint32_t core_num) {
   return platform;
 }
 
-// The call run synchronously on the calling thread, one block per step (core_num 1). `plans` and
-// `memory` as for RunOnHost.
-ffi::Error RunInline(const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
-                     const ThresholdValues& threshold, const ffi::AnyBuffer& out,
-                     ExecutablePlans* plans, ThresholdMemory memory) {
-  const aclnn::PlatformInfo platform = HostPlatform(1);
+// The call run synchronously on the calling thread, one block per step (core_num 1). `plans`:
+// the executable's plans (null: plan this call only).
+ffi::Error RunInline(const Operands& operands, ExecutablePlans* plans, ThresholdSource source) {
   CallState state;
-  if (ffi::Error e = PrepareCall(state, plans, grad, x, threshold, out, platform, true, memory);
-      e.failure()) {
+  if (ffi::Error e = PrepareCall(state, plans, operands, HostPlatform(1), source); e.failure()) {
     return e;
   }
   PlannedCall& plan = *state.plan;
@@ -374,27 +301,49 @@ ffi::Error RunInline(const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
   return ffi::Error::Success();  // ~CallState returns the plan to `plans`
 }
 
-// `plans`: the executable's plans (null: plan this call only). `memory`: how the kernels get the
-// threshold; kDevice keeps a reused plan valid for any threshold value (the kernel reads it).
-ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const ffi::AnyBuffer& x,
-                      const ThresholdValues& threshold, const ffi::AnyBuffer& out,
-                      ExecutablePlans* plans = nullptr,
-                      ThresholdMemory memory = ThresholdMemory::kHost) {
-  BufferExtent out_extent;  // sized here: XLA's size_bytes() is undefined on malformed dims
-  if (ffi::Error e = CheckedExtent(out, "the result", &out_extent); e.failure()) {
-    return ReadyFuture(std::move(e));
+// out's byte size, saturating: only the split over the pool and the huge-page advice use it, and
+// phase one refuses a buffer whose size does not fit.
+uint64_t ByteSize(const Operand& out) {
+  uint64_t bytes = ascend_kernels::FactsOfDType(out.dtype).bytes;
+  for (int64_t d : out.dims) {
+    if (d <= 0) return 0;
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) return UINT64_MAX;
   }
-  const aclnn::HostSplit split = aclnn::SplitHostCall(pool.num_threads(), out_extent.bytes);
-  const aclnn::PlatformInfo platform = HostPlatform(static_cast<uint32_t>(split.blocks));
+  return bytes;
+}
 
-  if (split.run_inline) return ReadyFuture(RunInline(grad, x, threshold, out, plans, memory));
+// Asks for transparent huge pages on a large output before its first touch: a fresh buffer
+// otherwise takes a page fault per 4 KiB. Only the 2 MiB-aligned interior is advised; failure
+// (no THP, memory already touched) changes nothing but speed.
+void AdviseHugePages(void* out, uint64_t out_bytes) {
+#ifdef __linux__
+  if (out_bytes < kHugePageMinBytes) return;
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  const uintptr_t first = reinterpret_cast<uintptr_t>(out);
+  const uintptr_t begin = (first + kHugePage - 1) & ~(kHugePage - 1);
+  const uintptr_t end = (first + out_bytes) & ~(kHugePage - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)out;
+  (void)out_bytes;
+#endif
+}
+
+// The call on XLA's intra-op pool: phase two's blocks on pool helpers and this thread; the future
+// completes when the last has finished. `plans` as for RunInline.
+ffi::Future RunOnPool(ffi::ThreadPool& pool, const Operands& operands, ExecutablePlans* plans,
+                      ThresholdSource source) {
+  const Operand& out = operands[ascend_kernels::kOperandOut];
+  const uint64_t out_bytes = ByteSize(out);
+  const aclnn::HostSplit split = aclnn::SplitHostCall(pool.num_threads(), out_bytes);
   auto state = std::make_shared<CallState>();
-  if (ffi::Error e = PrepareCall(*state, plans, grad, x, threshold, out, platform, false, memory);
+  if (ffi::Error e = PrepareCall(*state, plans, operands,
+                                 HostPlatform(static_cast<uint32_t>(split.blocks)), source);
       e.failure()) {
     return ReadyFuture(std::move(e));
   }
   PlannedCall& plan = *state->plan;
-  AdviseHugePages(out, out_extent.bytes);
+  AdviseHugePages(out.data, out_bytes);
   state->stream =
       std::make_unique<XlaThreadPoolStream>(&pool, static_cast<uint32_t>(split.workers));
   state->stream->SetOwner(state);
@@ -418,46 +367,32 @@ ffi::Future RunOnHost(ffi::ThreadPool& pool, const ffi::AnyBuffer& grad, const f
   return future;
 }
 
+// The operand targets' threshold is a device threshold (ThresholdSource::kDevice): the kernel
+// reads it, so a reused plan serves every threshold value.
 ffi::Future ThresholdBackwardCpu(ffi::ThreadPool pool, ExecutablePlans* plans, ffi::AnyBuffer grad,
                                  ffi::AnyBuffer x, ffi::AnyBuffer threshold,
                                  ffi::Result<ffi::AnyBuffer> out) {
-  return RunOnHost(pool, grad, x, OperandThreshold(threshold), *out, plans,
-                   ThresholdMemory::kDevice);
-}
-
-// The threshold 0 in the dtype the lowering would give the threshold operand for `x`, so phase
-// one sees exactly 0 and plans ReluGrad.
-ThresholdValues ZeroThreshold(const ffi::AnyBuffer& x) {
-  static unsigned char zero[8] = {};  // 0 in every dtype; never written
-  ThresholdValues threshold;
-  const aclnn::aclDataType x_dtype = ToAclDataType(x.element_type());
-  switch (x_dtype) {
-    case aclnn::ACL_FLOAT16:
-    case aclnn::ACL_BF16:
-      threshold.dtype = aclnn::ACL_FLOAT;
-      break;
-    default:
-      threshold.dtype = x_dtype;  // float32, float64, integers (others fail the dtype check)
-      break;
-  }
-  threshold.data = zero;
-  return threshold;
+  return RunOnPool(pool, {Decode(grad), Decode(x), Decode(threshold), Decode(*out)}, plans,
+                   ThresholdSource::kDevice);
 }
 
 ffi::Future ThresholdBackwardReluGradCpu(ffi::ThreadPool pool, ExecutablePlans* plans,
                                          ffi::AnyBuffer grad, ffi::AnyBuffer x,
                                          ffi::Result<ffi::AnyBuffer> out) {
-  return RunOnHost(pool, grad, x, ZeroThreshold(x), *out, plans, ThresholdMemory::kHost);
+  return RunOnPool(pool, {Decode(grad), Decode(x), ZeroThreshold(), Decode(*out)}, plans,
+                   ThresholdSource::kTiling);
 }
 
 ffi::Error ThresholdBackwardInlineCpu(ExecutablePlans* plans, ffi::AnyBuffer grad, ffi::AnyBuffer x,
                                       ffi::AnyBuffer threshold, ffi::Result<ffi::AnyBuffer> out) {
-  return RunInline(grad, x, OperandThreshold(threshold), *out, plans, ThresholdMemory::kDevice);
+  return RunInline({Decode(grad), Decode(x), Decode(threshold), Decode(*out)}, plans,
+                   ThresholdSource::kDevice);
 }
 
 ffi::Error ThresholdBackwardReluGradInlineCpu(ExecutablePlans* plans, ffi::AnyBuffer grad,
                                               ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> out) {
-  return RunInline(grad, x, ZeroThreshold(x), *out, plans, ThresholdMemory::kHost);
+  return RunInline({Decode(grad), Decode(x), ZeroThreshold(), Decode(*out)}, plans,
+                   ThresholdSource::kTiling);
 }
 
 // Instantiation: the executable's (empty) plans; the first run of each signature fills them.
@@ -539,14 +474,15 @@ ffi::Error VectorCoreCount(int32_t device, uint32_t* core_num) {
   int64_t cores = 0;
   const aclError rc = aclGetDeviceCapability(static_cast<uint32_t>(device),
                                              ACL_DEVICE_INFO_VECTOR_CORE_NUM, &cores);
-  if (rc != ACL_SUCCESS || cores <= 0 || cores > 4096) {
+  if (rc != ACL_SUCCESS) {
     return ffi::Error(ffi::ErrorCode::kInternal,
                       "jax_threshold: aclGetDeviceCapability(ACL_DEVICE_INFO_VECTOR_CORE_NUM) of "
                       "device " +
                           std::to_string(device) + " gave ACL error " + std::to_string(rc) +
                           " and " + std::to_string(cores) + " cores");
   }
-  *core_num = static_cast<uint32_t>(cores);
+  // Phase one refuses a count outside its platform bounds.
+  *core_num = static_cast<uint32_t>(std::clamp<int64_t>(cores, 0, UINT32_MAX));
   counts->emplace(device, *core_num);
   return ffi::Error::Success();
 }
@@ -596,9 +532,8 @@ ExecutablePlans* NpuPlans(int32_t device) {
 
 // Phase one on the host, phase two submitted on the stream of the call's `device`
 // (aclnn/npu_phase_two.h); returns without waiting for the kernels.
-ffi::Error RunOnNpu(const NpuStream& npu_stream, int32_t device, const ffi::AnyBuffer& grad,
-                    const ffi::AnyBuffer& x, const ThresholdValues& threshold,
-                    const ffi::AnyBuffer& out, ThresholdMemory memory) {
+ffi::Error RunOnNpu(const NpuStream& npu_stream, int32_t device, const Operands& operands,
+                    ThresholdSource source) {
   if (npu_stream.stream == nullptr) {
     return ffi::Error(
         ffi::ErrorCode::kFailedPrecondition,
@@ -614,8 +549,7 @@ ffi::Error RunOnNpu(const NpuStream& npu_stream, int32_t device, const ffi::AnyB
   // A plan kept from an earlier call of this signature on this device, rebound; or phase one.
   // Once phase two has submitted, the launch has its arguments: the plan may serve the next call.
   CallState state;
-  if (ffi::Error e =
-          PrepareCall(state, NpuPlans(device), grad, x, threshold, out, platform, false, memory);
+  if (ffi::Error e = PrepareCall(state, NpuPlans(device), operands, platform, source);
       e.failure()) {
     return e;
   }
@@ -631,13 +565,14 @@ ffi::Error RunOnNpu(const NpuStream& npu_stream, int32_t device, const ffi::AnyB
 ffi::Error ThresholdBackwardNpu(NpuStream stream, int32_t device, ffi::AnyBuffer grad,
                                 ffi::AnyBuffer x, ffi::AnyBuffer threshold,
                                 ffi::Result<ffi::AnyBuffer> out) {
-  return RunOnNpu(stream, device, grad, x, OperandThreshold(threshold), *out,
-                  ThresholdMemory::kDevice);
+  return RunOnNpu(stream, device, {Decode(grad), Decode(x), Decode(threshold), Decode(*out)},
+                  ThresholdSource::kDevice);
 }
 
 ffi::Error ThresholdBackwardReluGradNpu(NpuStream stream, int32_t device, ffi::AnyBuffer grad,
                                         ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> out) {
-  return RunOnNpu(stream, device, grad, x, ZeroThreshold(x), *out, ThresholdMemory::kHost);
+  return RunOnNpu(stream, device, {Decode(grad), Decode(x), ZeroThreshold(), Decode(*out)},
+                  ThresholdSource::kTiling);
 }
 
 #endif  // JAX_THRESHOLD_ASCEND

@@ -1,39 +1,38 @@
 // XLA FFI handlers of threshold_backward: the custom call that `threshold_backward_p` lowers to
-// with implementation="ffi". Each call decodes its buffers and attributes, runs the aclnn
-// two-phase executor through its public C API (jax_threshold/aclnn_threshold_backward.h: phase one
-// with a threshold tensor, phase two on the platform's stream) and returns. The handlers launch
-// no kernel themselves.
+// with implementation="ffi". Each call decodes its buffers, runs the aclnn two-phase executor
+// through its public C API (jax_threshold/aclnn_threshold_backward.h: phase one with a threshold
+// tensor, phase two on the platform's stream) and returns. The handlers launch no kernel
+// themselves, and check nothing phase one checks: whatever it refuses comes back as an ffi::Error
+// carrying the aclnn status code, its name and aclGetRecentErrMsg()'s reason; a failed run
+// likewise. They add only the boundary's rules phase one cannot see: the threshold's rank (0-d or
+// the result's, as the lowering emits it), a negative dim, the NPU's stream and SoC. (Layouts,
+// operand counts and kinds are the lowering's and XLA FFI's binding's.)
 //
 // Targets (versioned: a changed ABI gets a new name, so old exported modules keep theirs):
 //   jax_threshold_threshold_backward_v1
-//       operands (grad_output, x, threshold), result out. The threshold is 0-d, or batched by
-//       vmap (any shape that broadcasts with grad_output and x to out's): one custom call for
-//       the whole batch, one executor plan, each threshold element run on its slice.
+//       operands (grad_output, x, threshold), result out. The threshold broadcasts with
+//       grad_output and x to out's shape (0-d, or batched by vmap): one custom call for the whole
+//       batch, one executor plan. It is a device threshold (ThresholdSource::kDevice): the
+//       kernel reads each slice's element, so the plan does not depend on its values.
 //   jax_threshold_threshold_backward_relu_grad_v1
 //       operands (grad_output, x), result out; the threshold is exactly 0 (the primitive's
-//       relu_grad flag), so phase one plans CANN's ReluGrad kernel. The operand target, whose
-//       kernel reads a traced threshold itself, always plans ThresholdGradV2D.
+//       relu_grad flag), so phase one plans CANN's ReluGrad kernel.
 //
 // All accept any dtype the executor does (SocVersion::kHost on the CPU), any rank, empty and
-// broadcasting operands; out's shape must be the broadcast shape of the operands. Whatever phase
-// one rejects comes back as an ffi::Error carrying the aclnn status code, its name and
-// aclGetRecentErrMsg()'s reason; a failed run likewise.
+// broadcasting operands.
 //
 // Plans are made once per compiled call: XLA FFI's instantiate stage (API 0.3 has it) gives each
 // executable an ExecutablePlans state; the first run plans a repeatable executor and keeps it,
 // and every later run of the same buffer signature only rebinds the buffers' addresses
-// (aclSetInputTensorAddr / aclSetOutputTensorAddr) and runs phase two. The operand target's plan
-// has the kernel read the threshold (a device-threshold plan), so a reused plan serves every
-// threshold value; the ReluGrad target's threshold is always 0. Runs in flight at once each
-// take their own plan (at most kMaxIdlePlans are kept).
+// (aclSetInputTensorAddr / aclSetOutputTensorAddr) and runs phase two. Runs in flight at once
+// each take their own plan (at most kMaxIdlePlans are kept).
 //
-// CPU: outputs of at most aclnn::kInlineMaxBytes run inline on the calling thread with core_num
-// 1; larger ones on XLA's intra-op pool through aclnn::PoolStream (aclnn::SplitHostCall picks
-// workers and blocks), and the handler returns an ffi::Future that phase two's on_done
-// completes, after polling at most kFinishPoll for blocks still running on helpers. Outputs of
-// kHugePageMinBytes or more are advised to use transparent huge pages (Linux) before the kernel
-// first writes them. ffi::ScratchAllocator gives nothing on CPU, so the handler allocates the
-// workspace phase one asks for and frees it with the call's state.
+// CPU: the asynchronous targets run on XLA's intra-op pool through aclnn::PoolStream
+// (aclnn::SplitHostCall picks workers and blocks) and return an ffi::Future that phase two's
+// on_done completes, after polling at most kFinishPoll for blocks still running on helpers.
+// Outputs of kHugePageMinBytes or more are advised to use transparent huge pages (Linux) before
+// the kernel first writes them. ffi::ScratchAllocator gives nothing on CPU, so the handler
+// allocates the workspace phase one asks for and frees it with the call's state.
 //
 // NPU (built with JAX_THRESHOLD_ASCEND; not buildable here): the same two targets for the
 // "ASCEND" custom-call platform of the JAX Ascend PJRT plugin, planning for the device's SoC and
@@ -53,8 +52,7 @@ inline constexpr char kThresholdBackwardTarget[] = "jax_threshold_threshold_back
 inline constexpr char kThresholdBackwardReluGradTarget[] =
     "jax_threshold_threshold_backward_relu_grad_v1";
 // The same two calls on CPU, synchronous: every block on the calling thread, no future. The
-// lowering emits them for outputs of at most aclnn::kInlineMaxBytes, which the asynchronous
-// targets run inline too; they take any size (a larger one simply runs on one thread).
+// lowering picks them for outputs of at most aclnn::kInlineMaxBytes; they take any size.
 inline constexpr char kThresholdBackwardInlineTarget[] =
     "jax_threshold_threshold_backward_inline_v1";
 inline constexpr char kThresholdBackwardReluGradInlineTarget[] =

@@ -23,9 +23,9 @@ struct HostLaunch {
 
 // Pointers are the kernel's GM arguments: contiguous tensors of tiling->tiling.total_num
 // elements of `dtype`; ThresholdGradV2D's `threshold` is one element of the tiling's gm_dtype
-// when its threshold source is kGm (else unused, may be null). `tiling` must outlive the launch.
-// `ub_size` is the platform's UB (the tiling input); each block gets the part of it `soc` lets a
-// kernel use.
+// when its threshold source is kDevice (else unused, may be null). `tiling` must outlive the
+// launch. `ub_size` is the platform's UB (the tiling input); each block gets the part of it `soc`
+// lets a kernel use.
 HostLaunch MakeThresholdGradV2DLaunch(KernelDType dtype, const void* grad, const void* feature,
                                       const void* threshold, void* out, void* workspace,
                                       const ThresholdGradV2DTilingData* tiling, uint64_t ub_size,

@@ -47,11 +47,18 @@ namespace ascend_kernels {
 //              kAllPass / kNonePass when the real threshold lies below / at or above the range.
 // These are the fields the kernel reads for x's dtype. Where they come from is `source`:
 //  - kTiling: precomputed by the host (aclnn/threshold_params.h) and carried in the tiling.
-//  - kGm: the kernel reads one threshold element of dtype `gm_dtype` (a KernelDType) from its
-//    `threshold` GM argument at Init and computes them there (threshold_from_bits.h), so the
-//    tiling bytes do not depend on the threshold's value; the other fields are then 0.
+//  - kDevice: a device threshold: the kernel reads one threshold element of dtype `gm_dtype` (a
+//    KernelDType) from its `threshold` GM argument at Init and computes them there
+//    (threshold_from_bits.h), so the tiling bytes do not depend on the threshold's value; the
+//    other fields are then 0.
 enum class ThresholdMode : int32_t { kCompare = 0, kAllPass = 1, kNonePass = 2 };
-enum class ThresholdSource : int32_t { kTiling = 0, kGm = 1 };
+enum class ThresholdSource : int32_t { kTiling = 0, kDevice = 1 };
+
+// The operands, in the order every per-operand list keeps: ThresholdBatchTiling's strides,
+// InputBroadcastTiling's (the two inputs), the executor's bindings and batches, the custom call's
+// buffers. aclSetInputTensorAddr's input indices are these (out is output 0).
+inline constexpr int kOperandGrad = 0, kOperandX = 1, kOperandThreshold = 2, kOperandOut = 3;
+inline constexpr int kNumOperands = 4;
 
 }  // namespace ascend_kernels
 
@@ -59,16 +66,15 @@ struct ThresholdParams {
   int32_t mode;    // ThresholdMode
   int32_t source;  // ThresholdSource
   float threshold_f32;
-  int32_t gm_dtype;  // KernelDType of the GM threshold (source kGm)
+  int32_t gm_dtype;  // KernelDType of the device threshold (source kDevice)
   uint64_t threshold_f64_bits;
   int64_t threshold_int;
 };
 
-// A batch of slices in one ThresholdGradV2D launch, each slice with its own threshold element in
-// GM (threshold source kGm): `slice_num` slices of `slice_len` contiguous elements. Slice k's
-// first element of operand j (ascend_kernels::kBatchGrad, kBatchX, kBatchThreshold, kBatchOut) is
-// `strides[d][j]` elements per step of k's digit along dim d (mixed radix over `sizes`, outer to
-// inner, `rank` <= 4 dims) from the operand's base. The launch's `tiling` splits all slice_num *
+// A batch of slices in one ThresholdGradV2D launch, each slice with its own device threshold
+// element (threshold source kDevice): `slice_num` slices of `slice_len` contiguous elements.
+// Slice k's first element of operand j is SliceOffsets' (mixed radix over `sizes`, outer to inner,
+// `rank` <= 4 dims) from the operand's base. The launch's `tiling` splits all slice_num *
 // slice_len elements over the cores, slice after slice; a core walks its range slice piece by
 // slice piece. slice_num 0: not a batch, the launch covers its tensors whole.
 struct ThresholdBatchTiling {
@@ -76,7 +82,7 @@ struct ThresholdBatchTiling {
   uint64_t slice_len;
   uint64_t rank;
   uint64_t sizes[4];
-  int64_t strides[4][4];
+  int64_t strides[4][4];  // [dim][operand], in the operand order
 };
 
 // Inputs read through a broadcast copy-in (docs/behaviour.md §4), never materialised at out's
@@ -114,29 +120,49 @@ using ::ThresholdParams;
 
 inline constexpr uint64_t kMaxBatchRank = 4;      // ThresholdBatchTiling::sizes
 inline constexpr uint64_t kMaxBroadcastRank = 8;  // InputBroadcastTiling::sizes
-inline constexpr int kBroadcastGrad = 0, kBroadcastX = 1;
-inline constexpr int kBatchGrad = 0, kBatchX = 1, kBatchThreshold = 2, kBatchOut = 3;
+// The structs spell their sizes out (CANN's launch generator copies their text alone).
+static_assert(sizeof(ThresholdBatchTiling::sizes) / sizeof(uint64_t) == kMaxBatchRank &&
+                  sizeof(ThresholdBatchTiling::strides[0]) / sizeof(int64_t) == kNumOperands &&
+                  sizeof(InputBroadcastTiling::sizes) / sizeof(uint64_t) == kMaxBroadcastRank,
+              "the tiling structs hold kMaxBatchRank dims of kNumOperands operands");
 
-// Elements of input j (kBroadcastGrad, kBroadcastX) a broadcast read spans from its first element.
+// Element offsets of slice k's first element of each operand, from the operands' bases: k's
+// mixed-radix digits over `sizes` (`rank` dims, outer to inner) times each dim's operand strides
+// (`strides[d][j]`). The one definition of a batch's slice addressing: the executor's
+// ThresholdBatch and the kernel's ThresholdBatchTiling both go through it.
+template <typename Sizes, typename Strides>
+__aicore__ inline void SliceOffsets(uint64_t k, uint64_t rank, const Sizes& sizes,
+                                    const Strides& strides, int64_t off[kNumOperands]) {
+  for (int j = 0; j < kNumOperands; ++j) off[j] = 0;
+  for (uint64_t d = rank; d-- > 0;) {
+    const uint64_t size = static_cast<uint64_t>(sizes[d]);
+    const int64_t digit = static_cast<int64_t>(k % size);
+    k /= size;
+    for (int j = 0; j < kNumOperands; ++j) off[j] += digit * strides[d][j];
+  }
+}
+
+// Elements of input j (kOperandGrad, kOperandX) a broadcast read spans from its first element.
 __aicore__ inline uint64_t BroadcastSpan(const InputBroadcastTiling& b, int j) {
   uint64_t last = 0;
   for (uint64_t d = 0; d < b.rank; ++d) last += (b.sizes[d] - 1) * b.strides[j][d];
   return last + 1;
 }
 
-// Elements of operand j (kBatchGrad, kBatchX, kBatchThreshold, kBatchOut) one slice of
-// `elements` output elements spans from the operand's first element in that slice.
+// Elements of operand j one slice of `elements` output elements spans from the operand's first
+// element in that slice.
 __aicore__ inline uint64_t SliceSpan(const InputBroadcastTiling& b, uint64_t elements, int j) {
-  if (j == kBatchThreshold) return 1;
-  if (b.rank == 0 || j == kBatchOut) return elements;
-  return BroadcastSpan(b, j == kBatchGrad ? kBroadcastGrad : kBroadcastX);
+  if (j == kOperandThreshold) return 1;
+  if (b.rank == 0 || j == kOperandOut) return elements;
+  return BroadcastSpan(b, j);
 }
 
 // Elements of operand j a launch with this tiling may touch from the operand's base (strides
 // are non-negative): the furthest slice's start plus that slice's span; 0 for a threshold the
 // launch does not read from GM.
 __aicore__ inline uint64_t LaunchSpan(const ThresholdGradV2DTilingData& t, int j) {
-  if (j == kBatchThreshold && t.threshold.source != static_cast<int32_t>(ThresholdSource::kGm)) {
+  if (j == kOperandThreshold &&
+      t.threshold.source != static_cast<int32_t>(ThresholdSource::kDevice)) {
     return 0;
   }
   const ThresholdBatchTiling& b = t.batch;
@@ -148,7 +174,7 @@ __aicore__ inline uint64_t LaunchSpan(const ThresholdGradV2DTilingData& t, int j
   return last + SliceSpan(t.broadcast, b.slice_len, j);
 }
 __aicore__ inline uint64_t LaunchSpan(const ReluGradTilingData& t, int j) {
-  return j == kBatchThreshold ? 0 : SliceSpan(t.broadcast, t.tiling.total_num, j);
+  return j == kOperandThreshold ? 0 : SliceSpan(t.broadcast, t.tiling.total_num, j);
 }
 
 }  // namespace ascend_kernels

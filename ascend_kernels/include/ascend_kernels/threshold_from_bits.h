@@ -1,5 +1,5 @@
 // The kernel's ThresholdParams from one threshold element's bits, as ThresholdGradV2D computes
-// them at Init from a device-side threshold (ThresholdSource::kGm). The reference is the host's
+// them at Init from a device-side threshold (ThresholdSource::kDevice). The reference is the host's
 // MakeThresholdParams (cpp/aclnn/threshold_params.h): for every (x dtype, threshold dtype) pair
 // the executor plans this way, the fields the kernel reads for x's dtype (kernel_args.h) are
 // equal bit for bit; the fields it does not read are 0. The pairs:
@@ -111,8 +111,9 @@ __aicore__ inline float Float32FromBits(uint32_t bits) {
 }  // namespace threshold_bits
 
 // ThresholdParams for x of `x_dtype` from a threshold element of `threshold_dtype` whose bytes
-// (zero-extended) are `bits`. A pair outside the list above gives kNonePass (the executor refuses
-// to plan one).
+// (zero-extended) are `bits`. Which pairs are planned is phase one's check alone (the dtype
+// table's TakesThresholdDtype); of the others, an integer threshold of another integer dtype
+// still compares exactly, and the rest give kNonePass.
 __aicore__ inline ThresholdParams ThresholdParamsFromBits(int32_t x_dtype, int32_t threshold_dtype,
                                                           uint64_t bits) {
   ThresholdParams p{};  // every field 0: mode kCompare, source kTiling

@@ -1,7 +1,7 @@
 // Kernel entry points of ThresholdGradV2D, one per dtype, as the host launcher calls them.
 // Arguments are GM addresses; `tiling` is the ThresholdGradV2DTilingData, by value, `threshold` at
-// the threshold element the kernel reads when the tiling says ThresholdSource::kGm. The int64 and
-// float64 entries exist only in the CPU build.
+// the threshold element the kernel reads when the tiling says ThresholdSource::kDevice. The int64
+// and float64 entries exist only in the CPU build.
 #pragma once
 
 #include <cstdint>

@@ -154,7 +154,7 @@ aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor);
 // and written are the planned ones); its own data pointer is not used. Errors: null executor or
 // tensor -> PARAM_NULLPTR; destroyed executor, index out of range, a tensor of another size or
 // layout, an address not aligned like the planned one, a threshold whose value phase one read
-// (only a threshold the kernel reads, ThresholdSource::kGm, can be rebound), or a run of this
+// (only a threshold the kernel reads, ThresholdSource::kDevice, can be rebound), or a run of this
 // executor still in flight -> PARAM_INVALID. A null `addr` is PARAM_NULLPTR unless the planned
 // tensor is empty. Phase two refuses (PARAM_INVALID) bindings under which an input overlaps out
 // other than the way it did at planning (phase one chose copies or an in-place run for that).
@@ -203,7 +203,7 @@ aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
 // read: the same checks and plan as aclnnThresholdBackwardBatchedGetWorkspaceSize (the threshold's
 // data pointer must be non-null), except that every launch is ThresholdGradV2D (at threshold 0
 // it gives ReluGrad's bits: docs/behaviour.md §1), checked with a nonzero threshold's dtype list,
-// and its kernel reads the launch's threshold element at Init (ThresholdSource::kGm in the
+// and its kernel reads the launch's threshold element at Init (ThresholdSource::kDevice in the
 // tiling, the element's address as the kernel's `threshold` argument). So the tiling does not
 // depend on the threshold's value: one tiling serves every slice. Besides those checks, the
 // threshold's dtype must be one the kernel converts for x's dtype (float16 / bfloat16 / float32

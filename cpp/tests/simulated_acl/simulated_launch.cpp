@@ -69,12 +69,13 @@ aclError Run(const char* name, int device, KernelDType dtype, uint32_t num_block
     const char* what;
     void* p;
     uint64_t bytes;
-  } args[] = {{"grad", grad, ascend_kernels::LaunchSpan(tiling, ascend_kernels::kBatchGrad) * e},
-              {"feature", feature, ascend_kernels::LaunchSpan(tiling, ascend_kernels::kBatchX) * e},
-              {"out", out, ascend_kernels::LaunchSpan(tiling, ascend_kernels::kBatchOut) * e},
-              {"threshold", threshold,
-               ascend_kernels::LaunchSpan(tiling, ascend_kernels::kBatchThreshold) *
-                   ThresholdBytes(tiling)}};
+  } args[] = {
+      {"grad", grad, ascend_kernels::LaunchSpan(tiling, ascend_kernels::kOperandGrad) * e},
+      {"feature", feature, ascend_kernels::LaunchSpan(tiling, ascend_kernels::kOperandX) * e},
+      {"out", out, ascend_kernels::LaunchSpan(tiling, ascend_kernels::kOperandOut) * e},
+      {"threshold", threshold,
+       ascend_kernels::LaunchSpan(tiling, ascend_kernels::kOperandThreshold) *
+           ThresholdBytes(tiling)}};
   for (const auto& a : args) {
     if (a.bytes > 0 && !InDeviceMemory(device, a.p, a.bytes, &why)) {
       return RunError(name, std::string("the ") + a.what + " argument " + why);
