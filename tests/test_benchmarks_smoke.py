@@ -202,6 +202,27 @@ class FlaxStepBenchmarkTest(_BenchTest):
     self.assertIn("vs relu", stdout)
 
 
+class ActivationMemoryBenchmarkTest(_BenchTest):
+  def test_quick_run_measures_every_activation_with_and_without_checkpoint(self):
+    out_dir = self._tempdir()
+    stdout = _run(out_dir, "bench_activation_memory.py")
+    with open(os.path.join(out_dir, "bench_activation_memory.json")) as f:
+      rows = json.load(f)["results"]
+    names = ["relu", "where", "threshold:auto", "threshold:ffi", "threshold:reference"]
+    if "ffi" not in jt.available_implementations():
+      names.remove("threshold:ffi")
+    self.assertEqual(
+      [(r["activation"], r["checkpoint"]) for r in rows],
+      [(n, c) for c in (False, True) for n in names],
+    )
+    for r in rows:
+      self.assertTrue(r["bits_equal_where"], r)  # the same gradient, bit for bit
+      self.assertGreaterEqual(r["temp_size_in_bytes"], 0, r)
+      if r["activation"] == "relu":
+        self.assertEqual(r["ratio_vs_relu"], 1.0)
+    self.assertIn("compiled temp memory", stdout)
+
+
 class BatchedThresholdBenchmarkTest(_BenchTest):
   def test_quick_run_checks_every_path_against_the_reference(self):
     if "ffi" not in jt.available_implementations():

@@ -8,6 +8,8 @@ threshold; a retrace for a new implementation block). Each test runs once per av
 implementation (see implementations.py).
 """
 
+import functools
+
 from absl.testing import absltest
 from absl.testing import parameterized
 import jax
@@ -220,6 +222,43 @@ class DifferentiationTest(parameterized.TestCase):
     _, vjp = jax.vjp(lambda x: jt.threshold(x, 0.1, -0.3), self.x)
     (dx,) = vjp(g)
     np.testing.assert_array_equal(dx, np.where(self.x > 0.1, g, 0))
+
+  def test_a_value_without_gradient_keeps_only_x_for_the_backward(self):
+    # What the backward keeps: the residual arrays of the VJP and the linearized jaxpr. With a
+    # constant value (or one not differentiated) that is x, with no boolean mask beside it.
+    x = self.x
+    for name, f in [
+      ("constant", lambda x: jt.threshold(x, 0.1, -0.3)),
+      ("relu", lambda x: jt.threshold(x, 0.0, 0.0)),
+      ("array", lambda x: jt.threshold(x, jnp.float32(0.1), jnp.float32(-0.3))),
+      ("jit", jax.jit(lambda x: jt.threshold(x, 0.1, -0.3))),
+    ]:
+      with self.subTest(name):
+        _, vjp = jax.vjp(f, x)
+        arrays = [a for a in jax.tree_util.tree_leaves(vjp) if np.ndim(a)]
+        self.assertLen(arrays, 1)
+        np.testing.assert_array_equal(arrays[0], x)
+        _, linear = jax.linearize(f, x)
+        self.assertNotIn("bool", str(jax.make_jaxpr(linear)(x)))
+    # A value with a gradient needs where x does not pass; scalars aside, x and the mask.
+    _, vjp = jax.vjp(lambda x, v: jt.threshold(x, 0.1, v), x, np.float32(-0.3))
+    dtypes = sorted(str(a.dtype) for a in jax.tree_util.tree_leaves(vjp) if np.ndim(a))
+    self.assertEqual(dtypes, ["bool", "float32"])
+
+  def test_a_value_without_gradient_gives_the_primitives_bits(self):
+    # Where x does not pass the primitive gives +0, whatever the cotangent (-0, inf, NaN).
+    x = np.array([[-1.5, 0.1, np.nan, -0.0], [0.9, 1e-40, 0.10000001, 2.0]], np.float32)
+    g = np.array([[np.inf, np.nan, -0.0, 1.0], [-0.0, np.nan, -np.inf, 3.0]], np.float32)
+    want = oracle.threshold_backward(g, x, 0.1).view(np.uint32)
+    for value in (-0.3, jnp.float32(-0.3)):
+      f = functools.partial(jt.threshold, threshold=0.1, value=value)
+      (dx,) = jax.vjp(f, x)[1](g)
+      np.testing.assert_array_equal(np.asarray(dx).view(np.uint32), want)
+      dx_rows = jax.vmap(lambda x, g, f=f: jax.vjp(f, x)[1](g)[0])(x, g)
+      np.testing.assert_array_equal(np.asarray(dx_rows).view(np.uint32), want)
+    dx, dv = jax.vjp(lambda x, v: jt.threshold(x, 0.1, v), x, np.float32(-0.3))[1](g)
+    np.testing.assert_array_equal(np.asarray(dx).view(np.uint32), want)
+    np.testing.assert_array_equal(dv, np.sum(np.where(x > 0.1, 0, g), dtype=np.float32))
 
   def test_hessian(self):
     x = self.x[0]

