@@ -191,28 +191,33 @@ def _platform_int(value, name: str, bits: int):
 
 
 class Executor:
-  """The plan phase one made. Holds the arrays it reads and writes until it has run."""
+  """The plan phase one made.
 
-  def __init__(self, native, arrays):
+  It holds the arrays it reads and writes for as long as it may still run (until its one run,
+  or until `destroy()` once repeatable), and every run holds them until it returns; so no order of
+  calls or threads makes a run read or write memory Python has freed.
+  """
+
+  def __init__(self, native):
     self._aclnn_ext = native
-    self._arrays = arrays
-    self._repeatable = False
 
   def set_repeatable(self) -> int:
     """aclSetAclOpExecutorRepeatable: the executor runs any number of times until `destroy()`.
 
-    Returns the aclnn status (ACLNN_ERR_PARAM_INVALID once destroyed).
+    As in CANN, an executor is made repeatable before its first run (right after phase one).
+
+    Returns the aclnn status: ACLNN_ERR_PARAM_INVALID once it has run (or while its one run is in
+    flight) or once destroyed.
     """
-    status = self._aclnn_ext.set_repeatable()
-    self._repeatable = self._repeatable or status == ACLNN_SUCCESS
-    return status
+    return self._aclnn_ext.set_repeatable()
 
   def set_input_tensor_addr(self, index: int, array: np.ndarray) -> int:
     """aclSetInputTensorAddr: input `index` (0 grad_output, 1 x) reads `array` from now on.
 
     `array` must have the planned dtype, shape and strides, and an address aligned like the
-    planned one; the plan is unchanged. Returns the aclnn status (ACLNN_ERR_PARAM_INVALID for
-    another index, size, layout or alignment, or a destroyed executor).
+    planned one; the plan is unchanged, and the executor holds `array` instead of the one it
+    replaces. Returns the aclnn status (ACLNN_ERR_PARAM_INVALID for another index, size, layout
+    or alignment, a run in flight, or a destroyed executor).
     """
     return self._rebind(False, index, array)
 
@@ -221,11 +226,11 @@ class Executor:
     return self._rebind(True, index, array)
 
   def destroy(self) -> int:
-    """aclDestroyAclOpExecutor. ACLNN_SUCCESS for a repeatable executor; as CANN's, an error
-    code for one that is not (it is released all the same) or one already destroyed."""
-    status = self._aclnn_ext.destroy()
-    self._arrays = None
-    return status
+    """aclDestroyAclOpExecutor. Waits for runs in flight on other threads to return (the GIL is
+    released meanwhile), then releases the executor and its arrays. ACLNN_SUCCESS for a
+    repeatable executor; as CANN's, an error code for one that is not (it is released all the
+    same) or one already destroyed."""
+    return self._aclnn_ext.destroy()
 
   def _rebind(self, output: bool, index: int, array) -> int:
     if isinstance(index, (bool, np.bool_)) or not isinstance(index, numbers.Integral):
@@ -234,12 +239,8 @@ class Executor:
       raise ValueError(f"index must be in [0, 2^63), got {index}")
     name = "out" if output else ("grad_output", "x")[int(index)] if int(index) < 2 else "input"
     desc = _tensor(array, name, writable=output)
-    status = self._aclnn_ext.set_tensor_addr(output, int(index), desc)
-    if status == ACLNN_SUCCESS and self._arrays is not None:
-      arrays = list(self._arrays)
-      arrays[2 if output else int(index)] = array  # kept alive while the executor may run
-      self._arrays = tuple(arrays)
-    return status
+    # On success the executor holds `array` in place of the one it replaces.
+    return self._aclnn_ext.set_tensor_addr(output, int(index), desc, array)
 
   @property
   def kernel(self) -> str:
@@ -357,11 +358,12 @@ def threshold_backward_get_workspace_size(
     soc=code,
     ub_size=ub_size,
     core_num=core_num,
+    arrays=(grad_output, x, out),
   )
   if native is None:
     _name_undefined_dtypes({"grad_output": grad_output, "x": x, "out": out})
     return status, workspace_size, None
-  return status, workspace_size, Executor(native, (grad_output, x, out))
+  return status, workspace_size, Executor(native)
 
 
 def threshold_backward(
@@ -377,8 +379,9 @@ def threshold_backward(
 
   Returns:
     The aclnn status: ACLNN_SUCCESS, ACLNN_ERR_PARAM_NULLPTR (null executor or workspace),
-    ACLNN_ERR_PARAM_INVALID (already run, workspace too small). The GIL is released while the
-    kernels run.
+    ACLNN_ERR_PARAM_INVALID (already run and not repeatable, destroyed, workspace too small).
+    The GIL is released while the kernels run; the run holds the executor's arrays until it
+    returns.
 
   Raises:
     TypeError: a workspace that is not a uint8 array.
@@ -403,10 +406,7 @@ def threshold_backward(
       )
     address = workspace.__array_interface__["data"][0]
   native = None if executor is None else executor._aclnn_ext
-  status = _aclnn_ext.threshold_backward(address, workspace_size, native)
-  if status == ACLNN_SUCCESS and executor is not None and not executor._repeatable:
-    executor._arrays = None  # ran: the executor never touches them again
-  return status
+  return _aclnn_ext.threshold_backward(address, workspace_size, native)
 
 
 def recent_error_message() -> str:

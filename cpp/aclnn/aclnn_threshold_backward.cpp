@@ -623,27 +623,33 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
 }
 
 aclnnStatus StartRun(void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
-                     char** base) {
+                     std::shared_ptr<ExecutorPlan>* plan, char** base) {
   *base = nullptr;
+  plan->reset();
   if (executor == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
-  // Before anything reads it: a destroyed executor's memory is gone.
-  if (!IsLiveExecutor(executor)) {
+  // Never through `executor` itself: a destroyed executor's memory is gone.
+  std::shared_ptr<ExecutorPlan> shared = LivePlan(executor);
+  if (shared == nullptr) {
     return Fail(ACLNN_ERR_PARAM_INVALID, "not a live executor (destroyed, or never created)");
   }
-  if (executor->plan == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
-  ExecutorPlan* plan = executor->plan.get();
-  std::lock_guard<std::mutex> lock(plan->bindings_mu);
-  if (aclnnStatus status = CheckRebinding(*plan); status != ACLNN_SUCCESS) return status;
+  ExecutorPlan& p = *shared;
+  std::lock_guard<std::mutex> lock(p.bindings_mu);
+  if (p.destroyed) {  // a destroy between LivePlan and the lock
+    return Fail(ACLNN_ERR_PARAM_INVALID, "not a live executor (destroyed, or never created)");
+  }
+  if (aclnnStatus status = CheckRebinding(p); status != ACLNN_SUCCESS) return status;
   std::string error;
-  if (aclnnStatus status = PlaceWorkspace(plan->workspace, workspace, workspace_size, base, &error);
+  if (aclnnStatus status = PlaceWorkspace(p.workspace, workspace, workspace_size, base, &error);
       status != ACLNN_SUCCESS) {
     return Fail(status, error);
   }
-  if (plan->started.exchange(true) && !plan->repeatable.load()) {
+  if (p.started && !p.repeatable) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
                 "the executor has already run (an executor runs once unless made repeatable)");
   }
-  ++plan->bindings.runs_in_flight;
+  p.started = true;
+  ++p.bindings.runs_in_flight;
+  *plan = std::move(shared);
   return ACLNN_SUCCESS;
 }
 
@@ -651,11 +657,11 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
                                    aclOpExecutor* executor, void* stream,
                                    std::function<void()> on_done) {
   char* base = nullptr;
-  if (aclnnStatus status = StartRun(workspace, workspace_size, executor, &base);
+  std::shared_ptr<ExecutorPlan> plan;
+  if (aclnnStatus status = StartRun(workspace, workspace_size, executor, &plan, &base);
       status != ACLNN_SUCCESS) {
     return status;
   }
-  std::shared_ptr<ExecutorPlan> plan = executor->plan;
   if (plan->kernel == KernelKind::kNone) {
     EndRun(plan.get());
     if (stream != nullptr && on_done) on_done();
@@ -666,6 +672,7 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
       ExecutorPlan* plan;
       ~EndOnReturn() { EndRun(plan); }
     } end_on_return{plan.get()};
+    std::lock_guard<std::mutex> one_at_a_time(plan->sync_run_mu);
     std::vector<Step> steps;
     try {
       steps = PlanSteps(plan.get(), base);
@@ -701,14 +708,14 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
 }
 
 const char* aclnnThresholdBackwardKernelName(const aclOpExecutor* executor) {
-  const ExecutorPlan* plan = IsLiveExecutor(executor) ? GetExecutorPlan(executor) : nullptr;
+  const std::shared_ptr<ExecutorPlan> plan = LivePlan(executor);
   return plan == nullptr ? "" : KernelKindName(plan->kernel);
 }
 
 aclnnStatus aclnnThresholdBackwardRunStatus(const aclOpExecutor* executor) {
-  if (executor != nullptr && !IsLiveExecutor(executor)) return ACLNN_ERR_PARAM_INVALID;
-  const ExecutorPlan* plan = GetExecutorPlan(executor);
-  return plan == nullptr ? ACLNN_ERR_PARAM_NULLPTR : plan->run_status.load();
+  if (executor == nullptr) return ACLNN_ERR_PARAM_NULLPTR;
+  const std::shared_ptr<ExecutorPlan> plan = LivePlan(executor);
+  return plan == nullptr ? ACLNN_ERR_PARAM_INVALID : plan->run_status.load();
 }
 
 // ---- Phase one with a threshold tensor ------------------------------------------------------

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -103,15 +104,21 @@ struct ExecutorPlan {
   // there is a batch.
   const char* device_threshold = nullptr;
 
-  std::atomic<bool> started{false};
   std::atomic<int32_t> run_status{ACLNN_SUCCESS};
 
   // CANN's reuse API: a repeatable plan runs until destroyed; its tensors may be rebound between
-  // runs. bindings_mu guards `bindings` and the tensor addresses above against a rebinding while
-  // a run is being started or is in flight.
-  std::atomic<bool> repeatable{false};
+  // runs. bindings_mu guards `bindings`, the tensor addresses above and the lifecycle flags below:
+  // a run is admitted, an executor made repeatable, rebound or destroyed under it, so each sees
+  // the others' outcome.
   std::mutex bindings_mu;
   ExecutorBindings bindings;
+  bool started = false;                // a run was admitted
+  bool repeatable = false;             // made repeatable before its first run
+  bool destroyed = false;              // aclDestroyAclOpExecutor began: nothing more is admitted
+  std::condition_variable runs_ended;  // notified when bindings.runs_in_flight drops to 0
+  // Synchronous runs of one executor, from several threads at once, take turns: they write the
+  // same out (with the same bindings, since no rebinding is admitted while they are in flight).
+  std::mutex sync_run_mu;
 
   bool HasDeviceThreshold() const {
     return threshold_grad_tiling.threshold.source ==
@@ -141,22 +148,32 @@ inline const ExecutorPlan* GetExecutorPlan(const aclOpExecutor* executor) {
 inline constexpr uint64_t kSmallSliceBytes = 64 * 1024;
 
 // Phase two's checks of what phase one could not see, for every kind of stream (the one place
-// they live): a null executor, the workspace (aclnn/workspace.h: too small, null, wrapping or
-// overlapping a tensor), a second run. On success the executor is marked as started and `*base`
-// is the aligned base of the planned buffers inside the workspace (null when none is planned).
+// they live): a null or destroyed executor, the workspace (aclnn/workspace.h: too small, null,
+// wrapping or overlapping a tensor), a second run. On success the executor is marked as started,
+// `*plan` holds its plan (the run reads it from there, never through the executor, which a
+// concurrent aclDestroyAclOpExecutor may release) and `*base` is the aligned base of the planned
+// buffers inside the workspace (null when none is planned). Every admitted run ends with EndRun.
 aclnnStatus StartRun(void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
-                     char** base);
+                     std::shared_ptr<ExecutorPlan>* plan, char** base);
 
 // The end of a run StartRun admitted (synchronous runs on return, asynchronous ones before
-// on_done, NPU runs once submitted): the plan's tensors may be rebound again.
+// on_done, NPU runs once submitted): the plan's tensors may be rebound again, and a destroy
+// waiting for the run returns.
 void EndRun(ExecutorPlan* plan);
 
 // Executors alive between phase one and aclDestroyAclOpExecutor (aclnn/executor_reuse.cpp), so a
 // destroyed one is an error code wherever it is passed. NewExecutor: null when out of memory.
 aclOpExecutor* NewExecutor(std::shared_ptr<ExecutorPlan>* plan);
 bool IsLiveExecutor(const aclOpExecutor* executor);
-// Unregisters and deletes a live executor; false (nothing done) for any other pointer.
+// The plan of a live executor, shared with the caller so that a concurrent destroy cannot free
+// it; null for any other pointer.
+std::shared_ptr<ExecutorPlan> LivePlan(const aclOpExecutor* executor);
+// Unregisters and deletes a live executor that never ran (phase one's cleanup); false (nothing
+// done) for any other pointer.
 bool ReleaseExecutor(aclOpExecutor* executor);
+// Whether a run can still be admitted: not destroyed, and repeatable or not yet run. Once false
+// it stays false, so the memory the plan is bound to is no longer the executor's concern.
+bool ExecutorMayRunAgain(ExecutorPlan& plan);
 
 // Under plan.bindings_mu, before a run: PARAM_INVALID when a rebinding made an input overlap out
 // other than the way it did at planning.

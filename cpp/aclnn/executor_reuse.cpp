@@ -1,6 +1,12 @@
 // CANN's executor reuse (aclSetAclOpExecutorRepeatable, aclSetInputTensorAddr /
 // aclSetOutputTensorAddr, aclDestroyAclOpExecutor) and the registry of live executors that makes
 // a destroyed executor an error code rather than a use after free.
+//
+// Lifetimes: every call reaches the plan through LivePlan (a shared reference taken under the
+// registry's lock), never through an executor a concurrent destroy may be deleting; the plan's
+// flags (started, repeatable, destroyed) change under its bindings_mu, so "made repeatable before
+// its first run", "no run after destroy" and "destroy waits for the runs in flight" hold in every
+// interleaving of threads.
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -24,6 +30,11 @@ struct LiveExecutors {
 LiveExecutors& Live() {
   static LiveExecutors* live = new LiveExecutors;  // never destroyed: usable at exit
   return *live;
+}
+
+aclnnStatus FailNotLive(const char* api) {
+  return Fail(ACLNN_ERR_PARAM_INVALID,
+              std::string(api) + ": not a live executor (destroyed, or never created)");
 }
 
 ViewBounds Shifted(const ViewBounds& b, uintptr_t delta) {
@@ -64,12 +75,11 @@ aclnnStatus SetTensorAddr(aclOpExecutor* executor, int slot, const char* api, ac
     return Fail(ACLNN_ERR_PARAM_NULLPTR, std::string(api) + ": executor is null");
   if (tensor == nullptr)
     return Fail(ACLNN_ERR_PARAM_NULLPTR, std::string(api) + ": tensor is null");
-  if (!IsLiveExecutor(executor)) {
-    return Fail(ACLNN_ERR_PARAM_INVALID,
-                std::string(api) + ": not a live executor (destroyed, or never created)");
-  }
-  ExecutorPlan* plan = executor->plan.get();
+  const std::shared_ptr<ExecutorPlan> shared = LivePlan(executor);
+  ExecutorPlan* plan = shared.get();
+  if (plan == nullptr) return FailNotLive(api);
   std::lock_guard<std::mutex> lock(plan->bindings_mu);
+  if (plan->destroyed) return FailNotLive(api);
   ExecutorBindings& b = plan->bindings;
   if (slot == ascend_kernels::kOperandThreshold && b.inputs < 3) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
@@ -152,12 +162,23 @@ bool IsLiveExecutor(const aclOpExecutor* executor) {
   return Live().set.count(executor) != 0;
 }
 
+std::shared_ptr<ExecutorPlan> LivePlan(const aclOpExecutor* executor) {
+  std::lock_guard<std::mutex> lock(Live().mu);
+  if (Live().set.count(executor) == 0) return nullptr;
+  return executor->plan;
+}
+
+bool ExecutorMayRunAgain(ExecutorPlan& plan) {
+  std::lock_guard<std::mutex> lock(plan.bindings_mu);
+  return !plan.destroyed && (plan.repeatable || !plan.started);
+}
+
 bool ReleaseExecutor(aclOpExecutor* executor) {
   {
     std::lock_guard<std::mutex> lock(Live().mu);
     if (Live().set.erase(executor) == 0) return false;
   }
-  delete executor;  // an asynchronous run in flight holds its own reference to the plan
+  delete executor;
   return true;
 }
 
@@ -186,7 +207,7 @@ void RecordBindings(aclOpExecutor* executor, const aclTensor* grad_output, const
 
 void EndRun(ExecutorPlan* plan) {
   std::lock_guard<std::mutex> lock(plan->bindings_mu);
-  --plan->bindings.runs_in_flight;
+  if (--plan->bindings.runs_in_flight == 0) plan->runs_ended.notify_all();
 }
 
 // Under plan->bindings_mu: after a rebinding, an input may overlap out only as it did at planning
@@ -211,24 +232,35 @@ aclnnStatus CheckRebinding(const ExecutorPlan& plan) {
 
 aclnnStatus aclnnThresholdBackwardCheckBindings(const aclOpExecutor* executor) {
   if (executor == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
-  if (!IsLiveExecutor(executor)) {
+  const std::shared_ptr<ExecutorPlan> plan = LivePlan(executor);
+  if (plan == nullptr) {
     return Fail(ACLNN_ERR_PARAM_INVALID, "not a live executor (destroyed, or never created)");
   }
-  ExecutorPlan* plan = executor->plan.get();
-  if (plan == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
   std::lock_guard<std::mutex> lock(plan->bindings_mu);
+  if (plan->destroyed) {
+    return Fail(ACLNN_ERR_PARAM_INVALID, "not a live executor (destroyed, or never created)");
+  }
   return CheckRebinding(*plan);
 }
 
+// As CANN documents it, reuse is enabled right after phase one: an executor that has run (or
+// whose run is in flight) is refused, since its caller may already have released the memory the
+// plan is bound to.
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor) {
-  if (executor == nullptr) {
-    return Fail(ACLNN_ERR_PARAM_NULLPTR, "aclSetAclOpExecutorRepeatable: executor is null");
-  }
-  if (!IsLiveExecutor(executor)) {
+  constexpr const char* kApi = "aclSetAclOpExecutorRepeatable";
+  if (executor == nullptr)
+    return Fail(ACLNN_ERR_PARAM_NULLPTR, std::string(kApi) + ": executor is null");
+  const std::shared_ptr<ExecutorPlan> plan = LivePlan(executor);
+  if (plan == nullptr) return FailNotLive(kApi);
+  std::lock_guard<std::mutex> lock(plan->bindings_mu);
+  if (plan->destroyed) return FailNotLive(kApi);
+  if (plan->started && !plan->repeatable) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
-                "aclSetAclOpExecutorRepeatable: not a live executor (destroyed, or never created)");
+                std::string(kApi) +
+                    ": the executor has run; an executor is made repeatable before its first run "
+                    "(right after phase one)");
   }
-  executor->plan->repeatable.store(true);
+  plan->repeatable = true;
   return ACLNN_SUCCESS;
 }
 
@@ -254,15 +286,22 @@ aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, size_t index, aclTen
 
 // Codes only: aclGetRecentErrMsg keeps the reason of the call before (cleanup paths destroy an
 // executor right after a failing call whose reason is still to be read).
+// Runs admitted before the destroy keep reading the plan and the caller's tensors until they end,
+// so the destroy waits for them (a synchronous run until it returns, a run on a HostStream until
+// its last launch has finished, an NPU run until submitted); nothing is admitted after it.
 aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor) {
   if (executor == nullptr) return ACLNN_ERR_PARAM_NULLPTR;
-  bool repeatable = false;
+  std::shared_ptr<ExecutorPlan> plan;
   {
     std::lock_guard<std::mutex> lock(Live().mu);
-    if (Live().set.count(executor) != 0) repeatable = executor->plan->repeatable.load();
+    if (Live().set.erase(executor) == 0) return ACLNN_ERR_PARAM_INVALID;  // not a live executor
+    plan = std::move(executor->plan);
   }
-  if (!ReleaseExecutor(executor)) return ACLNN_ERR_PARAM_INVALID;  // not a live executor
-  return repeatable ? ACLNN_SUCCESS : ACLNN_ERR_PARAM_INVALID;     // released all the same
+  delete executor;
+  std::unique_lock<std::mutex> lock(plan->bindings_mu);
+  plan->destroyed = true;
+  plan->runs_ended.wait(lock, [&plan] { return plan->bindings.runs_in_flight == 0; });
+  return plan->repeatable ? ACLNN_SUCCESS : ACLNN_ERR_PARAM_INVALID;  // released all the same
 }
 
 }  // namespace jax_threshold::aclnn

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -214,17 +215,19 @@ class FirstUseCheck {
 aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size,
                                         aclOpExecutor* executor, aclrtStream stream,
                                         int32_t device) {
-  ExecutorPlan* p = IsLiveExecutor(executor) ? executor->plan.get() : nullptr;
-  if (p != nullptr && (p->grad_copy || p->x_copy || p->out_copy || p->workspace_size > 0)) {
+  if (const std::shared_ptr<ExecutorPlan> p = LivePlan(executor);
+      p != nullptr && (p->grad_copy || p->x_copy || p->out_copy || p->workspace_size > 0)) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
                 "on the NPU, grad_output and x must have out's shape and be contiguous "
                 "(broadcast them in JAX first): the executor's copies are host code");
   }
-  char* base = nullptr;  // no workspace is planned for the NPU (refused above)
-  if (aclnnStatus status = StartRun(workspace, workspace_size, executor, &base);
+  char* base = nullptr;                // no workspace is planned for the NPU (refused above)
+  std::shared_ptr<ExecutorPlan> plan;  // the run reads the plan from here, never via `executor`
+  if (aclnnStatus status = StartRun(workspace, workspace_size, executor, &plan, &base);
       status != ACLNN_SUCCESS) {
     return status;
   }
+  ExecutorPlan* p = plan.get();
   struct EndOnReturn {  // the launches are submitted (or failed) by then: rebinding may follow
     ExecutorPlan* plan;
     ~EndOnReturn() { EndRun(plan); }

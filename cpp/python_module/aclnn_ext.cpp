@@ -4,7 +4,7 @@
 // Tensors cross as plain descriptors built in Python — (data address, shape, element strides,
 // aclDataType code) or None for a null pointer — so any NumPy dtype (bfloat16 from ml_dtypes,
 // float8, ...) gets through to phase one, which accepts or rejects it by its aclDataType. The
-// Python side keeps the arrays alive until the executor has run.
+// executor object keeps the arrays alive for as long as it may still run (PyExecutor).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -12,8 +12,11 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <array>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,12 +43,24 @@ using namespace jax_threshold::aclnn;
 
 namespace {
 
-// Owns an aclOpExecutor for Python.
+// Owns an aclOpExecutor for Python, and the arrays its runs read and write (grad_output, x, out).
+// No run reads or writes memory Python has freed, whatever the order of calls and threads:
+// - the arrays stay referenced for as long as the executor may still run (ExecutorMayRunAgain:
+//   not destroyed, and repeatable or not yet run), and each run holds its own references until
+//   it returns;
+// - a rebinding takes its array in the same step (under the GIL) and is refused while a run is
+//   in flight, as the C API refuses it;
+// - Destroy() waits for the runs in flight, which hold their own reference to this object.
+// The members change only with the GIL held; runs_ is guarded by mu_ as well, for a destroy
+// waiting without the GIL.
 class PyExecutor {
  public:
-  explicit PyExecutor(aclOpExecutor* executor) : executor_(executor) {}
+  static constexpr size_t kOut = 2;  // arrays_: grad_output, x, out
+
+  PyExecutor(aclOpExecutor* executor, std::array<nb::object, 3> arrays)
+      : executor_(executor), plan_(LivePlan(executor)), arrays_(std::move(arrays)) {}
   ~PyExecutor() {
-    if (!destroyed_) aclDestroyAclOpExecutor(executor_);
+    if (!destroyed_) aclDestroyAclOpExecutor(executor_);  // no run holds this object any more
   }
   PyExecutor(const PyExecutor&) = delete;
   PyExecutor& operator=(const PyExecutor&) = delete;
@@ -57,17 +72,74 @@ class PyExecutor {
   // The plan, for the read-only properties; a destroyed executor has none to show.
   const ExecutorPlan* plan() const {
     if (destroyed_) throw nb::value_error("the executor has been destroyed");
-    return GetExecutorPlan(executor_);
+    return plan_.get();
   }
+
+  // Phase two, synchronous, without the GIL.
+  aclnnStatus Run(void* workspace, uint64_t workspace_size) {
+    const std::array<nb::object, 3> held = arrays_;  // released after the run, with the GIL
+    aclOpExecutor* executor = get();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++runs_;
+    }
+    aclnnStatus status;
+    {
+      nb::gil_scoped_release release;  // kernels run on this thread and std::threads
+      status = aclnnThresholdBackward(workspace, workspace_size, executor, nullptr);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--runs_ == 0) runs_ended_.notify_all();
+    }
+    if (!destroyed_ && !ExecutorMayRunAgain(*plan_)) DropArrays();  // never runs again
+    return status;
+  }
+
+  aclnnStatus SetTensorAddr(bool output, size_t index, aclTensor* tensor, nb::object array) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (runs_ > 0) {
+        return Fail(ACLNN_ERR_PARAM_INVALID,
+                    std::string(output ? "aclSetOutputTensorAddr" : "aclSetInputTensorAddr") +
+                        ": a run of this executor is still in flight");
+      }
+    }
+    void* addr = tensor == nullptr ? nullptr : tensor->data;
+    const aclnnStatus status = output ? aclSetOutputTensorAddr(get(), index, tensor, addr)
+                                      : aclSetInputTensorAddr(get(), index, tensor, addr);
+    // Success means a slot of this plan: out, or input 0 or 1 (a scalar-threshold plan).
+    if (status == ACLNN_SUCCESS && !arrays_[kOut].is_none()) {
+      arrays_[output ? kOut : index] = std::move(array);
+    }
+    return status;
+  }
+
   aclnnStatus Destroy() {
-    const aclnnStatus status = aclDestroyAclOpExecutor(get());
-    destroyed_ = true;
+    if (destroyed_) return aclDestroyAclOpExecutor(get());  // PARAM_INVALID: not live
+    destroyed_ = true;  // later calls reach only get()'s dead address
+    aclnnStatus status;
+    {
+      nb::gil_scoped_release release;
+      std::unique_lock<std::mutex> lock(mu_);
+      runs_ended_.wait(lock, [this] { return runs_ == 0; });
+      lock.unlock();
+      status = aclDestroyAclOpExecutor(executor_);
+    }
+    DropArrays();
     return status;
   }
 
  private:
+  void DropArrays() { arrays_ = {nb::none(), nb::none(), nb::none()}; }
+
   aclOpExecutor* executor_;
+  std::shared_ptr<ExecutorPlan> plan_;
+  std::array<nb::object, 3> arrays_;
   bool destroyed_ = false;
+  std::mutex mu_;
+  std::condition_variable runs_ended_;
+  int runs_ = 0;
 };
 
 struct TensorDeleter {
@@ -264,22 +336,24 @@ NB_MODULE(_aclnn_ext, m) {
           "aclSetAclOpExecutorRepeatable: the executor runs until destroyed.")
       .def(
           "set_tensor_addr",
-          [](PyExecutor& e, bool output, size_t index, nb::handle desc) {
+          [](PyExecutor& e, bool output, size_t index, nb::handle desc, nb::object array) {
             TensorPtr t = ToTensor(desc, output ? "out" : "input");
-            void* addr = t == nullptr ? nullptr : t->data;
-            return output ? aclSetOutputTensorAddr(e.get(), index, t.get(), addr)
-                          : aclSetInputTensorAddr(e.get(), index, t.get(), addr);
+            return e.SetTensorAddr(output, index, t.get(), std::move(array));
           },
-          nb::arg("output"), nb::arg("index"), nb::arg("tensor").none(),
+          nb::arg("output"), nb::arg("index"), nb::arg("tensor").none(), nb::arg("array").none(),
           "aclSetInputTensorAddr / aclSetOutputTensorAddr with the tensor (address, shape, "
-          "element strides, aclDataType) at its own address.")
+          "element strides, aclDataType) at its own address; on success the executor holds "
+          "`array` (the object owning that memory) instead of the one it replaces. Refused "
+          "(ACLNN_ERR_PARAM_INVALID) while a run is in flight.")
       .def("destroy", &PyExecutor::Destroy,
-           "aclDestroyAclOpExecutor; the executor is released whatever the status.");
+           "aclDestroyAclOpExecutor, after the runs in flight have returned (without the GIL); "
+           "the executor is released whatever the status.");
 
   m.def(
       "threshold_backward_get_workspace_size",
       [](nb::handle grad, nb::handle x, nb::handle threshold, nb::handle out, int32_t soc,
-         std::optional<uint64_t> ub_size, std::optional<uint32_t> core_num) {
+         std::optional<uint64_t> ub_size, std::optional<uint32_t> core_num,
+         std::tuple<nb::object, nb::object, nb::object> arrays) {
         TensorPtr g = ToTensor(grad, "grad_output");
         TensorPtr xt = ToTensor(x, "x");
         TensorPtr o = ToTensor(out, "out");
@@ -298,24 +372,29 @@ NB_MODULE(_aclnn_ext, m) {
             g.get(), xt.get(), thr.get(), o.get(), &ws, &executor, &info);
         nb::object py_executor = nb::none();
         if (status == ACLNN_SUCCESS) {
-          py_executor = nb::cast(new PyExecutor(executor), nb::rv_policy::take_ownership);
+          auto [g_array, x_array, out_array] = std::move(arrays);
+          py_executor = nb::cast(new PyExecutor(executor, {std::move(g_array), std::move(x_array),
+                                                           std::move(out_array)}),
+                                 nb::rv_policy::take_ownership);
         }
         return nb::make_tuple(status, ws, py_executor);
       },
       nb::arg("grad_output").none(), nb::arg("x").none(), nb::arg("threshold").none(),
       nb::arg("out").none(), nb::arg("soc"), nb::arg("ub_size").none() = nb::none(),
       nb::arg("core_num").none() = nb::none(),
+      nb::arg("arrays") = std::make_tuple(nb::none(), nb::none(), nb::none()),
       "Phase one. Tensors are (address, shape, element strides, aclDataType) or None; the "
       "threshold is (value bytes, aclDataType) or None. Returns (status, workspace_size, "
-      "Executor or None). ub_size / core_num None: the SoC's defaults; phase one validates them.");
+      "Executor or None). ub_size / core_num None: the SoC's defaults; phase one validates them. "
+      "arrays: the objects owning grad_output's, x's and out's memory, which the executor holds "
+      "for as long as it may still run.");
 
   m.def(
       "threshold_backward",
       [](uintptr_t workspace, uint64_t workspace_size, PyExecutor* executor) {
-        aclOpExecutor* e = executor == nullptr ? nullptr : executor->get();
-        nb::gil_scoped_release release;  // kernels run on this thread and std::threads
-        return aclnnThresholdBackward(reinterpret_cast<void*>(workspace), workspace_size, e,
-                                      nullptr);
+        void* ws = reinterpret_cast<void*>(workspace);
+        if (executor != nullptr) return executor->Run(ws, workspace_size);
+        return aclnnThresholdBackward(ws, workspace_size, nullptr, nullptr);
       },
       nb::arg("workspace"), nb::arg("workspace_size"), nb::arg("executor").none(),
       "Phase two, synchronous. workspace is an address (0: null).");

@@ -1,12 +1,20 @@
-// CANN's executor reuse: repeatable executors, rebinding tensor addresses, destroying.
+// CANN's executor reuse: repeatable executors, rebinding tensor addresses, destroying, and the
+// lifetimes of runs against all three in every order and from several threads.
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <future>
+#include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include "aclnn/executor.h"
 #include "executor_test_util.h"
+#include "thread_pool_host_stream.h"
 
 using namespace executor_test;
 
@@ -268,6 +276,223 @@ TEST(ExecutorReuse, ManyThreadsPlanRunAndDestroyAtOnce) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(ok, std::vector<int>(8, 1));
+}
+
+// A HostStream that holds its launches until Open(): a run on it stays in flight as long as the
+// test wants.
+class GateStream final : public HostStream {
+ public:
+  uint32_t NumWorkers() const override { return 1; }
+  void Launch(uint32_t n, std::function<void(uint32_t)> block,
+              std::function<void()> done) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!open_) {
+      queued_.push_back({n, std::move(block), std::move(done)});
+      return;
+    }
+    lock.unlock();
+    for (uint32_t b = 0; b < n; ++b) block(b);
+    done();  // the executor launches its next step from here
+  }
+  void Open() {
+    std::vector<Queued> queued;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_ = true;
+      queued.swap(queued_);
+    }
+    for (Queued& q : queued) {
+      for (uint32_t b = 0; b < q.n; ++b) q.block(b);
+      q.done();
+    }
+  }
+
+ private:
+  struct Queued {
+    uint32_t n;
+    std::function<void(uint32_t)> block;
+    std::function<void()> done;
+  };
+  std::mutex mu_;
+  bool open_ = false;
+  std::vector<Queued> queued_;
+};
+
+bool InFlight(ExecutorPlan& plan) {
+  std::lock_guard<std::mutex> lock(plan.bindings_mu);
+  return plan.bindings.runs_in_flight > 0;
+}
+
+TEST(ExecutorLifetimes, AnExecutorThatHasRunIsNotMadeRepeatable) {
+  Planned p;
+  Plan(&p, {8}, {8});
+  ASSERT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("before its first run"), std::string::npos)
+      << aclGetRecentErrMsg();
+  std::vector<float> out2(8, -3.0f);
+  EXPECT_EQ(aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), out2.data()), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(out2, std::vector<float>(8, -3.0f));  // never written
+  EXPECT_EQ(p.out, Expected(p.g, p.x, 0.5f));
+  EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_ERR_PARAM_INVALID);  // not repeatable
+}
+
+TEST(ExecutorLifetimes, AFailedRunIsNotARunAndRepeatableStaysTheFirstStep) {
+  Planned p;
+  Plan(&p, {8}, {8});
+  // out onto x, which the plan did not allow: the run is refused, so it is not a run.
+  ASSERT_EQ(aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), p.x.data()), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_SUCCESS);
+  EXPECT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_SUCCESS);  // again: still fine
+  ASSERT_EQ(aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), p.out.data()), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_SUCCESS);  // repeatable already
+  EXPECT_EQ(p.out, Expected(p.g, p.x, 0.5f));
+  EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_SUCCESS);
+}
+
+TEST(ExecutorLifetimes, RepeatableIsRefusedWhileTheFirstRunIsInFlight) {
+  Planned p;
+  Plan(&p, {8}, {8});
+  GateStream stream;
+  std::promise<void> done;
+  ASSERT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, &stream, [&] { done.set_value(); }),
+            ACLNN_SUCCESS);
+  EXPECT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_ERR_PARAM_INVALID);
+  stream.Open();
+  done.get_future().wait();
+  EXPECT_EQ(p.out, Expected(p.g, p.x, 0.5f));
+  EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_ERR_PARAM_INVALID);
+}
+
+TEST(ExecutorLifetimes, RebindDestroyRunIsAnErrorCodeAndWritesNothing) {
+  Planned p;
+  Plan(&p, {8}, {8});
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_SUCCESS);
+  std::vector<float> out2(8, -3.0f);
+  ASSERT_EQ(aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), out2.data()), ACLNN_SUCCESS);
+  EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_SUCCESS);
+  EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(aclnnThresholdBackwardRunStatus(p.executor), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_STREQ(aclnnThresholdBackwardKernelName(p.executor), "");
+  EXPECT_EQ(out2, std::vector<float>(8, -3.0f));
+  EXPECT_EQ(p.out, std::vector<float>(8, -7.0f));
+}
+
+TEST(ExecutorLifetimes, DestroyWaitsForAnAsynchronousRunsLastLaunch) {
+  // A strided out: three steps (kernel into the workspace, copy into out), all held by the gate.
+  std::vector<float> g(64), x(64), out(128, -7.0f);
+  for (int i = 0; i < 64; ++i) {
+    g[i] = 1.0f + static_cast<float>(i);
+    x[i] = static_cast<float>(i % 3) * 0.4f;
+  }
+  TensorPtr tg = View(g, {64}), tx = View(x, {64});
+  const int64_t shape[1] = {64}, strides[1] = {2};
+  TensorPtr tout(aclCreateTensor(shape, 1, ACL_FLOAT, strides, 0, out.data()));
+  auto thr = Float(0.5f);
+  uint64_t ws_size = 0;
+  aclOpExecutor* e = nullptr;
+  ASSERT_EQ(aclnnThresholdBackwardGetWorkspaceSize(tg.get(), tx.get(), thr.get(), tout.get(),
+                                                   &ws_size, &e),
+            ACLNN_SUCCESS);
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
+  std::vector<uint8_t> ws(ws_size);
+  GateStream stream;
+  ASSERT_EQ(aclnnThresholdBackward(ws.data(), ws.size(), e, &stream), ACLNN_SUCCESS);
+  std::atomic<bool> destroy_returned{false};
+  std::thread destroyer([&] {
+    EXPECT_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
+    destroy_returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the destroy is waiting by now
+  EXPECT_FALSE(destroy_returned.load());
+  // While destroy waits, nothing more is admitted.
+  EXPECT_EQ(aclnnThresholdBackward(ws.data(), ws.size(), e, nullptr), ACLNN_ERR_PARAM_INVALID);
+  stream.Open();
+  destroyer.join();
+  const std::vector<float> want = Expected(g, x, 0.5f);
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(out[2 * i], want[i]) << i;
+}
+
+TEST(ExecutorLifetimes, DestroyDuringASynchronousRunWaitsForIt) {
+  // Large enough that the run is seen in flight; when it is not, the test checks less, never
+  // wrongly.
+  Planned p;
+  Plan(&p, {1 << 22}, {1 << 22});
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_SUCCESS);
+  const std::shared_ptr<ExecutorPlan> plan = p.executor->plan;  // no run or destroy yet
+  std::atomic<bool> returned{false};
+  std::thread runner([&] {
+    EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_SUCCESS);
+    returned = true;
+  });
+  while (!InFlight(*plan) && !returned.load()) std::this_thread::yield();
+  EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_SUCCESS);
+  // Returned: the run has finished, every element is written.
+  EXPECT_FALSE(InFlight(*plan));
+  EXPECT_EQ(p.out, Expected(p.g, p.x, 0.5f));
+  runner.join();
+}
+
+// Two threads run, one rebinds and one destroys, all at once, round after round: every status is
+// one the contract allows, every out is either untouched or exactly the oracle's, and a destroyed
+// executor runs no more.
+TEST(ExecutorLifetimes, RunRebindAndDestroyFromThreadsAtOnce) {
+  constexpr int kRounds = 60, kN = 20000;
+  for (int round = 0; round < kRounds; ++round) {
+    Planned p;
+    Plan(&p, {kN}, {kN});
+    ASSERT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_SUCCESS);
+    std::vector<std::vector<float>> outs(4, std::vector<float>(kN, -7.0f));
+    std::atomic<int> go{0};
+    std::atomic<bool> destroyed{false};
+    aclnnStatus run_status[2][3], rebind_status[4], destroy_status = -1;
+    auto run = [&](int r) {
+      ++go;
+      while (go.load() < 4) std::this_thread::yield();
+      for (int i = 0; i < 3; ++i) {
+        const bool after_destroy = destroyed.load();
+        run_status[r][i] = aclnnThresholdBackward(nullptr, 0, p.executor, nullptr);
+        if (after_destroy) EXPECT_EQ(run_status[r][i], ACLNN_ERR_PARAM_INVALID);
+      }
+    };
+    std::thread runner(run, 0), runner2(run, 1);
+    std::thread rebinder([&] {
+      ++go;
+      while (go.load() < 4) std::this_thread::yield();
+      for (int i = 0; i < 4; ++i) {
+        rebind_status[i] = aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), outs[i].data());
+      }
+    });
+    std::thread destroyer([&] {
+      ++go;
+      while (go.load() < 4) std::this_thread::yield();
+      std::this_thread::sleep_for(std::chrono::microseconds(50 * (round % 8)));
+      destroy_status = aclDestroyAclOpExecutor(p.executor);
+      destroyed = true;
+    });
+    runner.join();
+    runner2.join();
+    rebinder.join();
+    destroyer.join();
+    EXPECT_EQ(destroy_status, ACLNN_SUCCESS);
+    for (const auto& statuses : run_status) {
+      for (aclnnStatus s : statuses) {
+        EXPECT_TRUE(s == ACLNN_SUCCESS || s == ACLNN_ERR_PARAM_INVALID) << s;
+      }
+    }
+    for (aclnnStatus s : rebind_status) {
+      EXPECT_TRUE(s == ACLNN_SUCCESS || s == ACLNN_ERR_PARAM_INVALID) << s;
+    }
+    const std::vector<float> want = Expected(p.g, p.x, 0.5f);
+    const std::vector<float> untouched(kN, -7.0f);
+    EXPECT_TRUE(p.out == want || p.out == untouched);
+    for (const auto& out : outs) EXPECT_TRUE(out == want || out == untouched);
+    EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_ERR_PARAM_INVALID);
+    if (HasFailure()) break;
+  }
 }
 
 }  // namespace

@@ -92,7 +92,10 @@ aclnnStatus aclDestroyScalar(const aclScalar* scalar);
 // an executor that was not made repeatable is PARAM_INVALID too; unlike CANN's phase two, ours
 // does not release a non-repeatable executor, so this call releases it all the same (callers
 // that release every executor they plan keep doing so, and leak nothing). A null executor is
-// PARAM_NULLPTR. Status codes only: aclGetRecentErrMsg keeps the reason of the call before.
+// PARAM_NULLPTR. Runs in flight end first: the call admits no more and waits for them (a
+// synchronous run until it returns, a run on a HostStream until its last launch has finished, an
+// NPU run until submitted); so do not call it from a stream's own work for a run queued behind
+// it. Status codes only: aclGetRecentErrMsg keeps the reason of the call before.
 aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor);
 
 // The host's stand-in for aclrtStream: where the executor's kernel blocks run. `Launch` runs
@@ -129,9 +132,9 @@ aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output,
 // Phase two. `stream` is a HostStream* on the host (null: synchronous), an aclrtStream on the NPU.
 // With an asynchronous stream, `on_done` (optional) is called once everything has finished (also
 // after a failure, when the remaining launches are skipped); the outcome is then
-// aclnnThresholdBackwardRunStatus(executor). The executor's plan is reference-counted, so the
-// executor may be destroyed while its asynchronous run is still in flight (the workspace and the
-// tensors' memory must stay valid until on_done).
+// aclnnThresholdBackwardRunStatus(executor). A run holds the executor's plan until it ends; a
+// destroy meanwhile waits for that (the workspace and the tensors' memory must stay valid until
+// on_done).
 // The workspace may have any alignment: the size phase one reports includes the slack phase two
 // needs to align its buffers inside it.
 // Errors (nothing runs): null executor -> PARAM_NULLPTR; workspace_size below the reported size
@@ -146,7 +149,9 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
 
 // CANN's executor reuse. A repeatable executor runs any number of times, each run with the plan
 // phase one made, until aclDestroyAclOpExecutor; a non-repeatable one is consumed by its first
-// run. Errors: null executor -> PARAM_NULLPTR; an executor already destroyed -> PARAM_INVALID.
+// run. As in CANN, reuse is enabled right after phase one, before the first run. Errors: null
+// executor -> PARAM_NULLPTR; an executor already destroyed, or one that has run (or whose first
+// run is in flight) without being repeatable -> PARAM_INVALID.
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor);
 
 // Rebinds the data address of a tensor of the plan; the plan itself (kernel, tiling, copies,
