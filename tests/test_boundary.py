@@ -12,7 +12,6 @@ so is the layout check: active on the running JAX, or "ffi" unavailable with the
 
 import functools
 import os
-import subprocess
 import sys
 
 from absl.testing import absltest
@@ -26,33 +25,17 @@ SKIP_REASON = "the native extension with the XLA FFI handler is not built"
 _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _TESTS_DIR)
 import boundary_checks  # noqa: E402  # pylint: disable=g-import-not-at-top
+from child_process import run_child  # noqa: E402  # pylint: disable=g-import-not-at-top
 import dtype_lists  # noqa: E402  # pylint: disable=g-import-not-at-top
 
 WAYS = ("jit", "jit-sharded", "export", "export-sharded")
 PARTITIONERS = ("shardy", "gspmd")
 
 
-def _python(*args, timeout):
-  """Runs a child Python on the package under test with 4 CPU devices."""
-  env = dict(os.environ)
-  package_root = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
-  env["PYTHONPATH"] = os.pathsep.join([package_root, _TESTS_DIR, env.get("PYTHONPATH", "")])
-  env["JAX_PLATFORMS"] = "cpu"
-  env["XLA_FLAGS"] = env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
-  return subprocess.run(
-    [sys.executable, *args],
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=timeout,
-    check=False,
-    cwd=package_root,
-  )
-
-
 def _child(cases, partitioner):
   args = list(cases) + (["--gspmd"] if partitioner == "gspmd" else [])
-  return _python(os.path.join(_TESTS_DIR, "boundary_checks.py"), *args, timeout=900)
+  script = os.path.join(_TESTS_DIR, "boundary_checks.py")
+  return run_child([script, *args], devices=boundary_checks.DEVICES, timeout=900)
 
 
 @functools.lru_cache(maxsize=None)
@@ -248,7 +231,9 @@ class LayoutCheckTest(absltest.TestCase):
       jax.jit(column_major).lower(x, x, jnp.float32(0.5))
 
   def test_without_the_hooks_ffi_is_unavailable_with_the_reason(self):
-    proc = _python("-c", _WITHOUT_THE_LAYOUT_HOOKS, timeout=300)
+    proc = run_child(
+      ["-c", _WITHOUT_THE_LAYOUT_HOOKS], devices=boundary_checks.DEVICES, timeout=300
+    )
     self.assertEqual(proc.returncode, 0, proc.stderr)
     lines = proc.stdout.splitlines()
     self.assertEqual(lines[0], "[0.0, 1.0]")

@@ -8,11 +8,11 @@ CANN's rules, and two threads running while others rebind and destroy, round aft
 """
 
 import os
-import subprocess
-import sys
 
 from absl.testing import absltest
 from absl.testing import parameterized
+
+from child_process import run_child
 
 try:
   from jax_threshold import aclnn
@@ -20,23 +20,6 @@ except ImportError:  # a source tree without the compiled extension
   aclnn = None
 
 _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def _scenario(name, timeout=600):
-  """Runs one scenario in a child Python on the package under test."""
-  env = dict(os.environ)
-  package_root = os.path.dirname(os.path.dirname(os.path.abspath(aclnn.__file__)))
-  env["PYTHONPATH"] = os.pathsep.join([package_root, _TESTS_DIR, env.get("PYTHONPATH", "")])
-  env["JAX_PLATFORMS"] = "cpu"
-  return subprocess.run(
-    [sys.executable, os.path.join(_TESTS_DIR, "executor_lifetime_checks.py"), name],
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=timeout,
-    check=False,
-    cwd=package_root,
-  )
 
 
 @absltest.skipIf(aclnn is None, "the native extension is not built")
@@ -49,7 +32,8 @@ class ExecutorLifetimesTest(parameterized.TestCase):
     "threads_run_rebind_and_destroy",
   )
   def test_scenario(self, name):
-    result = _scenario(name)
+    script = os.path.join(_TESTS_DIR, "executor_lifetime_checks.py")
+    result = run_child([script, name], cpu=True, timeout=600)
     self.assertEqual(
       result.returncode,
       0,

@@ -12,8 +12,6 @@ process, and shard_map.
 
 import concurrent.futures
 import os
-import subprocess
-import sys
 import tempfile
 import textwrap
 
@@ -29,6 +27,7 @@ import numpy as np
 import jax_threshold as jt
 from jax_threshold import _threshold
 import dtype_lists
+from child_process import run_child
 import oracle
 
 HAS_FFI = "ffi" in jt.available_implementations()
@@ -45,8 +44,6 @@ DTYPES = list(dtype_lists.SUPPORTED if X64 else dtype_lists.CANONICAL)
 NAN, INF = float("nan"), float("inf")
 # Above _aclnn_ext.FFI_INLINE_MAX_BYTES for every dtype: the asynchronous thread-pool path.
 LARGE = 100_003
-
-_TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _threshold_operand_dtype(dtype):
@@ -91,25 +88,6 @@ def _custom_call_targets(hlo_text):
     for line in hlo_text.splitlines()
     if "custom_call @" in line
   ]
-
-
-def _run_python(code, env_extra=None, timeout=240):
-  """Runs `code` in a new interpreter that imports this jax_threshold."""
-  env = dict(os.environ)
-  package_root = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
-  env["PYTHONPATH"] = os.pathsep.join([package_root, _TESTS_DIR, env.get("PYTHONPATH", "")])
-  env.update(env_extra or {})
-  # cwd too: `python -c` puts the working directory first on sys.path, where a checkout's
-  # source tree (without the compiled extension) would shadow the package under test.
-  return subprocess.run(
-    [sys.executable, "-c", code],
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=timeout,
-    check=False,
-    cwd=package_root,
-  )
 
 
 def _jit_both(fn):
@@ -470,7 +448,7 @@ class FfiExportTest(parameterized.TestCase):
         f"import runpy, sys; sys.argv = {[child, module, data, out]!r}; "
         f"runpy.run_path({child!r}, run_name='__main__')"
       )
-      proc = _run_python(code)
+      proc = run_child(["-c", code], timeout=240)
       self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
       with np.load(out) as outs:
         return [outs[f"arr_{i}"] for i in range(len(calls))]
@@ -577,8 +555,7 @@ _SHARD_MAP_CHILD = textwrap.dedent("""
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
 class FfiShardMapTest(absltest.TestCase):
   def test_shard_map_on_two_cpu_devices(self):
-    flags = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
-    proc = _run_python(_SHARD_MAP_CHILD, {"XLA_FLAGS": flags, "JAX_PLATFORMS": "cpu"})
+    proc = run_child(["-c", _SHARD_MAP_CHILD], devices=2, timeout=240)
     self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
     self.assertIn("ok", proc.stdout)
 

@@ -3,8 +3,6 @@ threshold batch of any dtype (memory O(output)), and empty results whose dims wo
 a stride or byte count. Cases that could crash run in a subprocess."""
 
 import os
-import subprocess
-import sys
 import textwrap
 
 from absl.testing import absltest
@@ -13,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from child_process import run_child
 import dtype_lists
 import jax_threshold as jt
 import oracle
@@ -20,21 +19,6 @@ import oracle
 HAS_FFI = "ffi" in jt.available_implementations()
 SKIP_REASON = "the native extension with the XLA FFI handler is not built"
 TARGET = "jax_threshold_threshold_backward_v1"
-
-
-def _run_child(code, timeout=300):
-  env = dict(os.environ)
-  package_root = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
-  env["PYTHONPATH"] = os.pathsep.join([package_root, env.get("PYTHONPATH", "")])
-  return subprocess.run(
-    [sys.executable, "-c", textwrap.dedent(code)],
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=timeout,
-    check=False,
-    cwd=package_root,
-  )
 
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
@@ -109,7 +93,7 @@ class PerElementThresholdBatchTest(parameterized.TestCase):
   )
   def test_peak_memory_is_bounded_by_the_output(self):
     # float32 thresholds, one per element of a float16 output of 2^20 elements (2 MiB).
-    proc = _run_child("""
+    code = textwrap.dedent("""
         import resource, jax, jax.numpy as jnp, numpy as np
         n = 1 << 20
         x = np.linspace(-2, 2, n).astype(np.float16)
@@ -126,6 +110,7 @@ class PerElementThresholdBatchTest(parameterized.TestCase):
         assert (out == np.where(x > t, x, np.float16(0))).all()
         print((after - before) * 1024)
     """)
+    proc = run_child(["-c", code], timeout=300)
     self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
     growth = int(proc.stdout.split()[-1])
     out_bytes = 2 << 20
@@ -137,7 +122,7 @@ class EmptyResultTest(parameterized.TestCase):
   # Shapes XLA itself accepts (it refuses a zero after a huge dim: [2^62, 0, 4]).
   @parameterized.parameters([(0, 2**62, 4)], [(1, 0, 2**62)], [(0, 2**61, 2)])
   def test_empty_result_with_huge_dims_is_empty(self, shape):
-    proc = _run_child(f"""
+    code = textwrap.dedent(f"""
         import jax, jax.numpy as jnp, numpy as np
         import jax_threshold
         shape = {shape!r}
@@ -147,6 +132,7 @@ class EmptyResultTest(parameterized.TestCase):
         out = jax.block_until_ready(jax.jit(call)(g, x, jnp.float32(0.5)))
         print(out.shape == shape)
     """)
+    proc = run_child(["-c", code], timeout=300)
     self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
     self.assertEqual(proc.stdout.split()[-1], "True")
 

@@ -12,8 +12,6 @@ data-parallel example runs too. In-process tests cover the partitioner's shardin
 """
 
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
 
@@ -21,7 +19,9 @@ from absl.testing import absltest
 from jax._src.lib import xla_client as xc
 import numpy as np
 
+from child_process import run_child
 import jax_threshold as jt
+import sharding_checks
 
 HAS_FFI = "ffi" in jt.available_implementations()
 SKIP_REASON = (
@@ -49,26 +49,6 @@ _CHECKS = os.path.join(_TESTS_DIR, "sharding_checks.py")
 _MIN_CHECKS = {"Auto": 15, "Explicit": 15}
 
 
-def _run(args, devices=8, timeout=300):
-  """Runs `python *args` with `devices` CPU devices and this process's jax_threshold."""
-  env = dict(os.environ)
-  package_root = os.path.dirname(os.path.dirname(os.path.abspath(jt.__file__)))
-  env["PYTHONPATH"] = os.pathsep.join([package_root, _TESTS_DIR, env.get("PYTHONPATH", "")])
-  env["JAX_PLATFORMS"] = "cpu"
-  env["XLA_FLAGS"] = env.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={devices}"
-  # cwd: a checkout's source tree (without the compiled extension) must not shadow the
-  # package under test through the script directory or the working directory.
-  return subprocess.run(
-    [sys.executable, *args],
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=timeout,
-    check=False,
-    cwd=package_root,
-  )
-
-
 def _assert_checks_passed(test, proc, mesh_kinds):
   report = proc.stdout + "\n--- stderr ---\n" + proc.stderr[-5000:]
   test.assertEqual(proc.returncode, 0, report)
@@ -84,14 +64,16 @@ class ShardedChecksTest(absltest.TestCase):
   def test_shardy_and_export_round_trip_in_a_fresh_process(self):
     with tempfile.TemporaryDirectory() as tmp:
       module = os.path.join(tmp, "sharded.bin")
-      proc = _run([_CHECKS, "--export", module])
+      proc = run_child([_CHECKS, "--export", module], devices=sharding_checks.DEVICES, timeout=300)
       _assert_checks_passed(self, proc, ("Auto", "Explicit"))
       self.assertTrue(os.path.exists(module))
-      proc = _run([_CHECKS, "--call-exported", module])
+      proc = run_child(
+        [_CHECKS, "--call-exported", module], devices=sharding_checks.DEVICES, timeout=300
+      )
       _assert_checks_passed(self, proc, ("export",))
 
   def test_gspmd(self):
-    proc = _run([_CHECKS, "--gspmd"])
+    proc = run_child([_CHECKS, "--gspmd"], devices=sharding_checks.DEVICES, timeout=300)
     _assert_checks_passed(self, proc, ("Auto", "Explicit"))
 
 
@@ -99,7 +81,7 @@ class ShardedChecksTest(absltest.TestCase):
 @unittest.skipIf(not HAVE_EXAMPLE_DEPS, "needs flax, optax, scikit-learn, tqdm, matplotlib")
 class DataParallelExampleTest(absltest.TestCase):
   def test_two_processes_match_one(self):
-    proc = _run(
+    proc = run_child(
       [
         os.path.join(_ROOT, "examples", "data_parallel.py"),
         "--processes",
