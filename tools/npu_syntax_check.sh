@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Compiles the NPU-only host sources with `-std=c++17 -Wall -Wextra -Werror` against CANN's ACL
 # runtime headers, without a toolkit or a device compiler: the NPU launcher, the executor's NPU
-# phase two and the "ASCEND" FFI handlers, for every SoC row an NPU build can name
-# (JAX_THRESHOLD_NPU_SOC: the rows of ascend_kernels/include/ascend_kernels/dtype_soc_table.h with
-# device names), against the XLA FFI headers of each jaxlib.
+# phase two and the "ASCEND" FFI handlers, for one SOC_VERSION of each SoC an NPU build can name
+# (SOC_VERSIONS below; the build checks each against the SoC table), against the XLA FFI headers
+# of each jaxlib.
 #
 # usage: tools/npu_syntax_check.sh CANN [JAXLIB...]
 #   CANN    --pinned: the oldest and the newest CANN headers the project claims, taken from the
@@ -12,8 +12,8 @@
 #   JAXLIB  a Python interpreter with jaxlib installed, or a directory holding a jaxlib package
 #           (jaxlib/include/xla/ffi/api/ffi.h, jaxlib/version.py); default: python3
 #
-# The aclrtlaunch_<entry>.h headers that ascendc_library() generates are written to a temporary
-# directory in exactly the generator's form (asc-devkit extract_host_stub.py,
+# The two aclrtlaunch_<entry>.h headers that ascendc_library() generates are written to a
+# temporary directory in exactly the generator's form (asc-devkit extract_host_stub.py,
 # generate_header_code): a guard, acl/acl_base.h, the ACLRT_LAUNCH_KERNEL macro and
 # `extern "C" uint32_t aclrtlaunch_<entry>(uint32_t numBlocks, aclrtStream stream, void* ...,
 # <Tiling>* tiling);`, one void* per GM argument and the by-value tiling struct by host pointer.
@@ -57,19 +57,10 @@ extern "C" uint32_t aclrtlaunch_$entry(uint32_t numBlocks, aclrtStream stream$pa
 #endif
 EOF
 }
-# The kernel dtypes and the SoC codes of NPU builds, from the table through the preprocessor
-# (ascend_kernels/dtype_soc_lists.in).
-LISTS=$("$CXX" -E -P -x c++ -I"$ROOT/ascend_kernels/include" "$ROOT/ascend_kernels/dtype_soc_lists.in" |
-  sed -n 's/^DTYPE_SOC_LISTS://p' | tr '@' '\n')
-DTYPES=$(sed -n 's/^dtype \([A-Za-z0-9_]*\) *$/\1/p' <<<"$LISTS")
-NPU_SOCS=$(sed -n 's/^soc [A-Za-z0-9_]* \([0-9]*\) "[^"][^"]*".*/\1/p' <<<"$LISTS")
-[[ -n "$DTYPES" && -n "$NPU_SOCS" ]] || { echo "cannot read the dtype and SoC table" >&2; exit 1; }
-for dtype in $DTYPES; do
-  launch_header "relu_grad_$dtype" ReluGradTilingData grad feature out workspace
-  launch_header "threshold_grad_v2_d_$dtype" ThresholdGradV2DTilingData grad feature threshold out workspace
-  echo "#include \"aclrtlaunch_relu_grad_$dtype.h\"" >>"$STUBS/aclrtlaunch_entries.h"
-  echo "#include \"aclrtlaunch_threshold_grad_v2_d_$dtype.h\"" >>"$STUBS/aclrtlaunch_entries.h"
-done
+launch_header relu_grad ReluGradTilingData grad feature out workspace
+launch_header threshold_grad_v2_d ThresholdGradV2DTilingData grad feature threshold out workspace
+# The default SOC_VERSION of each SoC row that has one (its list's first).
+SOC_VERSIONS=(Ascend910B1 Ascend950PR_9599)
 
 jaxlib_of() {  # jaxlib_of JAXLIB: prints "VERSION FFI_INCLUDE_DIR"
   if [[ -d $1 ]]; then
@@ -99,16 +90,24 @@ for cann_inc in "${CANN_INCS[@]}"; do
   FLAGS=(-std=c++17 -c -o /dev/null -Wall -Wextra -Werror -I"$STUBS" -isystem "$cann_inc"
          -I"$ROOT/ascend_kernels/include" -I"$ROOT/ascend_kernels" -I"$ROOT/ascend_kernels/npu"
          -I"$ROOT/cpp" -I"$ROOT/cpp/include")
-  for soc in $NPU_SOCS; do
-    check "npu_launch.cpp (JAX_THRESHOLD_NPU_SOC=$soc)" -DJAX_THRESHOLD_NPU_SOC=$soc \
+  for soc in "${SOC_VERSIONS[@]}"; do
+    check "npu_launch.cpp (SOC_VERSION $soc)" "-DJAX_THRESHOLD_SOC_VERSION=\"$soc\"" \
       "$ROOT/ascend_kernels/npu/npu_launch.cpp"
   done
+  # A SOC_VERSION of no row fails the build with the accepted values.
+  if out=$("$CXX" "${FLAGS[@]}" -DJAX_THRESHOLD_SOC_VERSION=\"Ascend910A\" \
+    "$ROOT/ascend_kernels/npu/npu_launch.cpp" 2>&1) || ! grep -q "Ascend910B1 Ascend910B2" <<<"$out"; then
+    echo "FAIL  npu_launch.cpp (SOC_VERSION Ascend910A): not refused with the accepted values"
+    failures=$((failures + 1))
+  else
+    echo "ok    npu_launch.cpp (SOC_VERSION Ascend910A): refused"
+  fi
   check "npu_phase_two.cpp" "$ROOT/cpp/aclnn/npu_phase_two.cpp"
   for jaxlib in "${JAXLIBS[@]}"; do
     read -r jaxlib_version ffi_inc < <(jaxlib_of "$jaxlib")
-    for soc in $NPU_SOCS; do
-      check "ffi_handler.cpp (jaxlib $jaxlib_version, JAX_THRESHOLD_NPU_SOC=$soc)" \
-        -isystem "$ffi_inc" -DJAX_THRESHOLD_ASCEND=1 -DJAX_THRESHOLD_NPU_SOC=$soc \
+    for soc in "${SOC_VERSIONS[@]}"; do
+      check "ffi_handler.cpp (jaxlib $jaxlib_version, SOC_VERSION $soc)" \
+        -isystem "$ffi_inc" -DJAX_THRESHOLD_ASCEND=1 "-DJAX_THRESHOLD_SOC_VERSION=\"$soc\"" \
         -DJAX_THRESHOLD_HAS_FFI_HANDLER=1 "$ROOT/cpp/xla_ffi/ffi_handler.cpp"
     done
   done

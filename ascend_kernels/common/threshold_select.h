@@ -12,7 +12,7 @@
 //      int16 view. On Atlas A2, Select and CompareScalar take only half/float and And only
 //      int16/uint16 (no 8-bit Select/Compare), hence the detour; grad's bytes pass through And
 //      untouched, so results are the original values. Where the SoC compares and selects bytes
-//      (Ascend950, and the host: HasByteCompareSelect), CompareScalar(GT) on x itself, then
+//      (dav_3510, and the host: HasByteCompareSelect), CompareScalar(GT) on x itself, then
 //      Select(mask, grad, 0), chunk by chunk, counts rounded up to whole 256-byte repeats.
 //  int32 (int64 host-only): exact, since the A2 vector unit compares int32 only for EQ and a
 //      float32 compare is wrong above 2^24:
@@ -31,33 +31,59 @@
 // never copied out.
 #pragma once
 
-#include "ascend_kernels/kernel_args.h"
-#include "dtype_of.h"
 #include "kernel_operator.h"
-#include "soc_features.h"
+
+#include "ascend_kernels/dtype_soc_table.h"
+#include "ascend_kernels/kernel_args.h"
 #if defined(ASCEND_KERNELS_CPU_ASCENDC)
 #include "ascend_kernels/float64_bits.h"
 #endif
 
+// CompareScalar and tensor-scalar Select on int8/uint8 themselves: dav_3510 has both
+// (asc-devkit impl/basic_api/dav_3510/kernel_operator_vec_cmp_impl.h,
+// kernel_operator_vec_sel_impl.h), so its byte kernels compare and select in two ops; dav_c220
+// has neither, hence the half detour there, and its build does not compile the two-op path. On
+// the CPU both paths are compiled and the launch's arch rules decide.
+#if defined(ASCEND_KERNELS_CPU_ASCENDC) || (defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
+#define ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT 1
+#else
+#define ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT 0
+#endif
+
 namespace ascend_kernels {
-namespace kernel_common {
 
 constexpr int32_t BUFFER_NUM = 2;
 
-// Each dtype's path, and its integer range, are its table row's (dtype_of.h).
 template <typename T>
+__aicore__ inline bool HasByteCompareSelect() {
+#if defined(ASCEND_KERNELS_CPU_ASCENDC)
+  return cpu_ascendc::HasCompareAndSelect(cpu_ascendc::CurrentRules(), cpu_ascendc::VTypeOf<T>());
+#else
+  return ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT != 0;
+#endif
+}
+
+// How the compute stage compares and selects, by the element type.
+enum class SelectPath { kFloat, kWide16, kByte, kExactInt };
+template <Dtype D>
+inline constexpr SelectPath kSelectPath =
+    DtypeTag<D>::kInteger ? (sizeof(CType<D>) == 1 ? SelectPath::kByte : SelectPath::kExactInt)
+                          : (sizeof(CType<D>) == 2 ? SelectPath::kWide16 : SelectPath::kFloat);
+
+template <Dtype D>
 class ThresholdSelect {
  public:
-  static constexpr SelectPath kPath = DTypeOf<T>::kPath;
+  using T = CType<D>;
+  static constexpr SelectPath kPath = kSelectPath<D>;
   // Elements per whole vector repeat of the widest compare operand.
   static constexpr uint32_t kAlign = kPath == SelectPath::kWide16 ? 64u
                                      : kPath == SelectPath::kByte
                                          ? 128u
                                          : AscendC::ONE_REPEAT_BYTE_SIZE / sizeof(T);
   static constexpr uint32_t kWideChunk = 2048;  // most float32 elements widened per CompareScalar
-  // bfloat16's tiling leaves UB for a whole tile's float32 widening; float16's a quarter (Init).
-  // kWide16 types whose tiling (UB divisor 10, not 7) leaves UB to widen a whole tile at once.
-  static constexpr bool kWholeTileWidens = DTypeOf<T>::kUbDivisor >= 10;
+  // kWide16 types whose tiling (UB divisor 10, not 7: bfloat16) leaves UB to widen a whole tile
+  // at once; float16's, a quarter of one (Init).
+  static constexpr bool kWholeTileWidens = DtypeRowOf(static_cast<int32_t>(D))->ub_divisor >= 10;
   static constexpr uint32_t kChunkAlign = 256;
 
   // Elements each queue buffer must hold for tiles of `tile` elements.
@@ -111,8 +137,8 @@ class ThresholdSelect {
       thrF32_ = p.threshold_f32;
     } else {
       mode_ = static_cast<ThresholdMode>(p.mode);
-      const int64_t lo = kMin();
-      const int64_t hi = kMax();
+      const int64_t lo = IntegerRangeOf<T>().min;
+      const int64_t hi = IntegerRangeOf<T>().max;
       if (mode_ == ThresholdMode::kCompare && p.threshold_int >= hi) {
         mode_ = ThresholdMode::kNonePass;  // nothing exceeds the type's maximum
       } else if (mode_ == ThresholdMode::kCompare && p.threshold_int < lo) {
@@ -212,9 +238,6 @@ class ThresholdSelect {
   }
 #endif
 
-  __aicore__ static constexpr int64_t kMin() { return DTypeOf<T>::kMin; }
-  __aicore__ static constexpr int64_t kMax() { return DTypeOf<T>::kMax; }
-
   AscendC::TBuf<AscendC::TPosition::VECCALC> maskBuf_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> scratchBuf_;
   uint32_t capacity_ = 0;
@@ -227,5 +250,4 @@ class ThresholdSelect {
   ThresholdMode mode_ = ThresholdMode::kCompare;
 };
 
-}  // namespace kernel_common
 }  // namespace ascend_kernels

@@ -81,15 +81,14 @@ CoreState& CurrentCore() {
 }
 
 CoreScope::CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t platform_ub_size,
-                     const std::vector<GmRegion>& gm_regions, Soc soc) {
-  const SocRules& rules = RulesFor(soc);
-  // A platform claiming more UB than the SoC has is a host bug (phase one refuses it).
-  CPU_ASCENDC_CHECK(rules.ub_usable == 0 || platform_ub_size <= rules.ub_usable + rules.ub_scratch,
+                     const std::vector<GmRegion>& gm_regions, uint32_t npu_arch) {
+  const ArchRules& rules = RulesOf(npu_arch);
+  // A platform claiming more UB than the arch has is a host bug (phase one refuses it).
+  CPU_ASCENDC_CHECK(rules.total_ub_size == 0 || platform_ub_size <= rules.total_ub_size,
                     "CoreScope", "ub_size %llu exceeds the %llu bytes of UB of %s",
                     static_cast<unsigned long long>(platform_ub_size),
-                    static_cast<unsigned long long>(rules.ub_usable + rules.ub_scratch),
-                    rules.name);
-  const uint64_t ub_size = UsableUb(soc, platform_ub_size);
+                    static_cast<unsigned long long>(rules.total_ub_size), rules.name);
+  const uint64_t ub_size = UsableUb(rules, platform_ub_size);
   CPU_ASCENDC_CHECK(!t_core.active, "CoreScope", "a block is already running on this thread");
   CPU_ASCENDC_CHECK(block_idx < block_num, "CoreScope", "block index %u out of block_dim %u",
                     block_idx, block_num);

@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <cstring>
 
+#include "arch_rules.h"
 #include "ascendc_types.h"
 #include "core_state.h"
 #include "global_tensor.h"
 #include "local_tensor.h"
 #include "precondition.h"
-#include "soc_rules.h"
 
 namespace AscendC {
 

@@ -1,11 +1,11 @@
 // The vector-unit primitives the kernels use, in their "first count elements" (level-2) form:
 // CompareScalar, Select, Cast, Duplicate, Maxs, Mins, Adds, Muls, Not, And.
 //
-// Each checks, once per call, the launch's SoC rules (soc_rules.h) and the hardware's: operand
+// Each checks, once per call, the launch's arch rules (arch_rules.h) and the hardware's: operand
 // types, 32-byte aligned UB operands that hold `count` elements, CompareScalar's whole 256-byte
 // repeats, no partial overlap between dst and a source. Then it runs its loop (vector_loops.h)
 // on the operands it names, and returns with the result in dst. int64_t / double operands are a
-// host-only extension (float64 and int64 run on the host SoC only).
+// host-only extension (float64 and int64 kernels run on the host only).
 #pragma once
 
 #include <cmath>
@@ -14,11 +14,11 @@
 #include <limits>
 #include <type_traits>
 
+#include "arch_rules.h"
 #include "ascendc_types.h"
 #include "core_state.h"
 #include "local_tensor.h"
 #include "precondition.h"
-#include "soc_rules.h"
 #include "vector_loops.h"
 
 namespace AscendC {
@@ -129,7 +129,7 @@ __aicore__ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTenso
                                      const T scalar, CMPMODE mode, uint32_t count) {
   constexpr const char* kApi = "CompareScalar";
   static_assert(internal::kOneOf<T, half, float, double, int8_t, uint8_t>,
-                "CompareScalar: src must be half or float (int8_t/uint8_t: Ascend950; double: host "
+                "CompareScalar: src must be half or float (int8_t/uint8_t: dav_3510; double: host "
                 "only)");
   static_assert(std::is_same_v<U, uint8_t>, "CompareScalar: dst must be uint8_t");
   cpu_ascendc::CheckCompareScalarRule(cpu_ascendc::CurrentRules(), cpu_ascendc::VTypeOf<T>());
@@ -155,7 +155,7 @@ __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& m
                               const LocalTensor<T>& src0, T scalar, SELMODE mode, uint32_t count) {
   constexpr const char* kApi = "Select";
   static_assert(internal::kOneOf<T, half, float, double, int8_t, uint8_t>,
-                "Select: operands must be half or float (int8_t/uint8_t: Ascend950; double: host "
+                "Select: operands must be half or float (int8_t/uint8_t: dav_3510; double: host "
                 "only)");
   static_assert(internal::kOneOf<U, uint8_t, uint16_t, uint32_t, uint64_t>,
                 "Select: mask must be unsigned");
@@ -176,7 +176,7 @@ __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& m
 }
 
 // Element-type conversion. Supported pairs are the Atlas A2 ones the kernels need; which exist
-// with which RoundMode on the launch's SoC is soc_rules.cpp's table.
+// with which RoundMode on the launch's arch is arch_rules.cpp's table.
 template <typename T, typename U>
 __aicore__ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src,
                             const RoundMode& round_mode, uint32_t count) {

@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../common/dtype_of.h"
+#include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/float64_bits.h"
 #include "ascend_kernels/host_launch.h"
 #include "ascend_kernels/kernel_args.h"
@@ -20,8 +20,9 @@
 
 namespace kt {
 
+using ascend_kernels::Dtype;
 using ascend_kernels::ElementwiseTiling;
-using ascend_kernels::KernelDType;
+using ascend_kernels::Soc;
 using ascend_kernels::ThresholdMode;
 using ascend_kernels::ThresholdParams;
 
@@ -50,45 +51,51 @@ inline ElementwiseTiling SpecTiling(uint64_t n, uint64_t bytes, uint64_t ub_data
   return t;
 }
 
+// The row of the kernel dtype whose C type is T.
+template <typename T, int I = 0>
+constexpr Dtype DtypeOf() {
+  static_assert(I < ascend_kernels::kDtypeCount, "no kernel dtype has this C type");
+  constexpr ascend_kernels::DtypeRow kRow = ascend_kernels::kDtypes[I];
+  if constexpr (kRow.ub_divisor != 0 && std::is_same_v<ascend_kernels::CType<kRow.dtype>, T>) {
+    return kRow.dtype;
+  } else {
+    return DtypeOf<T, I + 1>();
+  }
+}
+
 // A kernel element type's facts, from its row of the dtype table.
 template <typename T>
 struct Traits {
-  static constexpr KernelDType kD = ascend_kernels::kernel_common::DTypeOf<T>::kValue;
-  static constexpr uint64_t kUbdn = ascend_kernels::kernel_common::DTypeOf<T>::kUbDivisor;
-  static constexpr const char* kName = ascend_kernels::FactsOfDType(static_cast<int32_t>(kD)).name;
+  static constexpr Dtype kD = DtypeOf<T>();
+  static constexpr int32_t kCode = static_cast<int32_t>(kD);
+  static constexpr uint64_t kUbdn = ascend_kernels::DtypeRowOf(kCode)->ub_divisor;
+  static constexpr const char* kName = ascend_kernels::DtypeRowOf(kCode)->name;
 };
 
-// The default SoC's UB (the 910B's 192 KiB) and core count.
-constexpr uint64_t kUb910B =
-    ascend_kernels::FactsOfSoc(static_cast<int32_t>(ascend_kernels::kDefaultSoc)).ub_bytes;
-constexpr uint64_t kCores910B =
-    ascend_kernels::FactsOfSoc(static_cast<int32_t>(ascend_kernels::kDefaultSoc)).default_core_num;
+// The Ascend910B's UB (192 KiB) and core count.
+constexpr uint64_t kUb910B = ascend_kernels::SocRowOf(Soc::kAscend910B)->ub_bytes;
+constexpr uint64_t kCores910B = ascend_kernels::SocRowOf(Soc::kAscend910B)->default_cores;
 
-// The UB a test tiles for on `soc`: its own (the default SoC's for the host, which has none).
-constexpr uint64_t UbOf(ascend_kernels::KernelSoc soc) {
-  return ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).ub_bytes != 0
-             ? ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).ub_bytes
-             : kUb910B;
+// The UB a test tiles for on `soc`: its own (the Ascend910B's for the host, which has none).
+constexpr uint64_t UbOf(Soc soc) {
+  return ascend_kernels::SocRowOf(soc)->ub_bytes != 0 ? ascend_kernels::SocRowOf(soc)->ub_bytes
+                                                      : kUb910B;
 }
+inline const char* SocName(Soc soc) { return ascend_kernels::SocRowOf(soc)->name; }
 
 // The SoC rows the kernels run on, and those that run operator `op`'s kernel of T.
-inline std::vector<ascend_kernels::KernelSoc> RunnableSocs() {
-  std::vector<ascend_kernels::KernelSoc> socs;
-#define KT_ADD_SOC(Name, code, str, arch, ub, usable_ub, cores, features, ...) \
-  if (((features) & ascend_kernels::kSocRefused) == 0)                         \
-    socs.push_back(ascend_kernels::KernelSoc::k##Name);
-  ASCEND_KERNELS_SOCS(KT_ADD_SOC)
-#undef KT_ADD_SOC
+inline std::vector<Soc> RunnableSocs() {
+  std::vector<Soc> socs;
+  for (const ascend_kernels::SocRow& row : ascend_kernels::kSocs) {
+    if (row.refusal == nullptr) socs.push_back(row.soc);
+  }
   return socs;
 }
 template <typename T>
-std::vector<ascend_kernels::KernelSoc> SocsRunning(ascend_kernels::KernelOp op) {
-  std::vector<ascend_kernels::KernelSoc> socs;
-  for (ascend_kernels::KernelSoc soc : RunnableSocs()) {
-    if (ascend_kernels::SocRunsKernel(static_cast<int32_t>(soc), op,
-                                      static_cast<int32_t>(Traits<T>::kD))) {
-      socs.push_back(soc);
-    }
+std::vector<Soc> SocsRunning(ascend_kernels::KernelOp op) {
+  std::vector<Soc> socs;
+  for (Soc soc : RunnableSocs()) {
+    if (ascend_kernels::SocRunsKernel(soc, op, Traits<T>::kCode)) socs.push_back(soc);
   }
   return socs;
 }
@@ -206,22 +213,21 @@ struct LaunchResult {
   bool guards_intact = true;
 };
 
-// The SoC a kernel test runs under unless it names one: the default SoC (the Ascend910B, so a
-// test's UB is the 184 KiB the 910B lets a kernel use) where it runs T's kernels, else the host.
+// The SoC a kernel test runs under unless it names one: the Ascend910B (so a test's UB is the
+// 184 KiB dav_c220 lets a kernel use) where it runs T's kernels, else the host.
 template <typename T>
-constexpr ascend_kernels::KernelSoc DefaultSoc() {
-  return ascend_kernels::SocRunsKernel(static_cast<int32_t>(ascend_kernels::kDefaultSoc),
-                                       ascend_kernels::KernelOp::kThresholdGradV2D,
-                                       static_cast<int32_t>(Traits<T>::kD))
-             ? ascend_kernels::kDefaultSoc
-             : ascend_kernels::KernelSoc::kHost;
+constexpr Soc DefaultSoc() {
+  return ascend_kernels::SocRunsKernel(
+             Soc::kAscend910B, ascend_kernels::KernelOp::kThresholdGradV2D, Traits<T>::kCode)
+             ? Soc::kAscend910B
+             : Soc::kHost;
 }
 
 template <typename T>
 inline LaunchResult<T> Run(bool relu, const std::vector<T>& grad, const std::vector<T>& x,
                            const ThresholdParams& p, const ElementwiseTiling& tiling,
                            uint64_t ub_size, unsigned threads, bool guarded,
-                           ascend_kernels::KernelSoc soc = DefaultSoc<T>()) {
+                           Soc soc = DefaultSoc<T>()) {
   const uint64_t n = grad.size();
   std::unique_ptr<T[]> g(new T[n]), f(new T[n]);
   std::memcpy(g.get(), grad.data(), n * sizeof(T));
@@ -235,15 +241,13 @@ inline LaunchResult<T> Run(bool relu, const std::vector<T>& grad, const std::vec
 
   ascend_kernels::ThresholdGradV2DTilingData td{};
   ascend_kernels::ReluGradTilingData rd{};
-  td.tiling = tiling;
+  td.dtype = rd.dtype = Traits<T>::kCode;
+  td.tiling = rd.tiling = tiling;
   td.threshold = p;
-  rd.tiling = tiling;
   ascend_kernels::HostLaunch launch =
-      relu ? ascend_kernels::MakeReluGradLaunch(Traits<T>::kD, g.get(), f.get(), out, nullptr, &rd,
-                                                ub_size, soc)
-           : ascend_kernels::MakeThresholdGradV2DLaunch(Traits<T>::kD, g.get(), f.get(),
-                                                        /*threshold=*/nullptr, out, nullptr, &td,
-                                                        ub_size, soc);
+      relu ? ascend_kernels::MakeReluGradLaunch(g.get(), f.get(), out, nullptr, &rd, ub_size, soc)
+           : ascend_kernels::MakeThresholdGradV2DLaunch(g.get(), f.get(), /*threshold=*/nullptr,
+                                                        out, nullptr, &td, ub_size, soc);
   if (threads <= 1) {
     for (uint32_t i = 0; i < launch.block_dim; ++i) launch.run_block(i);
   } else {

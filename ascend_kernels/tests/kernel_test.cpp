@@ -73,7 +73,7 @@ std::vector<ThresholdParams> ParamsFor() {
 
 template <typename T>
 void SweepDtype() {
-  std::mt19937_64 rng(0x5eed + static_cast<int>(Traits<T>::kD));
+  std::mt19937_64 rng(0x5eed + Traits<T>::kCode);
   const std::vector<T> specials = Specials<T>();
   const std::vector<ThresholdParams> params = ParamsFor<T>();
   const uint64_t sizes[] = {1, 7, 31, 255, 256, 6977, 100003};
@@ -211,12 +211,12 @@ void RunWithGmThreshold(const float* threshold) {
     x.data()[i] = static_cast<float>(i % 64) - 31.5f;
   }
   ascend_kernels::ThresholdGradV2DTilingData td{};
+  td.dtype = static_cast<int32_t>(Dtype::kFloat32);
   td.tiling = SpecTiling(kN, 4, 7, kUb910B, 8);
   td.threshold.source = static_cast<int32_t>(ascend_kernels::ThresholdSource::kDevice);
-  td.threshold.gm_dtype = static_cast<int32_t>(KernelDType::kFloat32);
+  td.threshold.gm_dtype = static_cast<int32_t>(Dtype::kFloat32);
   const auto launch = ascend_kernels::MakeThresholdGradV2DLaunch(
-      KernelDType::kFloat32, g.data(), x.data(), threshold, out.data(), nullptr, &td, kUb910B,
-      ascend_kernels::KernelSoc::kAscend910B);
+      g.data(), x.data(), threshold, out.data(), nullptr, &td, kUb910B, Soc::kAscend910B);
   ASSERT_GT(launch.block_dim, 1u);
   for (uint32_t b = 0; b < launch.block_dim; ++b) launch.run_block(b);
   for (uint64_t i = 0; i < kN; ++i) {
@@ -234,19 +234,24 @@ TEST(KernelLaunchDeathTest, MisalignedGmThresholdAborts) {
                "not aligned to its 4-byte element");
 }
 
-// The first aclDataType of the table that no kernel runs.
-#define KT_OTHER_CODE(Name, code, ...) code,
-constexpr int32_t kNoKernelCodes[] = {ASCEND_KERNELS_OTHER_DTYPES(KT_OTHER_CODE)};
-#undef KT_OTHER_CODE
-
-TEST(KernelLaunch, UnknownDtypeGivesAnEmptyLaunch) {
-  ascend_kernels::ThresholdGradV2DTilingData td{};
-  td.tiling = SpecTiling(16, 4, 7, kUb910B, kCores910B);
-  float buf[16] = {};
-  const auto launch = ascend_kernels::MakeThresholdGradV2DLaunch(
-      static_cast<KernelDType>(kNoKernelCodes[0]), buf, buf, /*threshold=*/nullptr, buf, nullptr,
-      &td, kUb910B);
-  EXPECT_TRUE(launch.block_dim == 0 && !launch.run_block);
+// Every dtype of the table that no kernel runs, and a code no row has.
+TEST(KernelLaunch, ADtypeNoKernelRunsGivesAnEmptyLaunch) {
+  std::vector<int32_t> codes = {-1, 5, 1000};
+  for (const ascend_kernels::DtypeRow& row : ascend_kernels::kDtypes) {
+    if (row.ub_divisor == 0) codes.push_back(static_cast<int32_t>(row.dtype));
+  }
+  for (int32_t code : codes) {
+    ascend_kernels::ThresholdGradV2DTilingData td{};
+    ascend_kernels::ReluGradTilingData rd{};
+    td.dtype = rd.dtype = code;
+    td.tiling = rd.tiling = SpecTiling(16, 4, 7, kUb910B, kCores910B);
+    float buf[16] = {};
+    const auto launch = ascend_kernels::MakeThresholdGradV2DLaunch(buf, buf, /*threshold=*/nullptr,
+                                                                   buf, nullptr, &td, kUb910B);
+    EXPECT_TRUE(launch.block_dim == 0 && !launch.run_block) << code;
+    const auto relu = ascend_kernels::MakeReluGradLaunch(buf, buf, buf, nullptr, &rd, kUb910B);
+    EXPECT_TRUE(relu.block_dim == 0 && !relu.run_block) << code;
+  }
 }
 
 }  // namespace

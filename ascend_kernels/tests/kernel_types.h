@@ -1,8 +1,10 @@
 // The kernel dtypes' C types as a GoogleTest type list, from the dtype table: a typed test over
-// KernelTypes covers every row.
+// KernelTypes covers every row a kernel runs.
 #pragma once
 
 #include <tuple>
+#include <type_traits>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include "kernel_fixture.h"
@@ -16,10 +18,13 @@ struct TypesOf<std::tuple<T...>> {
   using Type = ::testing::Types<T...>;
 };
 
-#define KT_TUPLE_OF(Name, name, code, type, ...) std::tuple<type>(),
-using KernelTypes = TypesOf<decltype(std::tuple_cat(ASCEND_KERNELS_KERNEL_DTYPES(KT_TUPLE_OF)
-                                                        std::tuple<>()))>::Type;
-#undef KT_TUPLE_OF
+template <size_t... I>
+auto KernelCTypes(std::index_sequence<I...>) -> decltype(std::tuple_cat(
+    std::conditional_t<ascend_kernels::kDtypes[I].ub_divisor != 0,
+                       std::tuple<ascend_kernels::CType<ascend_kernels::kDtypes[I].dtype>>,
+                       std::tuple<>>()...));
+using KernelTypes =
+    TypesOf<decltype(KernelCTypes(std::make_index_sequence<ascend_kernels::kDtypeCount>()))>::Type;
 
 // Names typed tests by the dtype's name ("float32").
 struct DTypeName {

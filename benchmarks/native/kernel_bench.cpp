@@ -84,11 +84,11 @@ void Bench(uint64_t n, unsigned threads) {
   const ThresholdParams p =
       kIsInt<T> ? IntParams(ThresholdMode::kCompare, 1) : FloatParams(0.25f, 0.25);
   ascend_kernels::ThresholdGradV2DTilingData td{};
+  td.dtype = Traits<T>::kCode;
   td.tiling = SpecTiling(n, sizeof(T), Traits<T>::kUbdn, g_ub_size, g_core_num);
   td.threshold = p;
   const ascend_kernels::HostLaunch launch = ascend_kernels::MakeThresholdGradV2DLaunch(
-      Traits<T>::kD, g.data(), x.data(), /*threshold=*/nullptr, out.data(), nullptr, &td,
-      g_ub_size);
+      g.data(), x.data(), /*threshold=*/nullptr, out.data(), nullptr, &td, g_ub_size);
   const uint32_t blocks = launch.block_dim;
   auto run_launch = [&] {
     if (threads <= 1) {

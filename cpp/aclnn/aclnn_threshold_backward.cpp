@@ -18,16 +18,14 @@
 #include "aclnn/broadcast.h"
 #include "aclnn/denormal_mode.h"
 #include "aclnn/host_stream.h"
-#include "aclnn/platform_check.h"
-#include "aclnn/soc_dtypes.h"
+#include "aclnn/soc.h"
 #include "aclnn/tensor.h"
 #include "aclnn/threshold_params.h"
 #include "aclnn/view_bounds.h"
 #include "aclnn/workspace.h"
 #include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/host_launch.h"
-#include "relu_grad/op_host/relu_grad_tiling.h"
-#include "threshold_grad_v2_d/op_host/threshold_grad_v2_d_tiling.h"
+#include "common/op_host/elementwise_tiling.h"
 
 namespace jax_threshold::aclnn {
 namespace {
@@ -43,7 +41,7 @@ aclnnStatus Fail(aclnnStatus status, std::string message) {
 
 namespace {
 
-using ascend_kernels::KernelDType;
+using ascend_kernels::KernelOp;
 
 // Steps 1 and 2 of phase one (docs/behaviour.md §2), for a threshold scalar or tensor alike:
 // threshold, out, workspace_size and the executor out-parameter, then grad_output and x.
@@ -154,13 +152,13 @@ struct SliceArgs {
   const char* grad;
   const char* x;
   char* out;
-  KernelKind kernel;
+  KernelOp kernel;
   const ascend_kernels::ThresholdGradV2DTilingData* threshold_grad_tiling;
   const char* device_threshold;  // the device threshold's element (device-threshold plans)
 };
 
 SliceArgs WholeTensors(const ExecutorPlan& p) {
-  return {p.grad, p.x, p.out, p.kernel, &p.threshold_grad_tiling, p.device_threshold};
+  return {p.grad, p.x, p.out, *p.kernel, &p.threshold_grad_tiling, p.device_threshold};
 }
 
 // Slice k of p's batch, with its threshold's kernel; ThresholdGradV2D's tiling (the plan's with
@@ -172,9 +170,9 @@ SliceArgs BatchSlice(const ExecutorPlan& p, int64_t k,
   ScopedDenormalsAsNumbers guard;  // a subnormal threshold is read and narrowed here
   const ThresholdBatch& b = *p.batch;
   const ThresholdBatch::Slice slice = b.At(k, p.grad, p.x, p.out);
-  SliceArgs s{slice.grad, slice.x, slice.out, KernelKind::kReluGrad, tiling, nullptr};
+  SliceArgs s{slice.grad, slice.x, slice.out, KernelOp::kReluGrad, tiling, nullptr};
   if (p.HasDeviceThreshold()) {
-    s.kernel = KernelKind::kThresholdGradV2D;
+    s.kernel = KernelOp::kThresholdGradV2D;
     s.threshold_grad_tiling = &p.threshold_grad_tiling;
     s.device_threshold = slice.threshold;
     return s;
@@ -182,7 +180,7 @@ SliceArgs BatchSlice(const ExecutorPlan& p, int64_t k,
   aclScalar threshold;
   LoadScalar(slice.threshold, b.threshold_dtype, &threshold);
   if (!threshold.IsExactlyZero()) {
-    s.kernel = KernelKind::kThresholdGradV2D;
+    s.kernel = KernelOp::kThresholdGradV2D;
     *tiling = p.threshold_grad_tiling;
     tiling->threshold = MakeThresholdParams(threshold, p.dtype);
   }
@@ -211,13 +209,14 @@ std::vector<Step> BuildSteps(const ExecutorPlan* p, char* workspace, const Slice
   char* kernel_out = p->out_copy ? workspace + p->out_ws_offset : out;
   void* library_workspace = workspace == nullptr ? nullptr : workspace + p->library_ws_offset;
   ascend_kernels::HostLaunch launch =
-      s.kernel == KernelKind::kReluGrad
-          ? ascend_kernels::MakeReluGradLaunch(p->dtype, grad, x, kernel_out, library_workspace,
-                                               &p->relu_grad_tiling, p->ub_size, p->soc)
-          : ascend_kernels::MakeThresholdGradV2DLaunch(p->dtype, grad, x, s.device_threshold,
-                                                       kernel_out, library_workspace,
-                                                       s.threshold_grad_tiling, p->ub_size, p->soc);
-  steps.push_back({KernelKindName(s.kernel), true, launch.block_dim, std::move(launch.run_block)});
+      s.kernel == KernelOp::kReluGrad
+          ? ascend_kernels::MakeReluGradLaunch(grad, x, kernel_out, library_workspace,
+                                               &p->relu_grad_tiling, p->ub_size, p->KernelSoc())
+          : ascend_kernels::MakeThresholdGradV2DLaunch(grad, x, s.device_threshold, kernel_out,
+                                                       library_workspace, s.threshold_grad_tiling,
+                                                       p->ub_size, p->KernelSoc());
+  steps.push_back({ascend_kernels::KernelOpName(s.kernel), true, launch.block_dim,
+                   std::move(launch.run_block)});
   if (p->out_copy) {
     steps.push_back(
         {"CopyToOut", false, p->out_copy->block_dim, [p, src = kernel_out, dst = out](uint32_t b) {
@@ -252,12 +251,12 @@ void RunSliceRange(const ExecutorPlan* p, char* workspace, uint32_t r) {
     void* library_workspace =
         range_workspace == nullptr ? nullptr : range_workspace + p->library_ws_offset;
     const ascend_kernels::HostLaunch launch =
-        s.kernel == KernelKind::kReluGrad
-            ? ascend_kernels::MakeReluGradLaunch(p->dtype, s.grad, s.x, s.out, library_workspace,
-                                                 &p->relu_grad_tiling, p->ub_size, p->soc)
-            : ascend_kernels::MakeThresholdGradV2DLaunch(
-                  p->dtype, s.grad, s.x, s.device_threshold, s.out, library_workspace,
-                  s.threshold_grad_tiling, p->ub_size, p->soc);
+        s.kernel == KernelOp::kReluGrad
+            ? ascend_kernels::MakeReluGradLaunch(s.grad, s.x, s.out, library_workspace,
+                                                 &p->relu_grad_tiling, p->ub_size, p->KernelSoc())
+            : ascend_kernels::MakeThresholdGradV2DLaunch(s.grad, s.x, s.device_threshold, s.out,
+                                                         library_workspace, s.threshold_grad_tiling,
+                                                         p->ub_size, p->KernelSoc());
     for (uint32_t b = 0; b < launch.block_dim; ++b) launch.run_block(b);
   }
 }
@@ -348,26 +347,14 @@ ThresholdBatch::Slice ThresholdBatch::At(int64_t k, const char* grad, const char
       out + bytes(off[ascend_kernels::kOperandOut])};
 }
 
-// The kernel's tiling for `kind` over the plan's element count and platform, into `plan`
-// (ReluGrad or ThresholdGradV2D); false with a message when it cannot be made.
-static bool TileKernel(KernelKind kind, uint32_t core_num, ExecutorPlan* plan, std::string* error) {
-  if (kind == KernelKind::kReluGrad) {
-    return ReluGradTiling(plan->num_elements, plan->dtype, plan->ub_size, core_num,
-                          &plan->relu_grad_tiling.tiling, error);
-  }
-  return ThresholdGradV2DTiling(plan->num_elements, plan->dtype, plan->ub_size, core_num,
-                                &plan->threshold_grad_tiling.tiling, error);
-}
-
-const char* KernelKindName(KernelKind kind) {
-  switch (kind) {
-    case KernelKind::kThresholdGradV2D:
-      return "ThresholdGradV2D";
-    case KernelKind::kReluGrad:
-      return "ReluGrad";
-    default:
-      return "";
-  }
+// The kernel's tiling for `op` over the plan's element count and platform, into `plan`; false
+// with a message when it cannot be made.
+static bool TileKernel(KernelOp op, uint32_t core_num, ExecutorPlan* plan, std::string* error) {
+  return ascend_kernels::ElementwiseTilingFor(
+      plan->num_elements, plan->dtype, plan->ub_size, core_num,
+      op == KernelOp::kReluGrad ? &plan->relu_grad_tiling.tiling
+                                : &plan->threshold_grad_tiling.tiling,
+      error);
 }
 
 const char* aclGetRecentErrMsg() { return recent_error.c_str(); }
@@ -386,12 +373,11 @@ struct PlannedThreshold {
 // The threshold dtypes the kernel reads for x's dtype (the dtype table's), named.
 std::string DeviceThresholdDtypes(aclDataType x) {
   std::string names;
-#define ASCEND_KERNELS_NAME_IF_TAKEN(Name, name, code, ...)                              \
-  if (ascend_kernels::TakesThresholdDtype(x, code)) {                                    \
-    names += (names.empty() ? "" : ", ") + std::string(DataTypeName(aclDataType{code})); \
+  for (const ascend_kernels::DtypeRow& row : ascend_kernels::kDtypes) {
+    if (ascend_kernels::TakesThresholdDtype(x, static_cast<int32_t>(row.dtype))) {
+      names += (names.empty() ? "" : ", ") + std::string(row.name);
+    }
   }
-  ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_NAME_IF_TAKEN)
-#undef ASCEND_KERNELS_NAME_IF_TAKEN
   return names;
 }
 
@@ -400,11 +386,11 @@ std::string DeviceThresholdDtypes(aclDataType x) {
 aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, aclTensor* out,
                              const PlannedThreshold& threshold, uint64_t* workspace_size,
                              aclOpExecutor** executor, const PlatformInfo* platform) {
-  const PlatformInfo info = platform != nullptr ? *platform : PlatformInfo{};
+  const PlatformInfo info = WithDefaults(platform != nullptr ? *platform : PlatformInfo{});
   // 3. dtypes.
   if (threshold.value != nullptr && threshold.value->kind == aclScalar::Kind::kInvalid) {
     return Fail(ACLNN_ERR_PARAM_INVALID, std::string("threshold has dtype ") +
-                                             DataTypeName(threshold.value->dtype) +
+                                             DtypeName(threshold.value->dtype) +
                                              ", expected an integer or floating-point scalar");
   }
   const bool zero = threshold.value != nullptr && threshold.value->IsExactlyZero();
@@ -412,28 +398,28 @@ aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, a
     if (!SocSupportsDtype(info.soc, t->dtype, zero)) {
       return Fail(
           ACLNN_ERR_PARAM_INVALID,
-          std::string(name) + " has dtype " + DataTypeName(t->dtype) + ", not supported on " +
-              SocName(info.soc) +
+          std::string(name) + " has dtype " + DtypeName(t->dtype) + ", not supported on " +
+              (RowOf(info.soc) != nullptr ? RowOf(info.soc)->name : "unknown") +
               (!zero && SocDtypesDependOnThreshold(info.soc) ? " with a nonzero threshold" : "") +
-              (SocRefusalReason(info.soc) != nullptr
-                   ? std::string(": ") + SocRefusalReason(info.soc)
+              (!SocRefusal(info.soc).empty()
+                   ? ": " + SocRefusal(info.soc)
                    : " (supported: " + SocDtypeList(info.soc, zero) + ")"));
     }
   }
   if (grad_output->dtype != x->dtype) {
     return Fail(ACLNN_ERR_PARAM_INVALID, std::string("grad_output dtype ") +
-                                             DataTypeName(grad_output->dtype) +
-                                             " differs from x dtype " + DataTypeName(x->dtype));
+                                             DtypeName(grad_output->dtype) +
+                                             " differs from x dtype " + DtypeName(x->dtype));
   }
   if (out->dtype != x->dtype) {
-    return Fail(ACLNN_ERR_PARAM_INVALID, std::string("out dtype ") + DataTypeName(out->dtype) +
-                                             " differs from x dtype " + DataTypeName(x->dtype));
+    return Fail(ACLNN_ERR_PARAM_INVALID, std::string("out dtype ") + DtypeName(out->dtype) +
+                                             " differs from x dtype " + DtypeName(x->dtype));
   }
   if (threshold.device != nullptr &&
       !ascend_kernels::TakesThresholdDtype(x->dtype, threshold.device->dtype)) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
-                std::string("threshold has dtype ") + DataTypeName(threshold.device->dtype) +
-                    ", which the kernel does not read for x of dtype " + DataTypeName(x->dtype) +
+                std::string("threshold has dtype ") + DtypeName(threshold.device->dtype) +
+                    ", which the kernel does not read for x of dtype " + DtypeName(x->dtype) +
                     " (it reads " + DeviceThresholdDtypes(x->dtype) + ")");
   }
   // 4. ranks.
@@ -476,7 +462,7 @@ aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, a
   if (n_x == 0 || n_grad == 0) {
     aclOpExecutor* exec = make_executor(&plan);
     if (exec == nullptr) return Fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "cannot create the executor");
-    plan->kernel = KernelKind::kNone;
+    plan->kernel.reset();
     *workspace_size = 0;
     *executor = exec;
     return ACLNN_SUCCESS;
@@ -494,11 +480,11 @@ aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, a
   }
   // Every byte count below: n elements of `elem` bytes, three workspace buffers at most.
   const uint64_t n = static_cast<uint64_t>(n_signed);
-  const uint64_t elem = DataTypeSize(x->dtype);
+  const uint64_t elem = DtypeSize(x->dtype);
   uint64_t buffer_bytes;
   if (__builtin_mul_overflow(n, elem, &buffer_bytes) || !AlignUp(buffer_bytes, &buffer_bytes)) {
     return Fail(ACLNN_ERR_PARAM_INVALID, "out shape " + ShapeString(shape) + " of " +
-                                             DataTypeName(x->dtype) +
+                                             DtypeName(x->dtype) +
                                              " holds more bytes than can be addressed");
   }
 
@@ -510,22 +496,23 @@ aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, a
   };
 
   // 8. kernel.
-  plan->kernel = zero ? KernelKind::kReluGrad : KernelKind::kThresholdGradV2D;
-  plan->dtype = static_cast<KernelDType>(x->dtype);  // KernelDType values are aclDataType's
+  plan->kernel = zero ? KernelOp::kReluGrad : KernelOp::kThresholdGradV2D;
+  plan->dtype = x->dtype;
+  plan->threshold_grad_tiling.dtype = plan->relu_grad_tiling.dtype = x->dtype;
   plan->soc = info.soc;
-  plan->ub_size = info.ub_size;
+  plan->ub_size = *info.ub_size;
   plan->num_elements = n;
-  if (!TileKernel(plan->kernel, info.core_num, plan.get(), &error)) {
+  if (!TileKernel(*plan->kernel, *info.core_num, plan.get(), &error)) {
     return cleanup(ACLNN_ERR_INNER_TILING_ERROR, error);
   }
-  if (plan->kernel == KernelKind::kThresholdGradV2D && threshold.value != nullptr) {
+  if (plan->kernel == KernelOp::kThresholdGradV2D && threshold.value != nullptr) {
     plan->threshold_grad_tiling.threshold = MakeThresholdParams(*threshold.value, plan->dtype);
-  } else if (plan->kernel == KernelKind::kThresholdGradV2D) {
+  } else if (plan->kernel == KernelOp::kThresholdGradV2D) {
     // The tiling says where the threshold is, not what it is: every slice shares it.
     ascend_kernels::ThresholdParams& params = plan->threshold_grad_tiling.threshold;
     params = {};
     params.source = static_cast<int32_t>(ascend_kernels::ThresholdSource::kDevice);
-    params.gm_dtype = static_cast<int32_t>(threshold.device->dtype);  // KernelDType values
+    params.gm_dtype = threshold.device->dtype;
     plan->device_threshold = threshold.device->First();
   }
 
@@ -593,7 +580,7 @@ aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, a
   if (!sized || !PlanWorkspace(workspace_bytes, kMaxPlannedBytes, bounds, &plan->workspace)) {
     return cleanup(ACLNN_ERR_PARAM_INVALID,
                    "the workspace for out shape " + ShapeString(shape) + " of " +
-                       DataTypeName(x->dtype) + " (contiguous copies of strided, broadcast, " +
+                       DtypeName(x->dtype) + " (contiguous copies of strided, broadcast, " +
                        "unaligned or overlapping tensors) overflows a 64-bit byte count");
   }
   plan->workspace_size = plan->workspace.size;
@@ -662,7 +649,7 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
       status != ACLNN_SUCCESS) {
     return status;
   }
-  if (plan->kernel == KernelKind::kNone) {
+  if (!plan->kernel) {
     EndRun(plan.get());
     if (stream != nullptr && on_done) on_done();
     return ACLNN_SUCCESS;
@@ -709,7 +696,7 @@ aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
 
 const char* aclnnThresholdBackwardKernelName(const aclOpExecutor* executor) {
   const std::shared_ptr<ExecutorPlan> plan = LivePlan(executor);
-  return plan == nullptr ? "" : KernelKindName(plan->kernel);
+  return plan == nullptr || !plan->kernel ? "" : ascend_kernels::KernelOpName(*plan->kernel);
 }
 
 aclnnStatus aclnnThresholdBackwardRunStatus(const aclOpExecutor* executor) {
@@ -741,13 +728,13 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
       status != ACLNN_SUCCESS) {
     return status;
   }
-  const uint64_t threshold_bytes = DataTypeSize(threshold->dtype);
+  const uint64_t threshold_bytes = DtypeSize(threshold->dtype);
   aclScalar probe;
   unsigned char zero_bytes[8] = {};
   LoadScalar(zero_bytes, threshold->dtype, &probe);
   if (probe.kind == aclScalar::Kind::kInvalid || threshold_bytes == 0) {
     return Fail(ACLNN_ERR_PARAM_INVALID, std::string("threshold has dtype ") +
-                                             DataTypeName(threshold->dtype) +
+                                             DtypeName(threshold->dtype) +
                                              ", expected an integer or floating-point array");
   }
   // grad_output and x first, with the scalar phase one's words; then the threshold and out.
@@ -853,7 +840,7 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
     }
   }
 
-  batch.element_bytes = DataTypeSize(out->dtype);
+  batch.element_bytes = DtypeSize(out->dtype);
   batch.threshold_dtype = threshold->dtype;
   batch.threshold = threshold->First();
   batch.threshold_bytes = threshold_bytes;
@@ -881,11 +868,11 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
     planned.value = &value;
   }
 
-  PlatformInfo info = platform != nullptr ? *platform : PlatformInfo{};
-  uint64_t slice_bytes = DataTypeSize(out->dtype);
+  PlatformInfo info = WithDefaults(platform != nullptr ? *platform : PlatformInfo{});
+  uint64_t slice_bytes = DtypeSize(out->dtype);
   for (int64_t d : views[2].shape) slice_bytes *= static_cast<uint64_t>(d);  // <= out's bytes
   const bool small = batch.count > 1 && slice_bytes <= kSmallSliceBytes;
-  const uint32_t core_num = info.core_num;
+  const uint32_t core_num = *info.core_num;
   if (small) info.core_num = 1;
   uint64_t slice_workspace_bytes = 0;
   const aclnnStatus status = PlanWholeTensors(&views[0], &views[1], &views[2], planned,
@@ -901,10 +888,10 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
   };
   ExecutorPlan* plan = (*executor)->plan.get();
   // The other kernel's tiling, when some slices need it.
-  const KernelKind other =
-      plan->kernel == KernelKind::kReluGrad ? KernelKind::kThresholdGradV2D : KernelKind::kReluGrad;
-  if ((other == KernelKind::kReluGrad ? any_zero : any_nonzero) &&
-      !TileKernel(other, info.core_num, plan, &error)) {
+  const KernelOp other =
+      plan->kernel == KernelOp::kReluGrad ? KernelOp::kThresholdGradV2D : KernelOp::kReluGrad;
+  if ((other == KernelOp::kReluGrad ? any_zero : any_nonzero) &&
+      !TileKernel(other, *info.core_num, plan, &error)) {
     return fail(ACLNN_ERR_INNER_TILING_ERROR, error);
   }
   batch.core_num = core_num;

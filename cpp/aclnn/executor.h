@@ -15,14 +15,11 @@
 #include "aclnn/tensor.h"
 #include "aclnn/view_bounds.h"
 #include "aclnn/workspace.h"
+#include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/kernel_args.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
 
 namespace jax_threshold::aclnn {
-
-enum class KernelKind { kNone, kThresholdGradV2D, kReluGrad };
-
-const char* KernelKindName(KernelKind kind);
 
 // A threshold tensor's batch (aclnnThresholdBackwardBatchedGetWorkspaceSize): the dims of out along
 // which the threshold varies (or that exceed the kernel's rank), looped over one slice per index.
@@ -78,8 +75,8 @@ struct ExecutorBindings {
 // Everything phase two needs, fixed by phase one. Shared (reference-counted) between the
 // executor and an asynchronous run in flight.
 struct ExecutorPlan {
-  KernelKind kernel = KernelKind::kNone;  // kNone: empty tensors, nothing runs
-  ascend_kernels::KernelDType dtype = ascend_kernels::KernelDType::kFloat32;
+  std::optional<ascend_kernels::KernelOp> kernel;  // none: empty tensors, nothing runs
+  aclDataType dtype = ACL_FLOAT;
   SocVersion soc = SocVersion::kAscend910B;  // whose AscendC rules the kernel runs under
   uint64_t ub_size = 0;
   uint64_t num_elements = 0;
@@ -126,8 +123,11 @@ struct ExecutorPlan {
   }
 
   const ascend_kernels::ElementwiseTiling& tiling() const {
-    return kernel == KernelKind::kReluGrad ? relu_grad_tiling.tiling : threshold_grad_tiling.tiling;
+    return kernel == ascend_kernels::KernelOp::kReluGrad ? relu_grad_tiling.tiling
+                                                         : threshold_grad_tiling.tiling;
   }
+  // The table's Soc of `soc` (aclnn/soc.cpp checks that the enumerators are its rows).
+  ascend_kernels::Soc KernelSoc() const { return static_cast<ascend_kernels::Soc>(soc); }
 };
 
 }  // namespace jax_threshold::aclnn

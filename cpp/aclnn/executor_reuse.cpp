@@ -94,8 +94,8 @@ aclnnStatus SetTensorAddr(aclOpExecutor* executor, int slot, const char* api, ac
   if (!SameLayout(*tensor, t.view)) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
                 std::string(api) + ": " + kOperandNames[slot] + " of dtype " +
-                    DataTypeName(tensor->dtype) + " and shape " + ShapeString(tensor->shape) +
-                    " is not the planned view (dtype " + DataTypeName(t.view.dtype) + ", shape " +
+                    DtypeName(tensor->dtype) + " and shape " + ShapeString(tensor->shape) +
+                    " is not the planned view (dtype " + DtypeName(t.view.dtype) + ", shape " +
                     ShapeString(t.view.shape) + ", the planned strides and offset)");
   }
   if (addr == nullptr) {
@@ -104,7 +104,7 @@ aclnnStatus SetTensorAddr(aclOpExecutor* executor, int slot, const char* api, ac
   }
   const uintptr_t planned = reinterpret_cast<uintptr_t>(t.view.data);
   const uintptr_t now = reinterpret_cast<uintptr_t>(addr);
-  const uint64_t elem = DataTypeSize(t.view.dtype);
+  const uint64_t elem = DtypeSize(t.view.dtype);
   if (elem > 1 && now % elem != planned % elem) {
     return Fail(ACLNN_ERR_PARAM_INVALID, std::string(api) + ": " + kOperandNames[slot] +
                                              "'s address is not aligned like the planned one");
@@ -189,7 +189,7 @@ void RecordBindings(aclOpExecutor* executor, const aclTensor* grad_output, const
   ExecutorBindings& b = plan->bindings;
   b = ExecutorBindings{};
   b.inputs = threshold == nullptr ? 2 : 3;
-  if (plan->kernel == KernelKind::kNone) return;  // nothing is read or written
+  if (!plan->kernel) return;  // nothing is read or written
   const aclTensor* const tensors[ascend_kernels::kNumOperands] = {grad_output, x, threshold, out};
   std::string error;
   for (int i = 0; i < ascend_kernels::kNumOperands; ++i) {

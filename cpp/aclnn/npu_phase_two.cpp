@@ -11,16 +11,17 @@
 
 #include "aclnn/executor.h"
 #include "aclnn/threshold_params.h"
+#include "common/op_host/elementwise_tiling.h"
 #include "npu_launch.h"
-#include "relu_grad/op_host/relu_grad_tiling.h"
-#include "threshold_grad_v2_d/op_host/threshold_grad_v2_d_tiling.h"
 
 namespace jax_threshold::aclnn {
 namespace {
 
+using ascend_kernels::KernelOp;
+
 // One kernel launch: the slice's pointers and its tiling, passed by value.
 struct NpuLaunch {
-  KernelKind kernel;
+  KernelOp kernel;
   void* grad;
   void* x;
   void* threshold;  // the device threshold's element (device-threshold plans), or null
@@ -30,7 +31,7 @@ struct NpuLaunch {
 };
 
 NpuLaunch LaunchOf(const ExecutorPlan& p, const char* grad, const char* x, const char* threshold,
-                   char* out, KernelKind kernel,
+                   char* out, KernelOp kernel,
                    const ascend_kernels::ThresholdGradV2DTilingData& tgv2d) {
   return {kernel, const_cast<char*>(grad), const_cast<char*>(x), const_cast<char*>(threshold), out,
           tgv2d,  p.relu_grad_tiling};
@@ -59,11 +60,11 @@ bool OneLaunch(const ExecutorPlan& p, NpuLaunch* launch) {
     }
   }
   std::string error;  // all slices' elements: out's element count, which phase one checked
-  if (!ThresholdGradV2DTiling(batch.slice_num * batch.slice_len, p.dtype, p.ub_size, b.core_num,
-                              &tiling.tiling, &error)) {
+  if (!ascend_kernels::ElementwiseTilingFor(batch.slice_num * batch.slice_len, p.dtype, p.ub_size,
+                                            b.core_num, &tiling.tiling, &error)) {
     return false;
   }
-  *launch = LaunchOf(p, p.grad, p.x, b.threshold, p.out, KernelKind::kThresholdGradV2D, tiling);
+  *launch = LaunchOf(p, p.grad, p.x, b.threshold, p.out, KernelOp::kThresholdGradV2D, tiling);
   return true;
 }
 
@@ -75,7 +76,7 @@ std::vector<NpuLaunch> PlanLaunches(const ExecutorPlan& p) {
   std::vector<NpuLaunch> launches;
   if (!p.batch) {
     launches.push_back(
-        LaunchOf(p, p.grad, p.x, p.device_threshold, p.out, p.kernel, p.threshold_grad_tiling));
+        LaunchOf(p, p.grad, p.x, p.device_threshold, p.out, *p.kernel, p.threshold_grad_tiling));
     return launches;
   }
   const ThresholdBatch& b = *p.batch;
@@ -88,12 +89,12 @@ std::vector<NpuLaunch> PlanLaunches(const ExecutorPlan& p) {
     const ThresholdBatch::Slice slice = b.At(k, p.grad, p.x, p.out);
     const char* element = slice.threshold;
     ascend_kernels::ThresholdGradV2DTilingData tiling = p.threshold_grad_tiling;
-    KernelKind kernel = KernelKind::kThresholdGradV2D;
+    KernelOp kernel = KernelOp::kThresholdGradV2D;
     if (!p.HasDeviceThreshold()) {
       aclScalar t;
       LoadScalar(element, b.threshold_dtype, &t);
-      if (t.IsExactlyZero()) kernel = KernelKind::kReluGrad;
-      if (kernel == KernelKind::kThresholdGradV2D) {
+      if (t.IsExactlyZero()) kernel = KernelOp::kReluGrad;
+      if (kernel == KernelOp::kThresholdGradV2D) {
         tiling.threshold = MakeThresholdParams(t, p.dtype);
       }
       element = nullptr;
@@ -109,21 +110,22 @@ aclnnStatus AclFailure(const char* function, aclError rc, ExecutorPlan* plan) {
               std::string(function) + " failed with ACL error " + std::to_string(rc));
 }
 
-aclError Submit(const ExecutorPlan& p, const NpuLaunch& l, aclrtStream stream) {
-  if (l.kernel == KernelKind::kReluGrad) {
+aclError Submit(const NpuLaunch& l, aclrtStream stream) {
+  if (l.kernel == KernelOp::kReluGrad) {
     return ascend_kernels::LaunchReluGradOnNpu(
-        p.dtype, static_cast<uint32_t>(l.relu_grad_tiling.tiling.block_dim), stream, l.grad, l.x,
-        l.out, /*workspace=*/nullptr, l.relu_grad_tiling);
+        static_cast<uint32_t>(l.relu_grad_tiling.tiling.block_dim), stream, l.grad, l.x, l.out,
+        /*workspace=*/nullptr, l.relu_grad_tiling);
   }
   return ascend_kernels::LaunchThresholdGradV2DOnNpu(
-      p.dtype, static_cast<uint32_t>(l.threshold_grad_tiling.tiling.block_dim), stream, l.grad, l.x,
+      static_cast<uint32_t>(l.threshold_grad_tiling.tiling.block_dim), stream, l.grad, l.x,
       l.threshold, l.out, /*workspace=*/nullptr, l.threshold_grad_tiling);
 }
 
-// The kernel entry's name, as ascendc_library() names its launcher (aclrtlaunch_<entry>).
-std::string EntryName(KernelKind kernel, ascend_kernels::KernelDType dtype) {
-  return std::string(kernel == KernelKind::kReluGrad ? "relu_grad_" : "threshold_grad_v2_d_") +
-         ascend_kernels::FactsOfDType(static_cast<int32_t>(dtype)).name;
+// The kernel entry's name, as ascendc_library() names its launcher (aclrtlaunch_<entry>), and
+// the dtype it runs.
+std::string EntryName(KernelOp kernel, aclDataType dtype) {
+  return std::string(kernel == KernelOp::kReluGrad ? "relu_grad" : "threshold_grad_v2_d") + " (" +
+         DtypeName(dtype) + ")";
 }
 
 // A launch that did not run must not pass for one: a generated launcher whose kernel handle is
@@ -138,7 +140,7 @@ class FirstUseCheck {
     return *check;
   }
 
-  aclnnStatus Ensure(const ExecutorPlan& p, KernelKind kernel, aclrtStream stream, int32_t device) {
+  aclnnStatus Ensure(const ExecutorPlan& p, KernelOp kernel, aclrtStream stream, int32_t device) {
     const auto key = std::make_tuple(device, static_cast<int>(kernel), static_cast<int>(p.dtype));
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -161,16 +163,17 @@ class FirstUseCheck {
   }
 
   // The check's launch; an empty string when the kernel ran.
-  static std::string Run(const ExecutorPlan& p, KernelKind kernel, aclrtStream stream) {
+  static std::string Run(const ExecutorPlan& p, KernelOp kernel, aclrtStream stream) {
     constexpr size_t kBlock = 32;  // one 32-byte block per tensor: grad, x, out
     constexpr unsigned char kSentinel = 0xA5;
     NpuLaunch l{kernel, nullptr, nullptr, nullptr, nullptr, {}, {}};
+    l.threshold_grad_tiling.dtype = l.relu_grad_tiling.dtype = p.dtype;
     std::string tiling_error;
-    const bool tiled =
-        kernel == KernelKind::kReluGrad
-            ? ReluGradTiling(1, p.dtype, p.ub_size, 1, &l.relu_grad_tiling.tiling, &tiling_error)
-            : ThresholdGradV2DTiling(1, p.dtype, p.ub_size, 1, &l.threshold_grad_tiling.tiling,
-                                     &tiling_error);
+    const bool tiled = ascend_kernels::ElementwiseTilingFor(1, p.dtype, p.ub_size, 1,
+                                                            kernel == KernelOp::kReluGrad
+                                                                ? &l.relu_grad_tiling.tiling
+                                                                : &l.threshold_grad_tiling.tiling,
+                                                            &tiling_error);
     if (!tiled) return "no one-element tiling: " + tiling_error;
     void* device = nullptr;
     if (aclError rc = aclrtMalloc(&device, 3 * kBlock, ACL_MEM_MALLOC_HUGE_FIRST);
@@ -187,7 +190,7 @@ class FirstUseCheck {
     aclError rc =
         aclrtMemcpy(device, host.size(), host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE);
     if (rc != ACL_SUCCESS) error = AclFailed("aclrtMemcpy", rc);
-    if (error.empty() && (rc = Submit(p, l, stream)) != ACL_SUCCESS) {
+    if (error.empty() && (rc = Submit(l, stream)) != ACL_SUCCESS) {
       error = AclFailed("its launch", rc);
     }
     if (error.empty() && (rc = aclrtSynchronizeStream(stream)) != ACL_SUCCESS) {
@@ -232,12 +235,12 @@ aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size
     ExecutorPlan* plan;
     ~EndOnReturn() { EndRun(plan); }
   } end_on_return{p};
-  if (p->kernel == KernelKind::kNone) return ACLNN_SUCCESS;
+  if (!p->kernel) return ACLNN_SUCCESS;
 
   const std::vector<NpuLaunch> launches = PlanLaunches(*p);
   bool checked[2] = {false, false};  // ThresholdGradV2D, ReluGrad
   for (const NpuLaunch& l : launches) {
-    bool& done = checked[l.kernel == KernelKind::kReluGrad ? 1 : 0];
+    bool& done = checked[l.kernel == KernelOp::kReluGrad ? 1 : 0];
     if (done) continue;
     if (aclnnStatus status = FirstUseCheck::Get().Ensure(*p, l.kernel, stream, device);
         status != ACLNN_SUCCESS) {
@@ -247,8 +250,8 @@ aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size
     done = true;
   }
   for (const NpuLaunch& l : launches) {
-    if (aclError rc = Submit(*p, l, stream); rc != ACL_SUCCESS) {
-      return AclFailure(KernelKindName(l.kernel), rc, p);
+    if (aclError rc = Submit(l, stream); rc != ACL_SUCCESS) {
+      return AclFailure(ascend_kernels::KernelOpName(l.kernel), rc, p);
     }
   }
   return ACLNN_SUCCESS;

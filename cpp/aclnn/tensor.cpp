@@ -13,7 +13,7 @@ namespace jax_threshold::aclnn {
 namespace {
 
 constexpr bool Named(aclDataType dtype, const char* name) {
-  const char* own = ascend_kernels::FactsOfDType(dtype).name;
+  const char* own = DtypeName(dtype);
   while (*own != '\0' && *own == *name) ++own, ++name;
   return *own == *name;
 }
@@ -28,15 +28,12 @@ static_assert(Named(ACL_FLOAT, "float32") && Named(ACL_FLOAT16, "float16") &&
                   Named(ACL_INT64, "int64") && Named(ACL_UINT64, "uint64") &&
                   Named(ACL_DOUBLE, "float64") && Named(ACL_BOOL, "bool") &&
                   Named(ACL_COMPLEX64, "complex64") && Named(ACL_COMPLEX128, "complex128") &&
-                  Named(ACL_BF16, "bfloat16") && Named(ACL_DT_UNDEFINED, "undefined"),
+                  Named(ACL_BF16, "bfloat16") && Named(ACL_DT_UNDEFINED, "undefined") &&
+                  ascend_kernels::kDtypeCount == 15,
               "aclDataType values are the dtype table's");
 
-uint64_t DataTypeSize(aclDataType dtype) { return ascend_kernels::FactsOfDType(dtype).bytes; }
-
-const char* DataTypeName(aclDataType dtype) { return ascend_kernels::FactsOfDType(dtype).name; }
-
 char* aclTensor::First() const {
-  return static_cast<char*>(data) + offset * static_cast<int64_t>(DataTypeSize(dtype));
+  return static_cast<char*>(data) + offset * static_cast<int64_t>(DtypeSize(dtype));
 }
 
 bool aclTensor::IsContiguous() const {

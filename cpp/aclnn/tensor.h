@@ -5,14 +5,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "ascend_kernels/dtype_soc_table.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
 
 namespace jax_threshold::aclnn {
 
-// Bytes per element of `dtype`; 0 for ACL_DT_UNDEFINED and dtypes this file does not know.
-uint64_t DataTypeSize(aclDataType dtype);
-// "float32", "bfloat16", ... for messages.
-const char* DataTypeName(aclDataType dtype);
+// Bytes per element of a dtype (0 for one no row has) and its NumPy name ("undefined"), from the
+// dtype table; aclDataType values are its codes (tensor.cpp checks them).
+using ascend_kernels::DtypeName;
+using ascend_kernels::DtypeSize;
 
 struct aclTensor {
   std::vector<int64_t> shape;    // view shape

@@ -9,7 +9,6 @@
 namespace jax_threshold::aclnn {
 namespace {
 
-using ascend_kernels::KernelDType;
 using ascend_kernels::ThresholdMode;
 using ascend_kernels::ThresholdParams;
 
@@ -64,14 +63,14 @@ void SetIntegerMode(const aclScalar& s, int64_t lo, int64_t hi, ThresholdParams*
 
 }  // namespace
 
-ThresholdParams MakeThresholdParams(const aclScalar& threshold, KernelDType dtype) {
+ThresholdParams MakeThresholdParams(const aclScalar& threshold, aclDataType dtype) {
   ThresholdParams p{};
   p.mode = static_cast<int32_t>(ThresholdMode::kCompare);
   p.threshold_f32 = ToFloat(threshold);
   p.threshold_f64_bits = ascend_kernels::Float64ToBits(ToDouble(threshold));
-  const ascend_kernels::DTypeFacts facts =
-      ascend_kernels::FactsOfDType(static_cast<int32_t>(dtype));
-  if (facts.is_integer) SetIntegerMode(threshold, facts.min, facts.max, &p);
+  if (ascend_kernels::IntegerRange range{0, 0}; ascend_kernels::DtypeIntegerRange(dtype, &range)) {
+    SetIntegerMode(threshold, range.min, range.max, &p);
+  }
   return p;
 }
 

@@ -12,7 +12,6 @@ namespace jax_threshold::aclnn {
 // computed exactly from the scalar; k below the dtype's range -> kAllPass, above -> kNonePass,
 // NaN -> kNonePass, otherwise kCompare with threshold_int = k.
 // `threshold` must be a real scalar (kind != kInvalid).
-ascend_kernels::ThresholdParams MakeThresholdParams(const aclScalar& threshold,
-                                                    ascend_kernels::KernelDType dtype);
+ascend_kernels::ThresholdParams MakeThresholdParams(const aclScalar& threshold, aclDataType dtype);
 
 }  // namespace jax_threshold::aclnn

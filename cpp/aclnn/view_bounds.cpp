@@ -19,7 +19,7 @@ bool CheckedNumElements(const std::vector<int64_t>& shape, int64_t* n) {
 
 bool ComputeViewBounds(const aclTensor& t, const char* name, ViewBounds* bounds,
                        std::string* error) {
-  const int64_t elem = static_cast<int64_t>(DataTypeSize(t.dtype));
+  const int64_t elem = static_cast<int64_t>(DtypeSize(t.dtype));
   auto fail = [&](const char* what) {
     *error = std::string(name) + ": " + what + " (shape, strides and offset of a view must " +
              "address at most 2^63 - 1 bytes)";

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ascend_kernels/dtype_soc_table.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
 
 namespace {
@@ -40,20 +41,20 @@ class Input {
 };
 
 // Every dtype of the table, then two codes it does not name.
-#define FUZZ_KERNEL_DTYPE(Name, name, code, ...) static_cast<aclDataType>(code),
-#define FUZZ_OTHER_DTYPE(Name, code, ...) static_cast<aclDataType>(code),
-constexpr aclDataType kDtypes[] = {
-    ASCEND_KERNELS_KERNEL_DTYPES(FUZZ_KERNEL_DTYPE)
-        ASCEND_KERNELS_OTHER_DTYPES(FUZZ_OTHER_DTYPE) static_cast<aclDataType>(5),
-    ACL_DT_UNDEFINED};
-#undef FUZZ_KERNEL_DTYPE
-#undef FUZZ_OTHER_DTYPE
+const std::vector<aclDataType> kFuzzDtypes = [] {
+  std::vector<aclDataType> out;
+  for (const auto& row : ascend_kernels::kDtypes)
+    out.push_back(static_cast<aclDataType>(row.dtype));
+  out.push_back(static_cast<aclDataType>(5));
+  out.push_back(ACL_DT_UNDEFINED);
+  return out;
+}();
 constexpr size_t kArenaBytes = 1 << 16;
 constexpr size_t kMaxWorkspace = 1 << 22;
 
 // The table's element size (1 for a code it does not name).
 size_t ElementBytes(aclDataType d) {
-  const uint32_t bytes = ascend_kernels::FactsOfDType(d).bytes;
+  const uint32_t bytes = ascend_kernels::DtypeSize(d);
   return bytes == 0 ? 1 : bytes;
 }
 
@@ -121,10 +122,10 @@ bool Overlap(size_t a0, size_t a1, size_t b0, size_t b1) { return a0 < b1 && b0 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Input in(data, size);
   const uint8_t dt = in.Byte();
-  const aclDataType dtype = kDtypes[dt % (sizeof(kDtypes) / sizeof(kDtypes[0]))];
+  const aclDataType dtype = kFuzzDtypes[dt % kFuzzDtypes.size()];
   const uint8_t mix = in.Byte();
-  const aclDataType g_dtype = mix % 16 == 1 ? kDtypes[in.Byte() % 14] : dtype;
-  const aclDataType out_dtype = mix % 16 == 2 ? kDtypes[in.Byte() % 14] : dtype;
+  const aclDataType g_dtype = mix % 16 == 1 ? kFuzzDtypes[in.Byte() % 14] : dtype;
+  const aclDataType out_dtype = mix % 16 == 2 ? kFuzzDtypes[in.Byte() % 14] : dtype;
 
   std::vector<int64_t> shape;
   const int rank = static_cast<int>(in.Range(0, 5));
@@ -154,7 +155,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                  arena.data() + v.base);
   }
 
-  const aclDataType t_dtype = kDtypes[in.Byte() % 14];
+  const aclDataType t_dtype = kFuzzDtypes[in.Byte() % 14];
   unsigned char t_bytes[16] = {};
   for (unsigned char& b : t_bytes) b = in.Byte();
   if (in.Byte() % 2 == 0) {  // a float32 threshold between the values above

@@ -24,14 +24,12 @@
 #include "aclnn/executor.h"
 #include "aclnn/host_stream.h"
 #include "aclnn/pool_stream.h"  // kInlineMaxBytes: the lowering picks the synchronous targets
-#include "aclnn/soc_dtypes.h"
+#include "aclnn/soc.h"
 #include "aclnn/tensor.h"
 #include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/float64_bits.h"
 #include "common/op_host/elementwise_tiling.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
-#include "relu_grad/op_host/relu_grad_tiling.h"
-#include "threshold_grad_v2_d/op_host/threshold_grad_v2_d_tiling.h"
 
 #ifdef JAX_THRESHOLD_HAS_FFI_HANDLER
 #include "xla/ffi/api/c_api.h"
@@ -161,63 +159,47 @@ TensorPtr ToTensor(nb::handle desc, const char* name) {
   return TensorPtr(t);
 }
 
-// The platform of a SoC whose UB and core count are not given: its row's (the host's: this
-// machine's, HostPlatformInfo).
-PlatformInfo PlatformOf(SocVersion soc) {
-  return soc == SocVersion::kHost ? HostPlatformInfo() : SocPlatform(soc);
-}
-
 // The dtype and SoC table (ascend_kernels/dtype_soc_table.h) as Python values.
 void AddTables(nb::module_& m) {
-  using ascend_kernels::FactsOfDType;
-  using ascend_kernels::FactsOfSoc;
   nb::dict dtypes, kernel_dtypes, threshold_dtypes, integer_ranges;
-#define ADD_KERNEL_DTYPE(Name, name, code, ...)                   \
-  dtypes[#name] = nb::make_tuple(code, FactsOfDType(code).bytes); \
-  kernel_dtypes[#name] = code;
-  ASCEND_KERNELS_KERNEL_DTYPES(ADD_KERNEL_DTYPE)
-#undef ADD_KERNEL_DTYPE
-  for (auto [x_name, x_code] : kernel_dtypes) {
-    const auto facts = FactsOfDType(nb::cast<int32_t>(x_code));
-    if (facts.is_integer) integer_ranges[x_name] = nb::make_tuple(facts.min, facts.max);
-  }
-#define ADD_OTHER_DTYPE(name, code, str, bytes) dtypes[str] = nb::make_tuple(code, bytes);
-  ASCEND_KERNELS_OTHER_DTYPES(ADD_OTHER_DTYPE)
-#undef ADD_OTHER_DTYPE
-  // x's dtype -> the threshold dtypes it takes, x's own first, then float32, float64.
-  for (auto [x_name, x_code] : kernel_dtypes) {
-    const int32_t x = nb::cast<int32_t>(x_code);
+  for (const ascend_kernels::DtypeRow& row : ascend_kernels::kDtypes) {
+    const auto code = static_cast<int32_t>(row.dtype);
+    dtypes[row.name] = nb::make_tuple(code, DtypeSize(code));
+    if (row.ub_divisor == 0) continue;
+    kernel_dtypes[row.name] = code;
+    if (ascend_kernels::IntegerRange r{0, 0}; ascend_kernels::DtypeIntegerRange(code, &r)) {
+      integer_ranges[row.name] = nb::make_tuple(r.min, r.max);
+    }
+    // The threshold dtypes x takes: its own first, then float32, float64.
     nb::list names;
-    int32_t listed[3] = {};
-    int count = 0;
-    for (int32_t t : {x, static_cast<int32_t>(ACL_FLOAT), static_cast<int32_t>(ACL_DOUBLE)}) {
-      if (!ascend_kernels::TakesThresholdDtype(x, t) || std::count(listed, listed + count, t)) {
+    std::vector<int32_t> listed;
+    for (int32_t t : {code, static_cast<int32_t>(ACL_FLOAT), static_cast<int32_t>(ACL_DOUBLE)}) {
+      if (!ascend_kernels::TakesThresholdDtype(code, t) ||
+          std::count(listed.begin(), listed.end(), t) != 0) {
         continue;
       }
-      listed[count++] = t;
-      names.append(FactsOfDType(t).name);
+      listed.push_back(t);
+      names.append(DtypeName(t));
     }
-    threshold_dtypes[x_name] = nb::tuple(names);
+    threshold_dtypes[row.name] = nb::tuple(names);
   }
-  nb::dict socs, soc_ub_size, soc_core_num;
-#define ADD_SOC(Name, code, str, ...)           \
-  socs[str] = code;                             \
-  soc_ub_size[str] = FactsOfSoc(code).ub_bytes; \
-  soc_core_num[str] = PlatformOf(static_cast<SocVersion>(code)).core_num;
-  ASCEND_KERNELS_SOCS(ADD_SOC)
-#undef ADD_SOC
-  // Phase one's dtype check per SoC: the dtypes it takes at any threshold, and at threshold 0.
-  nb::dict soc_dtypes, soc_zero_threshold_dtypes;
-  for (auto [soc_name, soc_code] : socs) {
-    const auto soc = static_cast<SocVersion>(nb::cast<int32_t>(soc_code));
+  // Per SoC: its code, UB bytes per core (0: the host, unbounded), the core count the tiling
+  // assumes by default, and phase one's dtypes at any threshold and at threshold 0.
+  nb::dict socs, soc_ub_size, soc_core_num, soc_dtypes, soc_zero_threshold_dtypes;
+  for (const ascend_kernels::SocRow& row : ascend_kernels::kSocs) {
+    PlatformInfo platform;
+    platform.soc = static_cast<SocVersion>(row.soc);
+    socs[row.name] = static_cast<int32_t>(row.soc);
+    soc_ub_size[row.name] = row.ub_bytes;
+    soc_core_num[row.name] = *WithDefaults(platform).core_num;
     nb::list any, zero;
-    for (auto [x_name, x_code] : kernel_dtypes) {
-      const auto dtype = static_cast<aclDataType>(nb::cast<int32_t>(x_code));
-      if (SocSupportsDtype(soc, dtype, false)) any.append(x_name);
-      if (SocSupportsDtype(soc, dtype, true)) zero.append(x_name);
+    for (auto [name, code] : kernel_dtypes) {
+      const auto dtype = static_cast<aclDataType>(nb::cast<int32_t>(code));
+      if (SocSupportsDtype(platform.soc, dtype, false)) any.append(name);
+      if (SocSupportsDtype(platform.soc, dtype, true)) zero.append(name);
     }
-    soc_dtypes[soc_name] = nb::tuple(any);
-    soc_zero_threshold_dtypes[soc_name] = nb::tuple(zero);
+    soc_dtypes[row.name] = nb::tuple(any);
+    soc_zero_threshold_dtypes[row.name] = nb::tuple(zero);
   }
   // {numpy name: (aclDataType code, item size)} of every dtype the executor names.
   m.attr("DTYPES") = dtypes;
@@ -227,17 +209,15 @@ void AddTables(nb::module_& m) {
   // {numpy name: (min, max)} of the integer kernel dtypes.
   m.attr("INTEGER_RANGES") = integer_ranges;
   m.attr("ACL_DT_UNDEFINED") = static_cast<int32_t>(ACL_DT_UNDEFINED);
-  // {name: SocVersion code}, {name: unified buffer bytes per core (0: the host, unbounded)},
-  // {name: the core count the tiling assumes by default}.
   m.attr("SOCS") = socs;
   m.attr("SOC_UB_SIZE") = soc_ub_size;
   m.attr("SOC_CORE_NUM") = soc_core_num;
   m.attr("SOC_DTYPES") = soc_dtypes;
   m.attr("SOC_ZERO_THRESHOLD_DTYPES") = soc_zero_threshold_dtypes;
-  const PlatformInfo defaults;
-  m.attr("DEFAULT_SOC") = FactsOfSoc(static_cast<int32_t>(defaults.soc)).name;
-  m.attr("DEFAULT_UB_SIZE") = defaults.ub_size;
-  m.attr("DEFAULT_CORE_NUM") = defaults.core_num;
+  const PlatformInfo defaults = WithDefaults(PlatformInfo{});
+  m.attr("DEFAULT_SOC") = RowOf(defaults.soc)->name;
+  m.attr("DEFAULT_UB_SIZE") = *defaults.ub_size;
+  m.attr("DEFAULT_CORE_NUM") = *defaults.core_num;
 }
 
 nb::dict TilingDict(const ascend_kernels::ElementwiseTiling& t) {
@@ -259,22 +239,20 @@ nb::dict TilingDict(const ascend_kernels::ElementwiseTiling& t) {
 // The SoC's defaults for what is not given; phase one validates the result.
 PlatformInfo MakePlatform(int32_t soc, std::optional<uint64_t> ub_size,
                           std::optional<uint32_t> core_num) {
-  if (!ascend_kernels::FactsOfSoc(soc).known) {
+  PlatformInfo info;
+  info.soc = static_cast<SocVersion>(soc);
+  if (RowOf(info.soc) == nullptr) {
     throw nb::value_error(("unknown SoC code " + std::to_string(soc)).c_str());
   }
-  PlatformInfo info = PlatformOf(static_cast<SocVersion>(soc));
-  if (ub_size) info.ub_size = *ub_size;
-  if (core_num) info.core_num = *core_num;
+  info.ub_size = ub_size;
+  info.core_num = core_num;
   return info;
 }
 
-using TilingFn = bool (*)(uint64_t, ascend_kernels::KernelDType, uint64_t, uint64_t,
-                          ascend_kernels::ElementwiseTiling*, std::string*);
-
-nb::dict Tiling(TilingFn fn, uint64_t n, int32_t dtype, uint64_t ub_size, uint64_t core_num) {
+nb::dict Tiling(uint64_t n, int32_t dtype, uint64_t ub_size, uint64_t core_num) {
   ascend_kernels::ElementwiseTiling t{};
   std::string error;
-  if (!fn(n, static_cast<ascend_kernels::KernelDType>(dtype), ub_size, core_num, &t, &error)) {
+  if (!ascend_kernels::ElementwiseTilingFor(n, dtype, ub_size, core_num, &t, &error)) {
     throw nb::value_error(error.c_str());
   }
   return TilingDict(t);
@@ -293,8 +271,8 @@ NB_MODULE(_aclnn_ext, m) {
   m.attr("ACLNN_ERR_INNER_TILING_ERROR") = ACLNN_ERR_INNER_TILING_ERROR;
   m.attr("ACLNN_ERR_RUNTIME_ERROR") = ACLNN_ERR_RUNTIME_ERROR;
   m.attr("WORKSPACE_ALIGNMENT") = kWorkspaceAlignment;
-  m.attr("HOST_CORE_NUM") = HostPlatformInfo().core_num;
-  m.attr("HOST_UB_SIZE") = HostPlatformInfo().ub_size;
+  m.attr("HOST_CORE_NUM") = *HostPlatformInfo().core_num;
+  m.attr("HOST_UB_SIZE") = *HostPlatformInfo().ub_size;
   AddTables(m);
 
   nb::class_<PyExecutor>(m, "Executor")
@@ -306,13 +284,15 @@ NB_MODULE(_aclnn_ext, m) {
       .def_prop_ro("tiling",
                    [](const PyExecutor& e) -> nb::object {
                      const ExecutorPlan* p = e.plan();
-                     if (p->kernel == KernelKind::kNone) return nb::none();
+                     if (!p->kernel) return nb::none();
                      return TilingDict(p->tiling());
                    })
       .def_prop_ro("threshold_params",
                    [](const PyExecutor& e) -> nb::object {
                      const ExecutorPlan* p = e.plan();
-                     if (p->kernel != KernelKind::kThresholdGradV2D) return nb::none();
+                     if (p->kernel != ascend_kernels::KernelOp::kThresholdGradV2D) {
+                       return nb::none();
+                     }
                      const auto& t = p->threshold_grad_tiling.threshold;
                      nb::dict d;
                      static const char* kModes[] = {"compare", "all_pass", "none_pass"};
@@ -361,7 +341,7 @@ NB_MODULE(_aclnn_ext, m) {
             nullptr, [](aclScalar* s) { aclDestroyScalar(s); });
         if (!threshold.is_none()) {
           auto [value, dtype] = nb::cast<std::tuple<nb::bytes, int32_t>>(threshold);
-          const uint64_t size = DataTypeSize(static_cast<aclDataType>(dtype));
+          const uint64_t size = DtypeSize(static_cast<aclDataType>(dtype));
           if (value.size() < size) throw nb::value_error("threshold: too few bytes for its dtype");
           thr.reset(aclCreateScalar(value.c_str(), static_cast<aclDataType>(dtype)));
         }
@@ -403,18 +383,11 @@ NB_MODULE(_aclnn_ext, m) {
       "recent_error_message", [] { return std::string(aclGetRecentErrMsg()); },
       "Why the last failing call on this thread failed (aclGetRecentErrMsg).");
 
-  m.def(
-      "threshold_grad_v2_d_tiling",
-      [](uint64_t n, int32_t dtype, uint64_t ub_size, uint64_t core_num) {
-        return Tiling(&ThresholdGradV2DTiling, n, dtype, ub_size, core_num);
-      },
-      nb::arg("num_elements"), nb::arg("dtype"), nb::arg("ub_size"), nb::arg("core_num"));
-  m.def(
-      "relu_grad_tiling",
-      [](uint64_t n, int32_t dtype, uint64_t ub_size, uint64_t core_num) {
-        return Tiling(&ReluGradTiling, n, dtype, ub_size, core_num);
-      },
-      nb::arg("num_elements"), nb::arg("dtype"), nb::arg("ub_size"), nb::arg("core_num"));
+  // Both operators tile alike (ascend_kernels/common/op_host/elementwise_tiling.h).
+  for (const char* name : {"threshold_grad_v2_d_tiling", "relu_grad_tiling"}) {
+    m.def(name, &Tiling, nb::arg("num_elements"), nb::arg("dtype"), nb::arg("ub_size"),
+          nb::arg("core_num"));
+  }
 
   // --- XLA FFI handler capsules (ffi_handler.h) ---
   // Registered with XLA by jax_threshold/ffi.py. A list, not a dict: one target name may have a

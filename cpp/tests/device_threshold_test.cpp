@@ -76,9 +76,9 @@ void FillThresholds(HostTensor& t, aclDataType x, std::mt19937_64& rng) {
 void ExpectSameAsHostPlan(aclDataType dtype, aclDataType t_dtype, std::vector<int64_t> out_shape,
                           std::vector<int64_t> t_shape, bool on_stream, uint64_t seed,
                           SocVersion soc = SocVersion::kHost) {
-  SCOPED_TRACE(std::string(DataTypeName(dtype)) + " x, " + DataTypeName(t_dtype) +
-               " threshold of rank " + std::to_string(t_shape.size()) + ", " +
-               std::to_string(Numel(out_shape)) + " elements" + (on_stream ? ", on a stream" : ""));
+  SCOPED_TRACE(std::string(DtypeName(dtype)) + " x, " + DtypeName(t_dtype) + " threshold of rank " +
+               std::to_string(t_shape.size()) + ", " + std::to_string(Numel(out_shape)) +
+               " elements" + (on_stream ? ", on a stream" : ""));
   std::mt19937_64 rng(seed);
   HostTensor g = MakeTensor(dtype, out_shape);
   HostTensor x = MakeTensor(dtype, out_shape);
@@ -185,7 +185,7 @@ TEST(DeviceThreshold, ZeroThresholdGivesReluGradsBits) {
       ASSERT_NO_FATAL_FAILURE(RunPlanned(relu, false));
       ASSERT_NO_FATAL_FAILURE(RunPlanned(device, false));
       EXPECT_EQ(std::memcmp(relu_out.storage.data(), device_out.storage.data(), 4096 * g.Elem()), 0)
-          << DataTypeName(dtype) << " at threshold " << zero;
+          << DtypeName(dtype) << " at threshold " << zero;
     }
   }
 }
@@ -240,7 +240,7 @@ TEST(DeviceThreshold, RefusesAThresholdDtypeTheKernelDoesNotRead) {
     HostTensor t = MakeTensor(t_dtype, {});
     Planned p = Plan(Reader::kDevice, g, x, t, out);
     EXPECT_EQ(p.status, ACLNN_ERR_PARAM_INVALID);
-    EXPECT_NE(p.message.find(std::string("threshold has dtype ") + DataTypeName(t_dtype)),
+    EXPECT_NE(p.message.find(std::string("threshold has dtype ") + DtypeName(t_dtype)),
               std::string::npos)
         << p.message;
     EXPECT_EQ(p.executor, nullptr);
@@ -265,7 +265,7 @@ TEST(DeviceThreshold, ChecksTheThresholdDtypeOnceXHasAKernel) {
     Planned p = Plan(Reader::kDevice, g, x16, t, out16);
     EXPECT_EQ(p.status, ACLNN_ERR_PARAM_INVALID);
     EXPECT_NE(
-        p.message.find(std::string("x has dtype ") + DataTypeName(unsupported) + ", not supported"),
+        p.message.find(std::string("x has dtype ") + DtypeName(unsupported) + ", not supported"),
         std::string::npos)
         << p.message;
   }

@@ -84,11 +84,11 @@ TEST(PhaseOneStatus, UnsupportedOrMismatchedDtypesAreInvalid) {
   HostTensor out = MakeTensor(unsupported, {5});
   Result r = Plan(g9.tensor.get(), x9.tensor.get(), thr.get(), out.tensor.get());
   EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  EXPECT_TRUE(Contains(r.message, DataTypeName(unsupported)));
+  EXPECT_TRUE(Contains(r.message, DtypeName(unsupported)));
   std::string listed = "supported: ";  // the default SoC's, in the table's order
   for (aclDataType d : KernelDtypes()) {
     if (!SocRuns(SocVersion::kAscend910B, d, false)) continue;
-    listed += std::string(listed.size() > 11 ? ", " : "") + DataTypeName(d);
+    listed += std::string(listed.size() > 11 ? ", " : "") + DtypeName(d);
   }
   EXPECT_TRUE(Contains(r.message, (listed + ")").c_str())) << r.message;
   EXPECT_TRUE(Contains(r.message, "float32, int32, float16, int8, uint8"));
@@ -102,7 +102,7 @@ TEST(PhaseOneStatus, UnsupportedOrMismatchedDtypesAreInvalid) {
   HostTensor xf = MakeTensor(ACL_FLOAT, std::vector<int64_t>(9, 3));
   r = Plan(gf.tensor.get(), xf.tensor.get(), thr.get(), out.tensor.get());
   EXPECT_EQ(r.status, ACLNN_ERR_PARAM_INVALID);
-  EXPECT_TRUE(Contains(r.message, (std::string("out dtype ") + DataTypeName(unsupported)).c_str()));
+  EXPECT_TRUE(Contains(r.message, (std::string("out dtype ") + DtypeName(unsupported)).c_str()));
   // A complex threshold.
   HostTensor g = MakeTensor(ACL_FLOAT, {4});
   float c[2] = {1, 0};
@@ -220,8 +220,8 @@ TEST(PhaseOneStatus, EachSocAcceptsItsDtypeList) {
         Result r = Plan(a.tensor.get(), a.tensor.get(), thr.get(), a.tensor.get(), soc);
         const bool ok = SocRuns(soc, d, t == 0.0);
         EXPECT_EQ(r.status, ok ? ACLNN_SUCCESS : ACLNN_ERR_PARAM_INVALID)
-            << DataTypeName(d) << " on " << static_cast<int>(soc);
-        if (!ok) EXPECT_TRUE(Contains(r.message, DataTypeName(d)));
+            << DtypeName(d) << " on " << static_cast<int>(soc);
+        if (!ok) EXPECT_TRUE(Contains(r.message, DtypeName(d)));
       }
     }
   }
@@ -263,7 +263,7 @@ TEST(PhaseOneStatus, Ascend910IsRefusedWithItsReason) {
     EXPECT_TRUE(r.executor == nullptr);
     EXPECT_TRUE(Contains(r.message, "Ascend910 is not supported"));
     EXPECT_TRUE(Contains(r.message, "DataCopyPad"));
-    EXPECT_TRUE(Contains(r.message, DataTypeName(d)));
+    EXPECT_TRUE(Contains(r.message, DtypeName(d)));
   }
   // An out-of-range SocVersion is refused the same way, never run under unknown rules.
   HostTensor b = MakeTensor(ACL_FLOAT, {40});
@@ -292,7 +292,7 @@ TEST(PhaseOneStatus, UbSizeBeyondTheSocIsInvalid) {
                              {SocVersion::kAscend950, 248 * 1024, ACLNN_SUCCESS},
                              {SocVersion::kHost, 1 << 20, ACLNN_SUCCESS}};
   for (SocVersion soc : RunnableSocs()) {  // every SoC's own UB, and one block more
-    const uint64_t ub = ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).ub_bytes;
+    const uint64_t ub = RowOf(soc)->ub_bytes;
     if (ub == 0) continue;
     cases.push_back({soc, ub, ACLNN_SUCCESS});
     cases.push_back({soc, ub + 32, ACLNN_ERR_PARAM_INVALID});

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "aclnn/host_stream.h"
+#include "aclnn/soc.h"
 #include "aclnn/tensor.h"
 #include "ascend_kernels/dtype_soc_table.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
@@ -33,70 +34,61 @@ using ScalarPtr = std::unique_ptr<aclScalar, ScalarDeleter>;
 using ExecutorPtr = std::unique_ptr<aclOpExecutor, ExecutorDeleter>;
 
 // The dtype and SoC table's lists, so that a new row needs no test edit.
-// Kernel dtypes in the table's order; `integer` picks the integer or the floating-point ones.
+// Every aclDataType the table names, kernel dtypes first (in the table's order); `integer` picks
+// the integer or the floating-point kernel dtypes.
+inline std::vector<aclDataType> TableDtypes() {
+  std::vector<aclDataType> out;
+  for (const auto& row : ascend_kernels::kDtypes)
+    out.push_back(static_cast<aclDataType>(row.dtype));
+  return out;
+}
 inline std::vector<aclDataType> KernelDtypes() {
   std::vector<aclDataType> out;
-#define EXECUTOR_TEST_ADD(Name, name, code, ...) out.push_back(static_cast<aclDataType>(code));
-  ASCEND_KERNELS_KERNEL_DTYPES(EXECUTOR_TEST_ADD)
-#undef EXECUTOR_TEST_ADD
+  for (aclDataType d : TableDtypes()) {
+    if (ascend_kernels::HasKernel(d)) out.push_back(d);
+  }
   return out;
 }
 inline std::vector<aclDataType> KernelDtypes(bool integer) {
   std::vector<aclDataType> out;
   for (aclDataType d : KernelDtypes()) {
-    if (ascend_kernels::FactsOfDType(d).is_integer == integer) out.push_back(d);
+    ascend_kernels::IntegerRange range{0, 0};
+    if (ascend_kernels::DtypeIntegerRange(d, &range) == integer) out.push_back(d);
   }
-  return out;
-}
-// Every aclDataType the table names, kernel dtypes first.
-inline std::vector<aclDataType> TableDtypes() {
-  std::vector<aclDataType> out = KernelDtypes();
-#define EXECUTOR_TEST_ADD(Name, code, ...) out.push_back(static_cast<aclDataType>(code));
-  ASCEND_KERNELS_OTHER_DTYPES(EXECUTOR_TEST_ADD)
-#undef EXECUTOR_TEST_ADD
   return out;
 }
 // A dtype the executor names but no kernel runs.
 inline aclDataType UnsupportedDtype() {
-#define EXECUTOR_TEST_CODE(Name, code, ...) code,
-  constexpr int32_t codes[] = {ASCEND_KERNELS_OTHER_DTYPES(EXECUTOR_TEST_CODE)};
-#undef EXECUTOR_TEST_CODE
-  return static_cast<aclDataType>(codes[0]);
+  for (aclDataType d : TableDtypes()) {
+    if (!ascend_kernels::HasKernel(d)) return d;
+  }
+  return ACL_DT_UNDEFINED;
 }
 // Every SoC row, and those the kernels run on (not refused).
 inline std::vector<SocVersion> Socs() {
   std::vector<SocVersion> out;
-#define EXECUTOR_TEST_ADD(Name, ...) out.push_back(SocVersion::k##Name);
-  ASCEND_KERNELS_SOCS(EXECUTOR_TEST_ADD)
-#undef EXECUTOR_TEST_ADD
+  for (const auto& row : ascend_kernels::kSocs) out.push_back(static_cast<SocVersion>(row.soc));
   return out;
 }
 inline std::vector<SocVersion> RunnableSocs() {
   std::vector<SocVersion> out;
-  for (SocVersion soc : Socs()) {
-    if ((ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).features &
-         ascend_kernels::kSocRefused) == 0) {
-      out.push_back(soc);
-    }
+  for (const auto& row : ascend_kernels::kSocs) {
+    if (row.refusal == nullptr) out.push_back(static_cast<SocVersion>(row.soc));
   }
   return out;
 }
 // Whether `soc` runs the kernel of `dtype` at a zero (ReluGrad) or a nonzero threshold.
 inline bool SocRuns(SocVersion soc, aclDataType dtype, bool zero) {
   return ascend_kernels::SocRunsKernel(
-      static_cast<int32_t>(soc),
+      static_cast<ascend_kernels::Soc>(soc),
       zero ? ascend_kernels::KernelOp::kReluGrad : ascend_kernels::KernelOp::kThresholdGradV2D,
       dtype);
 }
 // The platform a test plans for on `soc`: its row's UB and cores (the host's: this machine's).
 inline PlatformInfo PlatformOf(SocVersion soc) {
-  if (soc == SocVersion::kHost) return HostPlatformInfo();
-  const ascend_kernels::SocFacts facts = ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc));
   PlatformInfo info;
   info.soc = soc;
-  info.ub_size = facts.ub_bytes;
-  info.core_num = facts.default_core_num;
-  return info;
+  return WithDefaults(info);
 }
 
 inline int64_t Numel(const std::vector<int64_t>& shape) {
@@ -113,7 +105,7 @@ struct HostTensor {
   std::vector<unsigned char> storage;
   TensorPtr tensor;
 
-  size_t Elem() const { return DataTypeSize(dtype); }
+  size_t Elem() const { return DtypeSize(dtype); }
   // Byte offset of the view element with this linear (row-major) index.
   int64_t ByteOffsetOf(int64_t linear) const {
     int64_t off = offset;
@@ -149,7 +141,7 @@ inline HostTensor MakeTensor(aclDataType dtype, std::vector<int64_t> shape,
     (span > 0 ? max_index : min_index) += span;
   }
   // Negative strides: offset must keep min_index >= 0 (callers ensure it).
-  const size_t elem = std::max<size_t>(DataTypeSize(dtype), 1);
+  const size_t elem = std::max<size_t>(DtypeSize(dtype), 1);
   t.storage.assign(static_cast<size_t>(max_index + 1) * elem + 64, fill);
   t.tensor.reset(aclCreateTensor(shape.data(), shape.size(), dtype, t.strides.data(), offset,
                                  t.storage.data()));
@@ -234,15 +226,15 @@ inline long double LoadExact(aclDataType dtype, const unsigned char* p) {
       return BFloat16BitsToFloat(h);
     }
     default: {  // an integer dtype: its row's width, sign-extended where its range is signed
-      const ascend_kernels::DTypeFacts facts = ascend_kernels::FactsOfDType(dtype);
-      if (!facts.is_integer) return 0;
+      ascend_kernels::IntegerRange range{0, 0};
+      if (!ascend_kernels::DtypeIntegerRange(dtype, &range)) return 0;
       uint64_t bits = 0;
-      std::memcpy(&bits, p, facts.bytes);  // little-endian: the low bytes
-      const uint32_t width = facts.bytes * 8;
-      if (width < 64 && facts.min < 0 && ((bits >> (width - 1)) & 1) != 0) {
+      const uint32_t width = DtypeSize(dtype) * 8;
+      std::memcpy(&bits, p, DtypeSize(dtype));  // little-endian: the low bytes
+      if (width < 64 && range.min < 0 && ((bits >> (width - 1)) & 1) != 0) {
         bits |= ~((uint64_t{1} << width) - 1);
       }
-      return facts.min < 0 ? static_cast<long double>(static_cast<int64_t>(bits))
+      return range.min < 0 ? static_cast<long double>(static_cast<int64_t>(bits))
                            : static_cast<long double>(bits);
     }
   }

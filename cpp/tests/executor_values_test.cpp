@@ -128,9 +128,8 @@ bool RunAndCheck(const CaseSpec& c, Threshold& thr, std::mt19937_64& rng,
       in_view[static_cast<size_t>(op - out.storage.data()) + b] = true;
     if (std::memcmp(op, expected.data(), elem) != 0 && reported++ < 3) {
       ++failures;
-      ADD_FAILURE() << (std::string("value mismatch, dtype ") + DataTypeName(c.dtype) +
-                        " element " + std::to_string(i) +
-                        " x=" + std::to_string(static_cast<double>(xv)));
+      ADD_FAILURE() << (std::string("value mismatch, dtype ") + DtypeName(c.dtype) + " element " +
+                        std::to_string(i) + " x=" + std::to_string(static_cast<double>(xv)));
     }
   }
   for (size_t b = 0; b < out.storage.size(); ++b) {
@@ -267,8 +266,7 @@ TEST(ExecutorValues, EveryBroadcastPatternMatchesTheOracle) {
           CaseSpec c{d, gs, xs};
           c.soc = soc;
           c.core_num = cores;
-          ASSERT_TRUE(RunAndCheck(c, t, rng))
-              << DataTypeName(d) << " soc " << static_cast<int>(soc);
+          ASSERT_TRUE(RunAndCheck(c, t, rng)) << DtypeName(d) << " soc " << static_cast<int>(soc);
           CaseSpec swapped{d, xs, gs};
           swapped.soc = soc;
           swapped.core_num = cores;
@@ -430,7 +428,7 @@ TEST(ExecutorValues, PartialOverlapGivesCopySemantics) {
   std::mt19937_64 rng(12);
   for (aclDataType d : {ACL_FLOAT, ACL_INT8, ACL_FLOAT16}) {
     const int64_t n = 70000;  // several tiles on several cores
-    const size_t elem = DataTypeSize(d);
+    const size_t elem = DtypeSize(d);
     HostTensor buf = MakeTensor(d, {n + 1});
     HostTensor x = MakeTensor(d, {n});
     FillRandom(buf, rng);

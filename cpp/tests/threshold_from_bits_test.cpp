@@ -19,28 +19,29 @@
 
 namespace {
 
-using ascend_kernels::KernelDType;
 using ascend_kernels::ThresholdMode;
 using ascend_kernels::ThresholdParams;
 using namespace jax_threshold::aclnn;
 
 // The table's integer x dtypes, and its floating-point ones that take a float32 threshold.
+bool IsInteger(aclDataType d) {
+  ascend_kernels::IntegerRange range{0, 0};
+  return ascend_kernels::DtypeIntegerRange(d, &range);
+}
 std::vector<aclDataType> IntegerX() {
   std::vector<aclDataType> out;
-#define THRESHOLD_BITS_TEST_ADD(Name, name, code, type, bytes, divisor, path, integer, ...) \
-  if (integer) out.push_back(static_cast<aclDataType>(code));
-  ASCEND_KERNELS_KERNEL_DTYPES(THRESHOLD_BITS_TEST_ADD)
-#undef THRESHOLD_BITS_TEST_ADD
+  for (const auto& row : ascend_kernels::kDtypes) {
+    const auto d = static_cast<aclDataType>(row.dtype);
+    if (IsInteger(d)) out.push_back(d);
+  }
   return out;
 }
 std::vector<aclDataType> Float32ThresholdX() {
   std::vector<aclDataType> out;
-#define THRESHOLD_BITS_TEST_ADD(Name, name, code, type, bytes, divisor, path, integer, ...) \
-  if (!(integer) && ascend_kernels::TakesThresholdDtype(code, ACL_FLOAT)) {                 \
-    out.push_back(static_cast<aclDataType>(code));                                          \
+  for (const auto& row : ascend_kernels::kDtypes) {
+    const auto d = static_cast<aclDataType>(row.dtype);
+    if (!IsInteger(d) && ascend_kernels::TakesThresholdDtype(d, ACL_FLOAT)) out.push_back(d);
   }
-  ASCEND_KERNELS_KERNEL_DTYPES(THRESHOLD_BITS_TEST_ADD)
-#undef THRESHOLD_BITS_TEST_ADD
   return out;
 }
 const std::vector<aclDataType> kIntegerX = IntegerX();
@@ -60,8 +61,8 @@ uint64_t BitsOf(float f) {
 
 std::string Describe(aclDataType x, aclDataType t, uint64_t bits) {
   char buf[96];
-  std::snprintf(buf, sizeof buf, "x %s, threshold %s with bits 0x%016llx", DataTypeName(x),
-                DataTypeName(t), static_cast<unsigned long long>(bits));
+  std::snprintf(buf, sizeof buf, "x %s, threshold %s with bits 0x%016llx", DtypeName(x),
+                DtypeName(t), static_cast<unsigned long long>(bits));
   return buf;
 }
 
@@ -72,7 +73,7 @@ void ExpectSameParams(aclDataType x, aclDataType t, uint64_t bits) {
   aclScalar s;
   LoadScalar(&bits, t, &s);  // little-endian: the element is the low bytes
   ASSERT_NE(s.kind, aclScalar::Kind::kInvalid);
-  const ThresholdParams host = MakeThresholdParams(s, static_cast<KernelDType>(x));
+  const ThresholdParams host = MakeThresholdParams(s, x);
   const ThresholdParams device = ascend_kernels::ThresholdParamsFromBits(x, t, bits);
   SCOPED_TRACE(Describe(x, t, bits));
   switch (x) {
@@ -177,7 +178,7 @@ TEST(ThresholdFromBits, Float32ThresholdForIntegerXMatchesTheHostAtEdgeValues) {
 
 TEST(ThresholdFromBits, IntegerThresholdOfXsDtypeMatchesTheHost) {
   for (aclDataType x : kIntegerX) {
-    const uint64_t size = DataTypeSize(x);
+    const uint64_t size = DtypeSize(x);
     const uint64_t mask = size == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * size)) - 1;
     for (int64_t v : {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{127}, int64_t{-128},
                       int64_t{255}, int64_t{INT32_MAX}, int64_t{INT32_MIN}, INT64_MAX, INT64_MIN,
@@ -216,7 +217,7 @@ TEST(ThresholdFromBits, RandomThresholdsMatchTheHostForEveryPair) {
       ExpectSameParams(x, ACL_DOUBLE, BitsOf(signed_near));
       ExpectSameParams(x, ACL_FLOAT, random_bits & 0xFFFFFFFFu);
       ExpectSameParams(x, ACL_FLOAT, BitsOf(static_cast<float>(signed_near)));
-      const uint64_t size = DataTypeSize(x);
+      const uint64_t size = DtypeSize(x);
       ExpectSameParams(x, x, size == 8 ? random_bits : random_bits & ((1ull << (8 * size)) - 1));
     }
     for (aclDataType x : kFloatX) ExpectSameParams(x, ACL_FLOAT, random_bits & 0xFFFFFFFFu);

@@ -4,14 +4,13 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/kernel_args.h"
 #include "common/op_host/elementwise_tiling.h"
-#include "relu_grad/op_host/relu_grad_tiling.h"
-#include "threshold_grad_v2_d/op_host/threshold_grad_v2_d_tiling.h"
 
+using ascend_kernels::Dtype;
 using ascend_kernels::ElementwiseTiling;
-using ascend_kernels::KernelDType;
-using namespace jax_threshold::aclnn;
+using ascend_kernels::ElementwiseTilingFor;
 
 namespace {
 
@@ -19,38 +18,32 @@ namespace {
 constexpr uint64_t kUb910B = 196608;
 constexpr uint64_t kCores910B = 48;
 
-ElementwiseTiling Tile(uint64_t n, KernelDType dtype, uint64_t ub = kUb910B,
+ElementwiseTiling Tile(uint64_t n, Dtype dtype, uint64_t ub = kUb910B,
                        uint64_t cores = kCores910B) {
   ElementwiseTiling t{};
   std::string error;
-  if (!ThresholdGradV2DTiling(n, dtype, ub, cores, &t, &error)) {
+  if (!ElementwiseTilingFor(n, static_cast<int32_t>(dtype), ub, cores, &t, &error)) {
     ADD_FAILURE() << "tiling failed: " << error;
   }
   return t;
 }
 
-const KernelDType kAllDtypes[] = {
-#define TILING_TEST_DTYPE(Name, ...) KernelDType::k##Name,
-    ASCEND_KERNELS_KERNEL_DTYPES(TILING_TEST_DTYPE)
-#undef TILING_TEST_DTYPE
-};
-
 }  // namespace
 
 TEST(ThresholdGradV2DTiling, TileDataNumMatchesTheWorkedValues) {
-  EXPECT_EQ(Tile(1 << 20, KernelDType::kFloat32).tile_data_num, 6976u);
-  EXPECT_EQ(Tile(1 << 20, KernelDType::kFloat16).tile_data_num, 13952u);
-  EXPECT_EQ(Tile(1 << 20, KernelDType::kInt32).tile_data_num, 6144u);
-  EXPECT_EQ(Tile(1 << 20, KernelDType::kBFloat16).tile_data_num, 9728u);
-  EXPECT_EQ(Tile(1 << 20, KernelDType::kInt8).tile_data_num, 13824u);
-  EXPECT_EQ(Tile(1 << 20, KernelDType::kUInt8).tile_data_num, 13824u);
+  EXPECT_EQ(Tile(1 << 20, Dtype::kFloat32).tile_data_num, 6976u);
+  EXPECT_EQ(Tile(1 << 20, Dtype::kFloat16).tile_data_num, 13952u);
+  EXPECT_EQ(Tile(1 << 20, Dtype::kInt32).tile_data_num, 6144u);
+  EXPECT_EQ(Tile(1 << 20, Dtype::kBFloat16).tile_data_num, 9728u);
+  EXPECT_EQ(Tile(1 << 20, Dtype::kInt8).tile_data_num, 13824u);
+  EXPECT_EQ(Tile(1 << 20, Dtype::kUInt8).tile_data_num, 13824u);
   // Our choice for the dtypes the contract leaves open: divisor 8 -> 96 blocks of 32 elements.
-  EXPECT_EQ(Tile(1 << 20, KernelDType::kInt64).tile_data_num, 3072u);
-  EXPECT_EQ(Tile(1 << 20, KernelDType::kFloat64).tile_data_num, 3072u);
+  EXPECT_EQ(Tile(1 << 20, Dtype::kInt64).tile_data_num, 3072u);
+  EXPECT_EQ(Tile(1 << 20, Dtype::kFloat64).tile_data_num, 3072u);
 }
 
 TEST(ThresholdGradV2DTiling, HundredThousandFloat32MatchesTheWorkedSplit) {
-  const ElementwiseTiling t = Tile(100000, KernelDType::kFloat32);
+  const ElementwiseTiling t = Tile(100000, Dtype::kFloat32);
   EXPECT_EQ(t.total_num, 100000u);
   EXPECT_EQ(t.block_dim, 48u);
   EXPECT_EQ(t.tail_block_num, 27u);
@@ -64,7 +57,7 @@ TEST(ThresholdGradV2DTiling, HundredThousandFloat32MatchesTheWorkedSplit) {
 }
 
 TEST(ThresholdGradV2DTiling, SmallFourDimFloat32RunsOnOneCore) {  // {1, 2, 8, 16}
-  const ElementwiseTiling t = Tile(1 * 2 * 8 * 16, KernelDType::kFloat32);
+  const ElementwiseTiling t = Tile(1 * 2 * 8 * 16, Dtype::kFloat32);
   EXPECT_EQ(t.block_dim, 1u);
   EXPECT_EQ(t.small_core_data_num, 256u);
   EXPECT_EQ(t.big_core_data_num, 320u);
@@ -75,7 +68,7 @@ TEST(ThresholdGradV2DTiling, SmallFourDimFloat32RunsOnOneCore) {  // {1, 2, 8, 1
 
 TEST(ThresholdGradV2DTiling, CoresWithSeveralTilesHaveTheRightTails) {
   // 10M float32 on 48 cores: 156250 blocks -> 3255 per core (+10 big), 30 tiles of 109 blocks.
-  const ElementwiseTiling t = Tile(10000000, KernelDType::kFloat32);
+  const ElementwiseTiling t = Tile(10000000, Dtype::kFloat32);
   EXPECT_EQ(t.block_dim, 48u);
   EXPECT_EQ(t.tail_block_num, 156250u % 48u);
   EXPECT_EQ(t.small_core_data_num, 3255u * 64u);
@@ -87,17 +80,21 @@ TEST(ThresholdGradV2DTiling, CoresWithSeveralTilesHaveTheRightTails) {
 TEST(ThresholdGradV2DTiling, ZeroElementsOrTooSmallUbFail) {
   ElementwiseTiling t{};
   std::string error;
-  EXPECT_TRUE(!ThresholdGradV2DTiling(0, KernelDType::kFloat32, kUb910B, kCores910B, &t, &error));
+  EXPECT_TRUE(!ElementwiseTilingFor(0, static_cast<int32_t>(Dtype::kFloat32), kUb910B, kCores910B,
+                                    &t, &error));
   EXPECT_TRUE(!error.empty());
   // ub too small
-  EXPECT_TRUE(!ThresholdGradV2DTiling(10, KernelDType::kFloat32, 1024, kCores910B, &t, &error));
-  EXPECT_TRUE(!ThresholdGradV2DTiling(10, KernelDType::kFloat32, kUb910B, 0, &t, &error));
-  // a dtype no kernel runs (the table's first other dtype)
-#define TILING_TEST_CODE(Name, code, ...) code,
-  constexpr int32_t kNoKernel[] = {ASCEND_KERNELS_OTHER_DTYPES(TILING_TEST_CODE)};
-#undef TILING_TEST_CODE
-  EXPECT_TRUE(!ThresholdGradV2DTiling(10, static_cast<KernelDType>(kNoKernel[0]), kUb910B,
-                                      kCores910B, &t, &error));
+  EXPECT_TRUE(!ElementwiseTilingFor(10, static_cast<int32_t>(Dtype::kFloat32), 1024, kCores910B, &t,
+                                    &error));
+  EXPECT_TRUE(
+      !ElementwiseTilingFor(10, static_cast<int32_t>(Dtype::kFloat32), kUb910B, 0, &t, &error));
+  // every dtype no kernel runs
+  for (const ascend_kernels::DtypeRow& row : ascend_kernels::kDtypes) {
+    if (row.ub_divisor != 0) continue;
+    EXPECT_TRUE(!ElementwiseTilingFor(10, static_cast<int32_t>(row.dtype), kUb910B, kCores910B, &t,
+                                      &error));
+    EXPECT_NE(error.find(row.name), std::string::npos) << error;
+  }
 }
 
 // Every core gets at least one element, the cores cover [0, n) exactly (the last clipped by
@@ -107,17 +104,17 @@ TEST(ThresholdGradV2DTiling, EverySplitCoversTheRangeExactlyOnce) {
                             1000, 4095, 6976, 6977, 13952, 100000, 123457, 1 << 20, 3000017};
   const uint64_t cores_list[] = {1, 2, 7, 16, 48, 64};
   const uint64_t ubs[] = {kUb910B, 65536, 262144};
-  for (KernelDType dtype : kAllDtypes) {
-    const uint64_t bytes = KernelDTypeSize(dtype);
+  for (const ascend_kernels::DtypeRow& row : ascend_kernels::kDtypes) {
+    if (row.ub_divisor == 0) continue;
+    const auto dtype = static_cast<int32_t>(row.dtype);
+    const uint64_t bytes = ascend_kernels::DtypeSize(dtype);
     for (uint64_t n : sizes) {
       for (uint64_t cores : cores_list) {
         for (uint64_t ub : ubs) {
-          for (int relu = 0; relu < 2; ++relu) {
+          {
             ElementwiseTiling t{};
             std::string error;
-            const bool ok = relu ? ReluGradTiling(n, dtype, ub, cores, &t, &error)
-                                 : ThresholdGradV2DTiling(n, dtype, ub, cores, &t, &error);
-            EXPECT_TRUE(ok);
+            EXPECT_TRUE(ElementwiseTilingFor(n, dtype, ub, cores, &t, &error));
             EXPECT_TRUE(t.block_dim >= 1 && t.block_dim <= cores);
             EXPECT_TRUE(t.tail_block_num < t.block_dim);
             EXPECT_EQ(t.big_core_data_num, t.small_core_data_num + 256 / bytes);
@@ -138,7 +135,7 @@ TEST(ThresholdGradV2DTiling, EverySplitCoversTheRangeExactlyOnce) {
               EXPECT_TRUE(tail >= 1 && tail <= t.tile_data_num);
               EXPECT_EQ((tiles - 1) * t.tile_data_num + tail, count);
             }
-            const uint64_t divisor = ThresholdGradV2DUbDataNumber(dtype);
+            const uint64_t divisor = row.ub_divisor;
             EXPECT_TRUE(t.tile_data_num * bytes * divisor <= ub);
             EXPECT_EQ(t.tile_data_num * bytes % 256, 0u);
           }

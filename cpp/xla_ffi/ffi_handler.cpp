@@ -242,7 +242,7 @@ bool RebindPlan(PlannedCall& plan, const Operands& operands) {
 ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const Operands& operands,
                        const aclnn::PlatformInfo& platform, ThresholdSource source) {
   if (plans != nullptr) {
-    if (std::unique_ptr<PlannedCall> reused = plans->Take(operands, platform.core_num);
+    if (std::unique_ptr<PlannedCall> reused = plans->Take(operands, *platform.core_num);
         reused != nullptr && RebindPlan(*reused, operands)) {
       state.plan = std::move(reused);
       state.home = plans;
@@ -263,7 +263,7 @@ ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const Operands&
   }
   if (plans != nullptr &&
       aclnn::aclSetAclOpExecutorRepeatable(plan.executor) == aclnn::ACLNN_SUCCESS) {
-    plan.signature = CallSignature(operands, platform.core_num);
+    plan.signature = CallSignature(operands, *platform.core_num);
     state.home = plans;
   }
   return ffi::Error::Success();
@@ -304,7 +304,7 @@ ffi::Error RunInline(const Operands& operands, ExecutablePlans* plans, Threshold
 // out's byte size, saturating: only the split over the pool and the huge-page advice use it, and
 // phase one refuses a buffer whose size does not fit.
 uint64_t ByteSize(const Operand& out) {
-  uint64_t bytes = ascend_kernels::FactsOfDType(out.dtype).bytes;
+  uint64_t bytes = ascend_kernels::DtypeSize(out.dtype);
   for (int64_t d : out.dims) {
     if (d <= 0) return 0;
     if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) return UINT64_MAX;
@@ -488,7 +488,7 @@ ffi::Error VectorCoreCount(int32_t device, uint32_t* core_num) {
 }
 
 // The platform phase one plans for on `device` (the current one): its SoC, which must be the one
-// the kernels were compiled for (JAX_THRESHOLD_NPU_SOC, from SOC_VERSION in
+// the kernels were compiled for (ascend_kernels::kBuildSoc, from SOC_VERSION in
 // ascend_kernels/npu/CMakeLists.txt), its UB, and its vector core count.
 ffi::Error NpuPlatform(int32_t device, aclnn::PlatformInfo* info) {
   const char* name = aclrtGetSocName();
@@ -496,21 +496,24 @@ ffi::Error NpuPlatform(int32_t device, aclnn::PlatformInfo* info) {
     return ffi::Error(ffi::ErrorCode::kInternal, "jax_threshold: aclrtGetSocName returned null");
   }
   const std::string soc(name);
-  const int32_t code = ascend_kernels::SocOfDeviceName(name);  // by the SoC rows' device names
-  if (code < 0) {
+  const ascend_kernels::SocRow* row = ascend_kernels::SocOfDeviceName(name);
+  if (row == nullptr) {
     return ffi::Error(ffi::ErrorCode::kUnimplemented,
                       "jax_threshold: device SoC " + soc + " cannot run the kernels (built for " +
-                          ascend_kernels::FactsOfSoc(JAX_THRESHOLD_NPU_SOC).name +
+                          ascend_kernels::SocRowOf(ascend_kernels::kBuildSoc)->name +
                           " only; see docs/npu.md)");
   }
-  info->soc = static_cast<aclnn::SocVersion>(code);
-  if (static_cast<int>(info->soc) != JAX_THRESHOLD_NPU_SOC) {
+  info->soc = static_cast<aclnn::SocVersion>(row->soc);
+  if (row->soc != ascend_kernels::kBuildSoc) {
     return ffi::Error(
         ffi::ErrorCode::kFailedPrecondition,
         "jax_threshold: the kernels were built for another SOC_VERSION than device " + soc);
   }
-  info->ub_size = ascend_kernels::FactsOfSoc(static_cast<int32_t>(info->soc)).ub_bytes;
-  return VectorCoreCount(device, &info->core_num);
+  info->ub_size = row->ub_bytes;
+  uint32_t core_num = 0;
+  ffi::Error e = VectorCoreCount(device, &core_num);
+  info->core_num = core_num;
+  return e;
 }
 
 // The ASCEND handlers' idle plans on `device`, kept between calls as the CPU targets' executables

@@ -8,9 +8,6 @@
 // Before the region: clang's CUDA wrapper of <new> declares device operators itself.
 #include <new>
 
-// The dtype and SoC table is project code, not the model's: it keeps its own qualifiers.
-#include "ascend_kernels/dtype_soc_table.h"
-
 #pragma clang force_cuda_host_device begin
 #include_next "kernel_operator.h"
 #pragma clang force_cuda_host_device end

@@ -6,24 +6,27 @@
 #include <algorithm>
 #include <limits>
 
-namespace jax_threshold::aclnn {
+#include "ascend_kernels/dtype_soc_table.h"
+
+namespace ascend_kernels {
 namespace {
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-bool ComputeElementwiseTiling(uint64_t num_elements, uint64_t dtype_bytes, uint64_t ub_data_number,
-                              uint64_t ub_size, uint64_t core_num,
-                              ascend_kernels::ElementwiseTiling* tiling, std::string* error) {
+bool ElementwiseTilingFor(uint64_t num_elements, int32_t dtype, uint64_t ub_size, uint64_t core_num,
+                          ElementwiseTiling* tiling, std::string* error) {
   if (num_elements == 0) {
     *error = "tiling: element count is 0";
     return false;
   }
-  if (dtype_bytes == 0 || ub_data_number == 0 || kTilingBlockSize % dtype_bytes != 0) {
-    *error = "tiling: unsupported element size";
+  if (!HasKernel(dtype)) {
+    *error = std::string("tiling: no kernel runs dtype ") + DtypeName(dtype);
     return false;
   }
+  const uint64_t dtype_bytes = DtypeSize(dtype);
+  const uint64_t ub_data_number = DtypeRowOf(dtype)->ub_divisor;
   if (core_num == 0) {
     *error = "tiling: core_num is 0";
     return false;
@@ -53,7 +56,7 @@ bool ComputeElementwiseTiling(uint64_t num_elements, uint64_t dtype_bytes, uint6
     if (*tail == 0) *tail = tile_data_num;
   };
 
-  ascend_kernels::ElementwiseTiling t{};
+  ElementwiseTiling t{};
   t.total_num = num_elements;
   t.block_dim = cores;
   t.tiling_key = 0;
@@ -65,4 +68,4 @@ bool ComputeElementwiseTiling(uint64_t num_elements, uint64_t dtype_bytes, uint6
   return true;
 }
 
-}  // namespace jax_threshold::aclnn
+}  // namespace ascend_kernels

@@ -1,5 +1,5 @@
-// The per-core split shared by ThresholdGradV2D and ReluGrad (docs/behaviour.md §3): a pure
-// function of the element count, the element size, the kernel's UB divisor and the platform.
+// The per-core split both operators tile by (docs/behaviour.md §3): a pure function of the element
+// count, the dtype's row (its size and UB divisor) and the platform.
 #pragma once
 
 #include <cstdint>
@@ -7,15 +7,13 @@
 
 #include "ascend_kernels/kernel_args.h"
 
-namespace jax_threshold::aclnn {
+namespace ascend_kernels {
 
 inline constexpr uint64_t kTilingBlockSize = 256;  // bytes, docs/behaviour.md §3 BLOCK_SIZE
 
-// Fills `tiling` and returns true, or returns false with a reason in `error` (n == 0, a UB too
-// small for one block per buffer, core_num == 0, sizes that overflow).
-// `ub_data_number` is how many tile-sized buffers the kernel keeps in UB for this dtype.
-bool ComputeElementwiseTiling(uint64_t num_elements, uint64_t dtype_bytes, uint64_t ub_data_number,
-                              uint64_t ub_size, uint64_t core_num,
-                              ascend_kernels::ElementwiseTiling* tiling, std::string* error);
+// Fills `tiling` and returns true, or returns false with a reason in `error` (n == 0, a dtype no
+// kernel runs, a UB too small for one block per buffer, core_num == 0, sizes that overflow).
+bool ElementwiseTilingFor(uint64_t num_elements, int32_t dtype, uint64_t ub_size, uint64_t core_num,
+                          ElementwiseTiling* tiling, std::string* error);
 
-}  // namespace jax_threshold::aclnn
+}  // namespace ascend_kernels

@@ -8,7 +8,6 @@
 #include <cstdint>
 
 #include "ascend_kernels/aicore.h"
-#include "ascend_kernels/dtype_soc_table.h"  // KernelDType
 
 // The tiling structs are at global scope, named in ascend_kernels by using-declarations: a kernel
 // entry takes its tiling struct by value, and CANN's launch generator (asc-devkit
@@ -48,8 +47,8 @@ namespace ascend_kernels {
 // These are the fields the kernel reads for x's dtype. Where they come from is `source`:
 //  - kTiling: precomputed by the host (aclnn/threshold_params.h) and carried in the tiling.
 //  - kDevice: a device threshold: the kernel reads one threshold element of dtype `gm_dtype` (a
-//    KernelDType) from its `threshold` GM argument at Init and computes them there
-//    (threshold_from_bits.h), so the tiling bytes do not depend on the threshold's value; the
+//    dtype code, dtype_soc_table.h) from its `threshold` GM argument at Init and computes them
+//    there (threshold_from_bits.h), so the tiling bytes do not depend on the threshold's value; the
 //    other fields are then 0.
 enum class ThresholdMode : int32_t { kCompare = 0, kAllPass = 1, kNonePass = 2 };
 enum class ThresholdSource : int32_t { kTiling = 0, kDevice = 1 };
@@ -66,7 +65,7 @@ struct ThresholdParams {
   int32_t mode;    // ThresholdMode
   int32_t source;  // ThresholdSource
   float threshold_f32;
-  int32_t gm_dtype;  // KernelDType of the device threshold (source kDevice)
+  int32_t gm_dtype;  // dtype code of the device threshold (source kDevice)
   uint64_t threshold_f64_bits;
   int64_t threshold_int;
 };
@@ -96,7 +95,10 @@ struct InputBroadcastTiling {
   uint64_t strides[2][8];  // grad_output, x
 };
 
+// `dtype`: the dtype code (aclDataType, dtype_soc_table.h) of grad, x and out, from which the
+// kernel picks its element type.
 struct ThresholdGradV2DTilingData {
+  int32_t dtype;
   ElementwiseTiling tiling;
   ThresholdParams threshold;
   ThresholdBatchTiling batch;
@@ -105,6 +107,7 @@ struct ThresholdGradV2DTilingData {
 
 // ReluGrad is ThresholdGradV2D at threshold exactly 0: no threshold to carry.
 struct ReluGradTilingData {
+  int32_t dtype;
   ElementwiseTiling tiling;
   InputBroadcastTiling broadcast;
 };

@@ -14,27 +14,11 @@
 #include <cstdint>
 
 #include "ascend_kernels/aicore.h"
+#include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/kernel_args.h"
 
 namespace ascend_kernels {
 namespace threshold_bits {
-
-// x's range for an integer dtype (dtype_soc_table.h); false for a floating-point one. A switch
-// expanded from the table's rows, so the AI core reads no global data.
-__aicore__ inline bool IntegerRange(int32_t dtype, int64_t* lo, int64_t* hi) {
-  switch (dtype) {
-#define ASCEND_KERNELS_RANGE_CASE(Name, name, code, type, bytes, divisor, path, integer, min, max, \
-                                  ...)                                                             \
-  case code:                                                                                       \
-    *lo = min;                                                                                     \
-    *hi = max;                                                                                     \
-    return integer;
-    ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_RANGE_CASE)
-#undef ASCEND_KERNELS_RANGE_CASE
-    default:
-      return false;
-  }
-}
 
 __aicore__ inline void SetMode(ThresholdParams* p, ThresholdMode mode, int64_t k) {
   p->mode = static_cast<int32_t>(mode);
@@ -86,30 +70,20 @@ __aicore__ inline void ClassifyFloatBits(uint64_t bits, uint32_t exp_bits, uint3
   Classify(k, lo, hi, p);
 }
 
-// Bytes of one element of kernel dtype `dtype` (0: not a kernel dtype), from the table's rows, for
-// kernel code to call.
-__aicore__ inline uint32_t KernelDTypeBytes(int32_t dtype) {
-  switch (dtype) {
-#define ASCEND_KERNELS_BYTES_CASE(Name, name, code, type, bytes, ...) \
-  case code:                                                          \
-    return bytes;
-    ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_BYTES_CASE)
-#undef ASCEND_KERNELS_BYTES_CASE
-    default:
-      return 0;
+// The value of an integer threshold element from its low bytes: its C type's, sign-extended
+// where the type is signed. False for a dtype that is not an integer kernel dtype.
+struct IntegerValueOf {
+  uint64_t bits;
+  int64_t value = 0;
+  bool integer = false;
+  template <Dtype D>
+  __aicore__ void operator()(DtypeTag<D>) {
+    if constexpr (DtypeTag<D>::kInteger) {
+      value = static_cast<int64_t>(static_cast<CType<D>>(bits));
+      integer = true;
+    }
   }
-}
-
-// The value of an integer threshold element of `dtype` (range [lo, hi]) from its low bytes: its
-// row's width, sign-extended where the range is signed.
-__aicore__ inline int64_t IntegerValue(int32_t dtype, int64_t lo, uint64_t bits) {
-  const uint32_t width = KernelDTypeBytes(dtype) * 8;
-  if (width == 0 || width >= 64) return static_cast<int64_t>(bits);
-  const uint64_t value = bits & ((uint64_t{1} << width) - 1);
-  const uint64_t sign = uint64_t{1} << (width - 1);
-  if (lo < 0 && (value & sign) != 0) return static_cast<int64_t>(value | ~((sign << 1) - 1));
-  return static_cast<int64_t>(value);
-}
+};
 
 __aicore__ inline float Float32FromBits(uint32_t bits) {
   union {
@@ -129,26 +103,25 @@ __aicore__ inline float Float32FromBits(uint32_t bits) {
 __aicore__ inline ThresholdParams ThresholdParamsFromBits(int32_t x_dtype, int32_t threshold_dtype,
                                                           uint64_t bits) {
   ThresholdParams p{};  // every field 0: mode kCompare, source kTiling
-  const auto t = static_cast<KernelDType>(threshold_dtype);
-  int64_t lo = 0, hi = 0;
-  if (threshold_bits::IntegerRange(x_dtype, &lo, &hi)) {
-    if (t == KernelDType::kFloat32) {
+  const auto t = static_cast<Dtype>(threshold_dtype);
+  if (IntegerRange x_range{0, 0}; DtypeIntegerRange(x_dtype, &x_range)) {
+    const int64_t lo = x_range.min, hi = x_range.max;
+    threshold_bits::IntegerValueOf integer{bits};
+    if (t == Dtype::kFloat32) {
       threshold_bits::ClassifyFloatBits(bits & 0xFFFFFFFFu, 8, 23, lo, hi, &p);
-    } else if (t == KernelDType::kFloat64) {
+    } else if (t == Dtype::kFloat64) {
       threshold_bits::ClassifyFloatBits(bits, 11, 52, lo, hi, &p);
-    } else if (int64_t t_lo = 0, t_hi = 0;
-               threshold_bits::IntegerRange(threshold_dtype, &t_lo, &t_hi)) {
-      threshold_bits::Classify(threshold_bits::IntegerValue(threshold_dtype, t_lo, bits), lo, hi,
-                               &p);
+    } else if (VisitKernelDtype(threshold_dtype, integer) && integer.integer) {
+      threshold_bits::Classify(integer.value, lo, hi, &p);
     } else {
       threshold_bits::SetMode(&p, ThresholdMode::kNonePass, 0);
     }
     return p;
   }
-  const auto x = static_cast<KernelDType>(x_dtype);
-  if (x == KernelDType::kFloat64 && t == KernelDType::kFloat64) {
+  const auto x = static_cast<Dtype>(x_dtype);
+  if (x == Dtype::kFloat64 && t == Dtype::kFloat64) {
     p.threshold_f64_bits = bits;
-  } else if (x != KernelDType::kFloat64 && t == KernelDType::kFloat32) {
+  } else if (x != Dtype::kFloat64 && t == Dtype::kFloat32) {
     p.threshold_f32 = threshold_bits::Float32FromBits(static_cast<uint32_t>(bits));
   } else {
     p.mode = static_cast<int32_t>(ThresholdMode::kNonePass);

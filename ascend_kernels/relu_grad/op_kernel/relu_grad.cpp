@@ -1,14 +1,16 @@
-// ReluGrad (AscendC): out = feature > 0 ? grad : 0 over contiguous tensors. A select, like
-// ThresholdGradV2D at threshold 0 bit for bit (upstream multiplies by the mask: inf * 0 = NaN).
+// ReluGrad (AscendC): out = feature > 0 ? grad : 0. A select, like ThresholdGradV2D at threshold
+// 0 bit for bit (upstream multiplies by the mask: inf * 0 = NaN).
 //
-// The kernel class is kernel_common::SelectKernel (common/select_kernel.h); this file defines the
-// operator's entry points, one per dtype of the table, as the host launcher and the NPU build call
-// them.
+// One block of the kernel class (common/threshold_grad_kernel.h) on the element type of
+// tiling.dtype; vector cores only. The workspace is unused; the tiling struct is passed by value.
 #include "kernel_operator.h"
 
-#include "../../common/select_kernel.h"
-#include "ascend_kernels/kernel_args.h"
+#include "../../common/threshold_grad_kernel.h"
 
-// relu_grad_<name> for every row of the dtype table; a build whose SoC lacks a row's feature keeps
-// the symbol with an empty body (select_kernel.h).
-ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_RELU_GRAD_ENTRY)
+extern "C" __global__ __aicore__ void relu_grad(GM_ADDR grad, GM_ADDR feature, GM_ADDR out,
+                                                GM_ADDR workspace, ReluGradTilingData tiling) {
+  (void)workspace;
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+  ascend_kernels::RunKernelBlock<ascend_kernels::KernelOp::kReluGrad>(grad, feature, nullptr, out,
+                                                                      tiling);
+}

@@ -1,13 +1,20 @@
-// ThresholdGradV2D (AscendC): out = feature > threshold ? grad : 0 over contiguous tensors.
+// ThresholdGradV2D (AscendC): out = feature > threshold ? grad : 0.
 //
-// The kernel class is kernel_common::SelectKernel (common/select_kernel.h); this file defines the
-// operator's entry points, one per dtype of the table, as the host launcher and the NPU build call
-// them.
+// One block of the kernel class (common/threshold_grad_kernel.h) on the element type of
+// tiling.dtype; vector cores only. `threshold` is read (one element of the tiling's gm_dtype) when
+// the tiling says ThresholdSource::kDevice, else unused and may be null; the workspace is unused.
+// The tiling struct is passed by value: the launch copies it into the kernel's arguments in
+// stream order, so the host keeps no device copy (kernel_args.h).
 #include "kernel_operator.h"
 
-#include "../../common/select_kernel.h"
-#include "ascend_kernels/kernel_args.h"
+#include "../../common/threshold_grad_kernel.h"
 
-// threshold_grad_v2_d_<name> for every row of the dtype table; a build whose SoC lacks a row's
-// feature keeps the symbol with an empty body (select_kernel.h).
-ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_THRESHOLD_GRAD_ENTRY)
+extern "C" __global__ __aicore__ void threshold_grad_v2_d(GM_ADDR grad, GM_ADDR feature,
+                                                          GM_ADDR threshold, GM_ADDR out,
+                                                          GM_ADDR workspace,
+                                                          ThresholdGradV2DTilingData tiling) {
+  (void)workspace;
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+  ascend_kernels::RunKernelBlock<ascend_kernels::KernelOp::kThresholdGradV2D>(
+      grad, feature, threshold, out, tiling);
+}

@@ -15,8 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-
-#include "ascend_kernels/dtype_soc_table.h"  // the SoC table: SocVersion and its rows
+#include <optional>
 
 namespace jax_threshold::aclnn {
 
@@ -52,27 +51,21 @@ enum aclDataType : int32_t {
   ACL_BF16 = 27,
 };
 
-// Which dtype list phase one checks against (docs/behaviour.md §2): the SoC table's rows
-// (ascend_kernels/dtype_soc_table.h). kHost is the CPU emulation used by the XLA FFI handler: the
-// Ascend910B list plus int64 and float64 at every threshold, so the custom call covers every
-// dtype the JAX primitive supports. kAscend910 is refused (PARAM_INVALID): its AscendC API cannot
-// run the kernels (no DataCopyPad: ascend_kernels/common/soc_features.h). The kernels run under
-// the SoC's AscendC rules (ascend_kernels/cpu_ascendc/soc_rules.h); ub_size may not exceed the
-// SoC's unified buffer.
-using SocVersion = ::ascend_kernels::KernelSoc;
+// The SoC phase one plans for: which dtypes it takes (docs/behaviour.md §2), under which AscendC
+// API rules the kernels run, and its defaults. kHost is the CPU, where the XLA FFI handler runs:
+// the Ascend910B list plus int64 and float64 at every threshold. kAscend910 is refused
+// (PARAM_INVALID): its AscendC API cannot run the kernels (no DataCopyPad).
+enum class SocVersion : int32_t { kAscend910 = 0, kAscend910B = 1, kAscend950 = 2, kHost = 3 };
 
-// Platform facts the tiling depends on (docs/behaviour.md §3). Defaults are the default SoC's row
-// (the 910B's). Phase one refuses (ACLNN_ERR_PARAM_INVALID) a ub_size that is not a multiple of
-// 32 in [16 KiB, 1 MiB] and a core_num outside [1, 4096].
+// Platform facts the tiling depends on (docs/behaviour.md §3). An empty ub_size or core_num is
+// the SoC's own (the Ascend910B's: 192 KiB of UB, 48 cores; the host's: a 64 KiB tile budget and
+// 4 blocks per hardware thread). Phase one refuses (ACLNN_ERR_PARAM_INVALID) a ub_size that is
+// not a multiple of 32 in [16 KiB, 1 MiB] or beyond the SoC's UB, and a core_num outside
+// [1, 4096].
 struct PlatformInfo {
-  SocVersion soc = ::ascend_kernels::kDefaultSoc;
-  // bytes of unified buffer per core
-  uint64_t ub_size =
-      ::ascend_kernels::FactsOfSoc(static_cast<int32_t>(::ascend_kernels::kDefaultSoc)).ub_bytes;
-  // AIV cores used for tiling
-  uint32_t core_num =
-      ::ascend_kernels::FactsOfSoc(static_cast<int32_t>(::ascend_kernels::kDefaultSoc))
-          .default_core_num;
+  SocVersion soc = SocVersion::kAscend910B;
+  std::optional<uint64_t> ub_size;   // bytes of unified buffer per core
+  std::optional<uint32_t> core_num;  // AIV cores used for tiling
 };
 
 // A strided view of memory, like aclTensor: view shape, strides and storage offset in elements.
@@ -110,7 +103,7 @@ class HostStream {
                       std::function<void()> done) = 0;
 };
 
-// Phase one. `platform` may be null (the 910B defaults). A null `executor` out-parameter is
+// Phase one. `platform` may be null (the Ascend910B's defaults). A null `executor` out-parameter is
 // reported with workspace_size's check (step 1): ACLNN_ERR_PARAM_NULLPTR.
 // On success *executor is always set, also for empty tensors (step 7: its run is a no-op).
 // The executor copies what it needs from the tensor and scalar descriptors, so they may be

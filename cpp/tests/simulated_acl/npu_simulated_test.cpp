@@ -11,12 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/kernel_args.h"  // the tiling structs the generated headers name
 #include "fuzz/fake_xla_ffi_api.h"
+#include "npu_launch.h"
 #include "simulated_acl.h"
 #include "xla_ffi/ffi_handler.h"
 
-#include "aclrtlaunch_relu_grad_float32.h"
+#include "aclrtlaunch_relu_grad.h"
 
 namespace {
 
@@ -376,14 +378,13 @@ TEST_F(NpuSimulatedTest, ARefusedLaunchIsAnError) {
 // not leave `out` unwritten behind a success.
 TEST_F(NpuSimulatedTest, ADeadKernelIsAnErrorNotASilentSuccess) {
   Prepared p = Prepare(kCases[0], 9);  // a scalar threshold of -1: ThresholdGradV2D float32
-  simulated_acl::KillKernel("threshold_grad_v2_d_float32");
+  simulated_acl::KillKernel("threshold_grad_v2_d");
   Device device(kDeadKernelDevice);
   const CallOutcome outcome = device.Run(p.grad, p.x, p.threshold, p.out);
   EXPECT_NE(outcome.code, XLA_FFI_Error_Code_OK)
       << "a kernel that never ran reported success; out matches the CPU result: "
       << (device.Download(p.out) == p.expected);
-  EXPECT_NE(outcome.message.find("threshold_grad_v2_d_float32"), std::string::npos)
-      << outcome.message;
+  EXPECT_NE(outcome.message.find("threshold_grad_v2_d"), std::string::npos) << outcome.message;
   EXPECT_NE(outcome.message.find("did not run"), std::string::npos) << outcome.message;
 }
 
@@ -486,12 +487,42 @@ TEST_F(NpuSimulatedTest, TheRuntimeRefusesAStreamOfAnotherDevice) {
                              device1.stream()),
             ACL_ERROR_RT_STREAM_CONTEXT);
   ReluGradTilingData tiling{};
-  EXPECT_EQ(ACLRT_LAUNCH_KERNEL(relu_grad_float32)(1, device1.stream(), buffer, buffer, buffer,
-                                                   nullptr, &tiling),
-            static_cast<uint32_t>(ACL_ERROR_RT_STREAM_CONTEXT));
+  EXPECT_EQ(
+      ACLRT_LAUNCH_KERNEL(relu_grad)(1, device1.stream(), buffer, buffer, buffer, nullptr, &tiling),
+      static_cast<uint32_t>(ACL_ERROR_RT_STREAM_CONTEXT));
   EXPECT_EQ(simulated_acl::GetCounters().launches, 0);
   device1.MakeCurrent();
   EXPECT_EQ(aclrtSynchronizeStream(device1.stream()), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFree(buffer), ACL_SUCCESS);
+}
+
+// A dtype whose kernel the build's SoC (an Ascend910B here) does not run is refused by the
+// launcher, ACL_ERROR_FEATURE_UNSUPPORTED, and never launched.
+TEST_F(NpuSimulatedTest, TheLauncherRefusesADtypeTheBuildsSocHasNoKernelFor) {
+  Device device(0);
+  void* buffer = nullptr;
+  ASSERT_EQ(aclrtMalloc(&buffer, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  using ascend_kernels::KernelOp;
+  int refused = 0;
+  for (const ascend_kernels::DtypeRow& row : ascend_kernels::kDtypes) {
+    const auto dtype = static_cast<int32_t>(row.dtype);
+    for (KernelOp op : {KernelOp::kThresholdGradV2D, KernelOp::kReluGrad}) {
+      if (ascend_kernels::SocRunsKernel(ascend_kernels::kBuildSoc, op, dtype)) continue;
+      ThresholdGradV2DTilingData threshold_grad{};
+      ReluGradTilingData relu_grad{};
+      threshold_grad.dtype = relu_grad.dtype = dtype;
+      const aclError rc =
+          op == KernelOp::kReluGrad
+              ? ascend_kernels::LaunchReluGradOnNpu(1, device.stream(), buffer, buffer, buffer,
+                                                    nullptr, relu_grad)
+              : ascend_kernels::LaunchThresholdGradV2DOnNpu(
+                    1, device.stream(), buffer, buffer, nullptr, buffer, nullptr, threshold_grad);
+      EXPECT_EQ(rc, ACL_ERROR_FEATURE_UNSUPPORTED) << row.name;
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 0);  // float64 at least: no SoC runs it
+  EXPECT_EQ(simulated_acl::GetCounters().launches, 0);
   EXPECT_EQ(aclrtFree(buffer), ACL_SUCCESS);
 }
 

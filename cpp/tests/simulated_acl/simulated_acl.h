@@ -37,7 +37,7 @@ void Reset(const std::vector<DeviceSpec>& devices);
 // The next `count` launches return `code` and run nothing (a launch the runtime refused).
 void FailLaunches(int count, aclError code);
 
-// The kernel entry `name` (e.g. "relu_grad_float32") has no kernel handle, as after a failed
+// The kernel entry `name` (e.g. "relu_grad") has no kernel handle, as after a failed
 // registration: its launcher prints an error and returns 0 without running, as CANN's generated
 // launcher does.
 void KillKernel(const std::string& name);

@@ -1,5 +1,5 @@
 // SIMULATION, test code only: the aclrtlaunch_<entry> launchers that CANN's ascendc_library()
-// generates for each kernel entry, in the generator's shape (asc-devkit
+// generates for the two kernel entries, in the generator's shape (asc-devkit
 // cmake/asc/legacy_modules/util/extract_host_stub.py): `uint32_t aclrtlaunch_<entry>(uint32_t
 // numBlocks, aclrtStream stream, <the entry's parameters>)`, the by-value tiling struct taken by
 // host pointer and copied into the launch's arguments, returning the launch's error code; a
@@ -13,7 +13,6 @@
 #include <cstring>
 #include <string>
 
-#include "aclnn/soc_dtypes.h"
 #include "ascend_kernels/host_launch.h"
 #include "ascend_kernels/kernel_args.h"
 #include "simulated_acl.h"
@@ -21,35 +20,24 @@
 namespace simulated_acl {
 namespace {
 
-using ascend_kernels::KernelDType;
 using ascend_kernels::ReluGradTilingData;
 using ascend_kernels::ThresholdGradV2DTilingData;
 
-// The SoC row whose device names start the device's name (-1: none).
-int32_t SocOf(int device) {
-  return ascend_kernels::SocOfDeviceName(Device(device).soc_name.c_str());
-}
-
-uint64_t ElementBytes(KernelDType dtype) {
-  return ascend_kernels::FactsOfDType(static_cast<int32_t>(dtype)).bytes;
-}
-
 uint64_t ThresholdBytes(const ThresholdGradV2DTilingData& t) {
-  return ElementBytes(static_cast<KernelDType>(t.threshold.gm_dtype));
+  return ascend_kernels::DtypeSize(t.threshold.gm_dtype);
 }
 uint64_t ThresholdBytes(const ReluGradTilingData&) { return 0; }
 
-ascend_kernels::HostLaunch MakeLaunch(KernelDType dtype, void* grad, void* feature, void* threshold,
-                                      void* out, void* workspace,
-                                      const ThresholdGradV2DTilingData* tiling, uint64_t ub,
-                                      ascend_kernels::KernelSoc soc) {
-  return ascend_kernels::MakeThresholdGradV2DLaunch(dtype, grad, feature, threshold, out, workspace,
+ascend_kernels::HostLaunch MakeLaunch(void* grad, void* feature, void* threshold, void* out,
+                                      void* workspace, const ThresholdGradV2DTilingData* tiling,
+                                      uint64_t ub, ascend_kernels::Soc soc) {
+  return ascend_kernels::MakeThresholdGradV2DLaunch(grad, feature, threshold, out, workspace,
                                                     tiling, ub, soc);
 }
-ascend_kernels::HostLaunch MakeLaunch(KernelDType dtype, void* grad, void* feature, void*,
-                                      void* out, void* workspace, const ReluGradTilingData* tiling,
-                                      uint64_t ub, ascend_kernels::KernelSoc soc) {
-  return ascend_kernels::MakeReluGradLaunch(dtype, grad, feature, out, workspace, tiling, ub, soc);
+ascend_kernels::HostLaunch MakeLaunch(void* grad, void* feature, void*, void* out, void* workspace,
+                                      const ReluGradTilingData* tiling, uint64_t ub,
+                                      ascend_kernels::Soc soc) {
+  return ascend_kernels::MakeReluGradLaunch(grad, feature, out, workspace, tiling, ub, soc);
 }
 
 aclError RunError(const char* name, const std::string& what) {
@@ -60,10 +48,10 @@ aclError RunError(const char* name, const std::string& what) {
 // One launch, run in stream order on `device`: every pointer argument the kernel will touch must
 // lie in that device's live memory (a real device would fault or read another device's data).
 template <typename Tiling>
-aclError Run(const char* name, int device, KernelDType dtype, uint32_t num_blocks, void* grad,
-             void* feature, void* threshold, void* out, void* workspace, const Tiling& tiling) {
+aclError Run(const char* name, int device, uint32_t num_blocks, void* grad, void* feature,
+             void* threshold, void* out, void* workspace, const Tiling& tiling) {
   std::string why;
-  const uint64_t e = ElementBytes(dtype);
+  const uint64_t e = ascend_kernels::DtypeSize(tiling.dtype);
   const struct {
     const char* what;
     void* p;
@@ -80,12 +68,11 @@ aclError Run(const char* name, int device, KernelDType dtype, uint32_t num_block
       return RunError(name, std::string("the ") + a.what + " argument " + why);
     }
   }
-  if (SocOf(device) < 0)
-    return RunError(name, "no SoC row names device " + Device(device).soc_name);
-  const auto soc = static_cast<ascend_kernels::KernelSoc>(SocOf(device));
-  const uint64_t ub = jax_threshold::aclnn::SocUbBytes(soc);
+  const ascend_kernels::SocRow* soc =
+      ascend_kernels::SocOfDeviceName(Device(device).soc_name.c_str());
+  if (soc == nullptr) return RunError(name, "no SoC row names device " + Device(device).soc_name);
   const ascend_kernels::HostLaunch launch =
-      MakeLaunch(dtype, grad, feature, threshold, out, workspace, &tiling, ub, soc);
+      MakeLaunch(grad, feature, threshold, out, workspace, &tiling, soc->ub_bytes, soc->soc);
   if (!launch.run_block) return RunError(name, "no kernel for this dtype");
   if (launch.block_dim != num_blocks) {
     return RunError(name, "launched on " + std::to_string(num_blocks) +
@@ -100,9 +87,8 @@ aclError Run(const char* name, int device, KernelDType dtype, uint32_t num_block
 }
 
 template <typename Tiling>
-uint32_t Launch(const char* name, KernelDType dtype, uint32_t num_blocks, aclrtStream stream,
-                void* grad, void* feature, void* threshold, void* out, void* workspace,
-                const Tiling* tiling) {
+uint32_t Launch(const char* name, uint32_t num_blocks, aclrtStream stream, void* grad,
+                void* feature, void* threshold, void* out, void* workspace, const Tiling* tiling) {
   if (KernelIsDead(name)) {
     std::fprintf(stderr, "[ERROR] simulated: kernel %s has no handle\n", name);
     return 0;  // what the generated launcher returns
@@ -118,8 +104,7 @@ uint32_t Launch(const char* name, KernelDType dtype, uint32_t num_blocks, aclrtS
   }
   CountLaunch();
   const aclError rc = Enqueue(stream, [=] {
-    return Run<Tiling>(name, device, dtype, num_blocks, grad, feature, threshold, out, workspace,
-                       copy);
+    return Run<Tiling>(name, device, num_blocks, grad, feature, threshold, out, workspace, copy);
   });
   aclrtFree(overflow);
   return rc;
@@ -128,22 +113,17 @@ uint32_t Launch(const char* name, KernelDType dtype, uint32_t num_blocks, aclrtS
 }  // namespace
 }  // namespace simulated_acl
 
-// aclrtlaunch_relu_grad_<name> and aclrtlaunch_threshold_grad_v2_d_<name> for every kernel dtype.
-#define SIMULATED_RELU_GRAD(Name, name, ...)                                                      \
-  extern "C" uint32_t aclrtlaunch_relu_grad_##name(uint32_t numBlocks, aclrtStream stream,        \
-                                                   void* grad, void* feature, void* out,          \
-                                                   void* workspace, ReluGradTilingData* tiling) { \
-    return simulated_acl::Launch<ascend_kernels::ReluGradTilingData>(                             \
-        "relu_grad_" #name, ascend_kernels::KernelDType::k##Name, numBlocks, stream, grad,        \
-        feature, nullptr, out, workspace, tiling);                                                \
-  }
-#define SIMULATED_THRESHOLD_GRAD(Name, name, ...)                                              \
-  extern "C" uint32_t aclrtlaunch_threshold_grad_v2_d_##name(                                  \
-      uint32_t numBlocks, aclrtStream stream, void* grad, void* feature, void* threshold,      \
-      void* out, void* workspace, ThresholdGradV2DTilingData* tiling) {                        \
-    return simulated_acl::Launch<ascend_kernels::ThresholdGradV2DTilingData>(                  \
-        "threshold_grad_v2_d_" #name, ascend_kernels::KernelDType::k##Name, numBlocks, stream, \
-        grad, feature, threshold, out, workspace, tiling);                                     \
-  }
-ASCEND_KERNELS_KERNEL_DTYPES(SIMULATED_RELU_GRAD)
-ASCEND_KERNELS_KERNEL_DTYPES(SIMULATED_THRESHOLD_GRAD)
+extern "C" uint32_t aclrtlaunch_relu_grad(uint32_t numBlocks, aclrtStream stream, void* grad,
+                                          void* feature, void* out, void* workspace,
+                                          ReluGradTilingData* tiling) {
+  return simulated_acl::Launch("relu_grad", numBlocks, stream, grad, feature, nullptr, out,
+                               workspace, tiling);
+}
+
+extern "C" uint32_t aclrtlaunch_threshold_grad_v2_d(uint32_t numBlocks, aclrtStream stream,
+                                                    void* grad, void* feature, void* threshold,
+                                                    void* out, void* workspace,
+                                                    ThresholdGradV2DTilingData* tiling) {
+  return simulated_acl::Launch("threshold_grad_v2_d", numBlocks, stream, grad, feature, threshold,
+                               out, workspace, tiling);
+}

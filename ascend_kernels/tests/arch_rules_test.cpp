@@ -1,9 +1,10 @@
-// The kernels under the AscendC rules of each SoC (cpu_ascendc/soc_rules.h): every kernel x dtype
-// x tail shape, bit for bit against the contract, under every SoC whose dtype list has the dtype;
-// and each rule aborting with its name when broken (every death test has a passing twin).
+// The kernels under the AscendC rules of each SoC's arch (cpu_ascendc/arch_rules.h): every kernel
+// x dtype x tail shape, bit for bit against the contract, under every SoC whose dtype list has the
+// dtype; and each rule aborting with its name when broken (every death test has a passing twin).
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,11 +16,10 @@
 namespace {
 
 using namespace kt;
-using ascend_kernels::KernelSoc;
 using namespace AscendC;
 
-const char* SocName(KernelSoc soc) {
-  return cpu_ascendc::RulesFor(static_cast<cpu_ascendc::Soc>(soc)).name;
+const cpu_ascendc::ArchRules& RulesOf(Soc soc) {
+  return cpu_ascendc::RulesOf(ascend_kernels::SocRowOf(soc)->arch);
 }
 
 // A threshold inside every dtype's range: 1 for integers, 0.5 for floats.
@@ -43,7 +43,7 @@ template <typename T>
 std::vector<uint64_t> TailSizes() {
   const uint64_t per_block = 32 / sizeof(T);
   uint64_t tile = 0;  // the largest of the SoCs' tiles
-  for (KernelSoc soc : RunnableSocs()) {
+  for (Soc soc : RunnableSocs()) {
     tile = std::max(
         tile,
         SpecTiling(1 << 24, sizeof(T), Traits<T>::kUbdn, UbOf(soc), kCores910B).tile_data_num);
@@ -59,15 +59,15 @@ std::vector<uint64_t> TailSizes() {
 
 template <typename T>
 void SweepSocs() {
-  std::mt19937_64 rng(0x50c + static_cast<int>(Traits<T>::kD));
+  std::mt19937_64 rng(0x50c + Traits<T>::kCode);
   const ThresholdParams p = MidParams<T>();
   for (uint64_t n : TailSizes<T>()) {
     const std::vector<T> g = RandomValues<T>(n, rng, Specials<T>());
     const std::vector<T> x = RandomValues<T>(n, rng, Specials<T>());
     for (bool relu : {false, true}) {
       const ThresholdParams ref = relu ? ZeroParams() : p;
-      for (KernelSoc soc : SocsRunning<T>(relu ? ascend_kernels::KernelOp::kReluGrad
-                                               : ascend_kernels::KernelOp::kThresholdGradV2D)) {
+      for (Soc soc : SocsRunning<T>(relu ? ascend_kernels::KernelOp::kReluGrad
+                                         : ascend_kernels::KernelOp::kThresholdGradV2D)) {
         // Tiled for the SoC's own UB.
         const ElementwiseTiling tiling =
             SpecTiling(n, sizeof(T), Traits<T>::kUbdn, UbOf(soc), kCores910B);
@@ -111,7 +111,7 @@ void ExpectEveryBytePairMatchesUnderEverySoc() {
   for (int64_t t : {-129, -128, -1, 0, 1, 37, 126, 127, 128, 254, 255, 256}) {
     params.push_back(IntParams(ThresholdMode::kCompare, t));
   }
-  for (KernelSoc soc : RunnableSocs()) {
+  for (Soc soc : RunnableSocs()) {
     for (uint64_t ub : {UbOf(soc), uint64_t{16384}}) {
       const ElementwiseTiling tiling = SpecTiling(g.size(), 1, Traits<T>::kUbdn, ub, kCores910B);
       for (const ThresholdParams& p : params) {
@@ -151,7 +151,7 @@ TEST(SocRules, ByteKernelsOnTilesOfHalfARepeatMatchOnTheHost) {
   const auto x = RandomValues<int8_t>(1001, rng, {});
   for (int64_t thr : {-5, 0, 3}) {
     const ThresholdParams p = IntParams(ThresholdMode::kCompare, thr);
-    const auto r = kt::Run<int8_t>(false, g, x, p, t, 16384, 1, true, KernelSoc::kHost);
+    const auto r = kt::Run<int8_t>(false, g, x, p, t, 16384, 1, true, Soc::kHost);
     uint64_t bad = 0;
     for (uint64_t i = 0; i < g.size(); ++i) bad += r.out[i] != (Passes(x[i], p) ? g[i] : 0);
     EXPECT_TRUE(bad == 0 && r.guards_intact) << "threshold " << thr << ": " << bad << " wrong";
@@ -159,26 +159,48 @@ TEST(SocRules, ByteKernelsOnTilesOfHalfARepeatMatchOnTheHost) {
 }
 
 TEST(SocRules, ByteCompareAndSelectAreTheAscend950sAndTheHostsOnly) {
-  using cpu_ascendc::Soc;
   using cpu_ascendc::VType;
   for (VType t : {VType::kInt8, VType::kUInt8}) {
-    EXPECT_FALSE(cpu_ascendc::HasCompareAndSelect(cpu_ascendc::RulesFor(Soc::kAscend910), t));
-    EXPECT_FALSE(cpu_ascendc::HasCompareAndSelect(cpu_ascendc::RulesFor(Soc::kAscend910B), t));
-    EXPECT_TRUE(cpu_ascendc::HasCompareAndSelect(cpu_ascendc::RulesFor(Soc::kAscend950), t));
-    EXPECT_TRUE(cpu_ascendc::HasCompareAndSelect(cpu_ascendc::RulesFor(Soc::kHost), t));
+    EXPECT_FALSE(cpu_ascendc::HasCompareAndSelect(RulesOf(Soc::kAscend910), t));
+    EXPECT_FALSE(cpu_ascendc::HasCompareAndSelect(RulesOf(Soc::kAscend910B), t));
+    EXPECT_TRUE(cpu_ascendc::HasCompareAndSelect(RulesOf(Soc::kAscend950), t));
+    EXPECT_TRUE(cpu_ascendc::HasCompareAndSelect(RulesOf(Soc::kHost), t));
   }
 }
 
-TEST(SocRules, UsableUbIsTheSocsLimitOrTheLaunchsUb) {
-  using cpu_ascendc::Soc;
-  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend910B, 196608) ==
+TEST(SocRules, UsableUbIsTheArchsLimitOrTheLaunchsUb) {
+  EXPECT_TRUE(cpu_ascendc::UsableUb(RulesOf(Soc::kAscend910B), 196608) ==
               184 * 1024);  // TMP_UB_OFFSET, dav_c220
-  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend910B, 65536) == 65536);
-  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend950, 196608) ==
+  EXPECT_TRUE(cpu_ascendc::UsableUb(RulesOf(Soc::kAscend910B), 65536) == 65536);
+  EXPECT_TRUE(cpu_ascendc::UsableUb(RulesOf(Soc::kAscend950), 196608) ==
               196608);  // 248 KiB, nothing reserved
-  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kAscend910, 262144) == 248 * 1024);
-  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kHost, 32768) == 32768);
-  EXPECT_TRUE(cpu_ascendc::UsableUb(Soc::kHost, 1 << 20) == (1u << 20));
+  EXPECT_TRUE(cpu_ascendc::UsableUb(RulesOf(Soc::kAscend910), 262144) == 248 * 1024);
+  EXPECT_TRUE(cpu_ascendc::UsableUb(RulesOf(Soc::kHost), 32768) == 32768);
+  EXPECT_TRUE(cpu_ascendc::UsableUb(RulesOf(Soc::kHost), 1 << 20) == (1u << 20));
+}
+
+// Every SOC_VERSION of a row names that row, and the NPU build's refusal lists it.
+TEST(SocRows, EverySocVersionNamesItsRowAndIsListedWhenRefused) {
+  const std::string listed = " " ASCEND_KERNELS_SOC_VERSIONS " ";
+  for (const ascend_kernels::SocRow& row : ascend_kernels::kSocs) {
+    std::istringstream words(row.soc_versions);
+    for (std::string v; words >> v;) {
+      EXPECT_TRUE(ascend_kernels::IsSocVersion(v.c_str())) << v;
+      EXPECT_EQ(ascend_kernels::SocOfSocVersion(v.c_str()), row.soc) << v;
+      EXPECT_NE(listed.find(" " + v + " "), std::string::npos) << v;
+    }
+  }
+  EXPECT_FALSE(ascend_kernels::IsSocVersion("Ascend910A"));    // dav_c100: refused
+  EXPECT_FALSE(ascend_kernels::IsSocVersion("Ascend910B"));    // ditto, despite the name
+  EXPECT_TRUE(ascend_kernels::IsSocVersion("ascend910b4-1"));  // without case, as CANN's CMake
+  EXPECT_FALSE(ascend_kernels::IsSocVersion("Ascend910B41"));  // whole words only
+}
+
+// Each SoC row's UB is its arch's TOTAL_UB_SIZE in the model (0 for the host on both sides).
+TEST(SocRules, EverySocRowsUbIsItsArchsTotalUbSize) {
+  for (const ascend_kernels::SocRow& row : ascend_kernels::kSocs) {
+    EXPECT_EQ(row.ub_bytes, cpu_ascendc::RulesOf(row.arch).total_ub_size) << row.name;
+  }
 }
 
 // Phase one accepts a platform ub_size from 16 KiB up to the SoC's whole UB
@@ -187,13 +209,13 @@ TEST(SocRules, UsableUbIsTheSocsLimitOrTheLaunchsUb) {
 // lists the dtype, both kernels, every tile_block_num in that range, at the smallest accepted
 // ub_size giving it (the strictest budget),
 // with the widest launch (one core, a whole tile and a 1-element tail), under the SoC's rules,
-// which allow the usable UB only (the SoC table's TMP_UB_OFFSET).
+// which allow the usable UB only (the arch's TMP_UB_OFFSET).
 template <typename T>
 void PlansFitUsableUb() {
   for (bool relu : {false, true}) {
-    for (KernelSoc soc : SocsRunning<T>(relu ? ascend_kernels::KernelOp::kReluGrad
-                                             : ascend_kernels::KernelOp::kThresholdGradV2D)) {
-      const uint64_t whole = ascend_kernels::FactsOfSoc(static_cast<int32_t>(soc)).ub_bytes;
+    for (Soc soc : SocsRunning<T>(relu ? ascend_kernels::KernelOp::kReluGrad
+                                       : ascend_kernels::KernelOp::kThresholdGradV2D)) {
+      const uint64_t whole = ascend_kernels::SocRowOf(soc)->ub_bytes;
       const uint64_t per_block = 256 * Traits<T>::kUbdn;
       constexpr uint64_t kMinUb = 16 * 1024;  // platform_check.h kMinUbSize
       for (uint64_t blocks = whole / per_block; blocks >= kMinUb / per_block; --blocks) {
@@ -229,11 +251,11 @@ TEST(SocRulesDeathTest, PlanIntoAscend910BReservedScratchAbortsAndRunsOnHost) {
   t.small_tail_data_num = t.big_tail_data_num = 7872;
   std::mt19937_64 rng(5);
   const auto g = RandomValues<float>(7872, rng, {}), x = RandomValues<float>(7872, rng, {});
-  EXPECT_DEATH(kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false,
-                              KernelSoc::kAscend910B),
-               "usable on Ascend910B");
+  EXPECT_DEATH(
+      kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, Soc::kAscend910B),
+      "usable on dav_c220");
   const auto r =
-      kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kHost);
+      kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, Soc::kHost);
   EXPECT_TRUE(r.out.size() == 7872);
 }
 
@@ -242,26 +264,26 @@ TEST(SocRulesDeathTest, Ascend910RulesStopTheKernelsThatRunOnAscend910B) {
   std::mt19937_64 rng(9);
   const auto g7 = RandomValues<float>(7, rng, {}), x7 = RandomValues<float>(7, rng, {});
   const auto t7 = SpecTiling(7, 4, 7, kUb910B, kCores910B);
-  EXPECT_DEATH(kt::Run<float>(false, g7, x7, FloatParams(0.f, 0.), t7, kUb910B, 1, false,
-                              KernelSoc::kAscend910),
-               "Ascend910 \\(dav_c100\\) has no DataCopyPad");
+  EXPECT_DEATH(
+      kt::Run<float>(false, g7, x7, FloatParams(0.f, 0.), t7, kUb910B, 1, false, Soc::kAscend910),
+      "dav_c100 rule: no DataCopyPad");
   const auto g = RandomValues<float>(256, rng, {}), x = RandomValues<float>(256, rng, {});
   const auto t = SpecTiling(256, 4, 7, kUb910B, kCores910B);
-  EXPECT_DEATH(kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false,
-                              KernelSoc::kAscend910),
-               "has no CompareScalar on float");
+  EXPECT_DEATH(
+      kt::Run<float>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, Soc::kAscend910),
+      "dav_c100 rule: no CompareScalar on float");
   const auto gb = RandomValues<bfloat16_t>(256, rng, {}),
              xb = RandomValues<bfloat16_t>(256, rng, {});
   const auto tb = SpecTiling(256, 2, 10, kUb910B, kCores910B);
   EXPECT_DEATH(
-      kt::Run<bfloat16_t>(true, gb, xb, ZeroParams(), tb, kUb910B, 1, false, KernelSoc::kAscend910),
-      "has no Cast bfloat16_t -> float");
+      kt::Run<bfloat16_t>(true, gb, xb, ZeroParams(), tb, kUb910B, 1, false, Soc::kAscend910),
+      "dav_c100 rule: no Cast bfloat16_t -> float");
   // Twins: the same launches run under the 910B's rules.
-  EXPECT_TRUE(kt::Run<float>(false, g7, x7, FloatParams(0.f, 0.), t7, kUb910B, 1, false,
-                             KernelSoc::kAscend910B)
-                  .out.size() == 7);
   EXPECT_TRUE(
-      kt::Run<bfloat16_t>(true, gb, xb, ZeroParams(), tb, kUb910B, 1, false, KernelSoc::kAscend910B)
+      kt::Run<float>(false, g7, x7, FloatParams(0.f, 0.), t7, kUb910B, 1, false, Soc::kAscend910B)
+          .out.size() == 7);
+  EXPECT_TRUE(
+      kt::Run<bfloat16_t>(true, gb, xb, ZeroParams(), tb, kUb910B, 1, false, Soc::kAscend910B)
           .out.size() == 256);
 }
 
@@ -270,18 +292,17 @@ TEST(SocRulesDeathTest, Float64KernelsRunOnlyOnTheHostSoc) {
   std::mt19937_64 rng(10);
   const auto g = RandomValues<double>(64, rng, {}), x = RandomValues<double>(64, rng, {});
   const auto t = SpecTiling(64, 8, 7, kUb910B, kCores910B);
-  EXPECT_DEATH(kt::Run<double>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false,
-                               KernelSoc::kAscend910B),
-               "has no CompareScalar on double");
-  EXPECT_TRUE(
-      kt::Run<double>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, KernelSoc::kHost)
-          .out.size() == 64);
+  EXPECT_DEATH(
+      kt::Run<double>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, Soc::kAscend910B),
+      "dav_c220 rule: no CompareScalar on double");
+  EXPECT_TRUE(kt::Run<double>(false, g, x, FloatParams(0.f, 0.), t, kUb910B, 1, false, Soc::kHost)
+                  .out.size() == 64);
 }
 
 // Round modes: the widening Casts emit an instruction only for CAST_NONE on dav_c220.
 template <typename D, typename S>
-void CastOnce(KernelSoc soc, RoundMode mode) {
-  cpu_ascendc::CoreScope core(0, 1, 8192, {}, static_cast<cpu_ascendc::Soc>(soc));
+void CastOnce(Soc soc, RoundMode mode) {
+  cpu_ascendc::CoreScope core(0, 1, 8192, {}, ascend_kernels::SocRowOf(soc)->arch);
   TPipe pipe;
   TBuf<TPosition::VECCALC> a, b;
   pipe.InitBuffer(a, 256 * sizeof(D));
@@ -292,21 +313,21 @@ void CastOnce(KernelSoc soc, RoundMode mode) {
   Cast(a.Get<D>(), src, mode, 256);
 }
 TEST(SocRulesDeathTest, CastRoundModesFollowEachSocsTable) {
-  EXPECT_DEATH((CastOnce<float, half>(KernelSoc::kAscend910B, RoundMode::CAST_RINT)),
-               "has no Cast half -> float with CAST_RINT");
-  CastOnce<float, half>(KernelSoc::kAscend910B, RoundMode::CAST_NONE);
-  EXPECT_DEATH((CastOnce<float, bfloat16_t>(KernelSoc::kAscend910B, RoundMode::CAST_RINT)),
-               "has no Cast bfloat16_t -> float with CAST_RINT");
-  CastOnce<float, bfloat16_t>(KernelSoc::kAscend910B, RoundMode::CAST_NONE);
-  EXPECT_DEATH((CastOnce<half, int8_t>(KernelSoc::kAscend950, RoundMode::CAST_FLOOR)),
-               "has no Cast int8_t -> half with CAST_FLOOR");
-  CastOnce<half, int8_t>(KernelSoc::kAscend950, RoundMode::CAST_NONE);
-  EXPECT_DEATH((CastOnce<bfloat16_t, float>(KernelSoc::kAscend910B, RoundMode::CAST_NONE)),
-               "has no Cast float -> bfloat16_t with CAST_NONE");
-  CastOnce<bfloat16_t, float>(KernelSoc::kAscend910B, RoundMode::CAST_RINT);
-  EXPECT_DEATH((CastOnce<int8_t, half>(KernelSoc::kAscend910, RoundMode::CAST_RINT)),
-               "has no Cast half -> int8_t with CAST_RINT");
-  CastOnce<int8_t, half>(KernelSoc::kAscend910, RoundMode::CAST_TRUNC);
+  EXPECT_DEATH((CastOnce<float, half>(Soc::kAscend910B, RoundMode::CAST_RINT)),
+               "dav_c220 rule: no Cast half -> float with CAST_RINT");
+  CastOnce<float, half>(Soc::kAscend910B, RoundMode::CAST_NONE);
+  EXPECT_DEATH((CastOnce<float, bfloat16_t>(Soc::kAscend910B, RoundMode::CAST_RINT)),
+               "no Cast bfloat16_t -> float with CAST_RINT");
+  CastOnce<float, bfloat16_t>(Soc::kAscend910B, RoundMode::CAST_NONE);
+  EXPECT_DEATH((CastOnce<half, int8_t>(Soc::kAscend950, RoundMode::CAST_FLOOR)),
+               "dav_3510 rule: no Cast int8_t -> half with CAST_FLOOR");
+  CastOnce<half, int8_t>(Soc::kAscend950, RoundMode::CAST_NONE);
+  EXPECT_DEATH((CastOnce<bfloat16_t, float>(Soc::kAscend910B, RoundMode::CAST_NONE)),
+               "no Cast float -> bfloat16_t with CAST_NONE");
+  CastOnce<bfloat16_t, float>(Soc::kAscend910B, RoundMode::CAST_RINT);
+  EXPECT_DEATH((CastOnce<int8_t, half>(Soc::kAscend910, RoundMode::CAST_RINT)),
+               "dav_c100 rule: no Cast half -> int8_t with CAST_RINT");
+  CastOnce<int8_t, half>(Soc::kAscend910, RoundMode::CAST_TRUNC);
 }
 
 }  // namespace

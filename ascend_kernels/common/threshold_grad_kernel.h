@@ -1,27 +1,92 @@
-// The AscendC kernel class both operators instantiate: ThresholdGradV2D and ReluGrad differ only
-// in where the threshold comes from (ThresholdOf), so they share Init / Process / CopyIn /
-// Compute / CopyOut.
+// The AscendC kernel class both operators instantiate, ThresholdGradKernel: ThresholdGradV2D
+// and ReluGrad differ only in where the threshold comes from (ThresholdOf), so they share Init /
+// Process / CopyIn / Compute / CopyOut. And RunKernelBlock, what each operator's entry runs.
 //
 // One block per AI core. Init picks the core's slice (big cores first, clipped to the real
 // element count), Process streams it through UB in tiles of tile_data_num: CopyIn (GM -> VECIN,
 // double-buffered), Compute (ThresholdSelect, the per-dtype compare + select), CopyOut
 // (VECOUT -> GM). Tiles whose byte length is not a whole 32-byte block go through DataCopyPad,
 // so no byte outside the tensors is read or written.
+//
+// Synchronisation: the kernel has no explicit PipeBarrier/SetFlag. Between stages it relies on
+// its TQue EnQue/DeQue (which carry the MTE2 -> V -> MTE3 events); inside Compute, on the
+// compiler's auto-sync (asc-devkit cmake/asc/legacy_modules/bisheng_intf.cmake passes
+// --cce-auto-sync for every arch) for the V -> V dependencies between consecutive vector ops
+// on the same buffers (Cast -> CompareScalar -> Select, Maxs -> Mins -> Adds -> Not -> And).
+// The count-form (level 2) APIs it calls set and reset the vector mask themselves
+// (SetMaskCount ... ResetMask in dav_c220/kernel_operator_vec_cmpsel_impl.h), so no mask state
+// crosses calls and the CPU implementation models none. The GM threshold is a scalar read at
+// Init, before any vector or copy instruction.
 #pragma once
 
 #include "kernel_operator.h"
 
+#include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/kernel_args.h"
 #include "ascend_kernels/threshold_from_bits.h"
-#include "dtype_of.h"
-#include "elementwise_core_range.h"
-#include "soc_features.h"
 #include "threshold_select.h"
 
+// On the NPU, __NPU_ARCH__ names the arch (asc-devkit tests/api/basic_api/CMakeLists.txt: 1001
+// dav_c100 = Ascend910, 2002 dav_m200 = Ascend310P, 2201 dav_c220 = Ascend910B, 3510 dav_3510 =
+// Ascend950). dav_c100 / dav_m200: DataCopyPad and (dav_c100) CompareScalar are "not supported"
+// stubs that emit nothing in a release build (asc-devkit impl/basic_api/kernel_log.h,
+// ASCENDC_REPORT_NOT_SUPPORT), so the kernels would build and silently leave tails uncopied.
+#if !defined(ASCEND_KERNELS_CPU_ASCENDC) && defined(__NPU_ARCH__) && \
+    (__NPU_ARCH__ == 1001 || __NPU_ARCH__ == 2002)
+#error \
+    "ThresholdGradV2D/ReluGrad need DataCopyPad, CompareScalar and tensor-scalar Select: not on dav_c100/dav_m200"
+#endif
+#if !defined(ASCEND_KERNELS_CPU_ASCENDC) && defined(__NPU_ARCH__) && \
+    defined(JAX_THRESHOLD_SOC_VERSION)
+static_assert(ascend_kernels::SocRowOf(ascend_kernels::kBuildSoc)->arch == __NPU_ARCH__,
+              "SOC_VERSION's arch is not its SoC row's (dtype_soc_table.h)");
+#endif
+
 namespace ascend_kernels {
-namespace kernel_common {
 
 using namespace AscendC;
+
+// Which elements one AI core owns under an ElementwiseTiling (docs/behaviour.md §3). Big cores
+// (index < tail_block_num) come first. The range is clipped to total_num: the tiling rounds every
+// core's count up to whole 256-byte blocks, and the last core must not read or write past the
+// real end of the tensors (the upstream defect we do not copy).
+struct CoreRange {
+  uint64_t offset;    // first element
+  uint64_t count;     // elements owned, after clipping
+  uint64_t tile_num;  // tiles, the last one holding tail_num elements
+  uint64_t tail_num;
+};
+
+__aicore__ inline CoreRange SplitForCore(const ElementwiseTiling& t, uint64_t block_idx) {
+  CoreRange r{0, 0, 0, 0};
+  const bool big = block_idx < t.tail_block_num;
+  r.offset = big ? block_idx * t.big_core_data_num
+                 : t.tail_block_num * t.big_core_data_num +
+                       (block_idx - t.tail_block_num) * t.small_core_data_num;
+  if (t.tile_data_num == 0 || block_idx >= t.block_dim || r.offset >= t.total_num) {
+    return r;
+  }
+  r.count = big ? t.big_core_data_num : t.small_core_data_num;
+  r.tile_num = big ? t.final_big_tile_num : t.final_small_tile_num;
+  r.tail_num = big ? t.big_tail_data_num : t.small_tail_data_num;
+  if (t.total_num - r.offset < r.count) {
+    r.count = t.total_num - r.offset;
+    r.tile_num = (r.count + t.tile_data_num - 1) / t.tile_data_num;
+    r.tail_num = r.count - (r.tile_num - 1) * t.tile_data_num;
+  }
+#if defined(ASCEND_KERNELS_CPU_ASCENDC)
+  // A tiling whose per-core tile counts disagree with its per-core element counts is a host bug.
+  CPU_ASCENDC_CHECK(
+      r.tile_num >= 1 && r.tail_num >= 1 && r.tail_num <= t.tile_data_num &&
+          (r.tile_num - 1) * t.tile_data_num + r.tail_num == r.count,
+      "ElementwiseTiling",
+      "core %llu: %llu tiles of %llu with tail %llu do not cover its %llu elements",
+      static_cast<unsigned long long>(block_idx), static_cast<unsigned long long>(r.tile_num),
+      static_cast<unsigned long long>(t.tile_data_num), static_cast<unsigned long long>(r.tail_num),
+      static_cast<unsigned long long>(r.count));
+#endif
+  return r;
+}
 
 // One element of U at a GM address, read by the scalar unit. The value was written outside this
 // kernel (by the threshold's producer, possibly from another core), so its line in this core's
@@ -33,11 +98,6 @@ __aicore__ inline U LoadGmElement(GM_ADDR address) {
   DataCacheCleanAndInvalid<U, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(value);
   return value.GetValue(0);
 }
-template <typename U>
-__aicore__ inline uint64_t LoadGmScalar(GM_ADDR address) {
-  return static_cast<uint64_t>(LoadGmElement<U>(address));
-}
-
 // The unsigned type of `bytes` bytes, as which a threshold element's bits are read.
 template <uint32_t bytes>
 struct BitsOf;
@@ -58,18 +118,19 @@ struct BitsOf<8> {
   using Type = uint64_t;
 };
 
-// The bytes (zero-extended) of the threshold element of `dtype` at `threshold` (0 for a dtype
-// that is not a kernel dtype: the executor plans none).
-__aicore__ inline uint64_t LoadThresholdBits(GM_ADDR threshold, int32_t dtype) {
-  switch (dtype) {
-#define ASCEND_KERNELS_LOAD_CASE(Name, name, code, type, bytes, ...) \
-  case code:                                                         \
-    return LoadGmScalar<typename BitsOf<bytes>::Type>(threshold);
-    ASCEND_KERNELS_KERNEL_DTYPES(ASCEND_KERNELS_LOAD_CASE)
-#undef ASCEND_KERNELS_LOAD_CASE
-    default:
-      return 0;
+// The bytes (zero-extended) of the threshold element of a kernel dtype at `address`.
+struct LoadThresholdBits {
+  GM_ADDR address;
+  uint64_t bits = 0;
+  template <Dtype D>
+  __aicore__ void operator()(DtypeTag<D>) {
+    bits = LoadGmElement<typename BitsOf<sizeof(CType<D>)>::Type>(address);
   }
+};
+__aicore__ inline uint64_t LoadThreshold(GM_ADDR address, int32_t dtype) {
+  LoadThresholdBits load{address};
+  VisitKernelDtype(dtype, load);
+  return load.bits;
 }
 
 // The launch's batch of slices (kernel_args.h), if it is one: ThresholdGradV2D's only.
@@ -96,32 +157,31 @@ __aicore__ inline bool HasBroadcast(const TilingData& data) {
 
 // ThresholdGradV2D's threshold: precomputed by the host in the tiling data, or read from GM
 // (`threshold`, one element) and converted here, exactly as the host would have.
-template <typename T>
 __aicore__ inline ThresholdParams ThresholdOf(const ThresholdGradV2DTilingData& data,
                                               GM_ADDR threshold) {
   if (data.threshold.source != static_cast<int32_t>(ThresholdSource::kDevice)) {
     return data.threshold;
   }
-  return ThresholdParamsFromBits(static_cast<int32_t>(DTypeOf<T>::kValue), data.threshold.gm_dtype,
-                                 LoadThresholdBits(threshold, data.threshold.gm_dtype));
+  return ThresholdParamsFromBits(data.dtype, data.threshold.gm_dtype,
+                                 LoadThreshold(threshold, data.threshold.gm_dtype));
 }
 
 // ReluGrad is x > 0 exactly, for every dtype (integers compare exactly too); it has no
 // threshold argument.
-template <typename T>
 __aicore__ inline ThresholdParams ThresholdOf(const ReluGradTilingData&, GM_ADDR) {
   ThresholdParams p{};  // every field 0: mode kCompare, source kTiling
   return p;
 }
 
-template <typename T, typename TilingData>
-class SelectKernel {
+template <Dtype D, typename TilingData>
+class ThresholdGradKernel {
  public:
-  __aicore__ inline SelectKernel() {}
+  using T = CType<D>;
+  __aicore__ inline ThresholdGradKernel() {}
 
   __aicore__ inline void Init(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold, GM_ADDR out,
                               const TilingData& data) {
-    range_ = kernel_common::SplitForCore(data.tiling, GetBlockIdx());
+    range_ = SplitForCore(data.tiling, GetBlockIdx());
     tileDataNum_ = static_cast<uint32_t>(data.tiling.tile_data_num);
     if (range_.count == 0) {
       return;
@@ -143,7 +203,7 @@ class SelectKernel {
       outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(out) + range_.offset, range_.count);
     }
 
-    const uint32_t capacity = ThresholdSelect<T>::Capacity(tileDataNum_);
+    const uint32_t capacity = ThresholdSelect<D>::Capacity(tileDataNum_);
     pipe_.InitBuffer(gradQue_, BUFFER_NUM, capacity * sizeof(T));
     pipe_.InitBuffer(featureQue_, BUFFER_NUM, capacity * sizeof(T));
     pipe_.InitBuffer(outQue_, BUFFER_NUM, capacity * sizeof(T));
@@ -151,7 +211,7 @@ class SelectKernel {
       ThresholdParams first{};  // each slice piece sets its own (ProcessBatch)
       select_.Init(pipe_, capacity, first);
     } else {
-      select_.Init(pipe_, capacity, ThresholdOf<T>(data, threshold));
+      select_.Init(pipe_, capacity, ThresholdOf(data, threshold));
     }
   }
 
@@ -187,10 +247,9 @@ class SelectKernel {
       int64_t off[kNumOperands];
       SliceOffsets(slice, batch_.rank, batch_.sizes, batch_.strides, off);
       GM_ADDR element =
-          thresholdBase_ +
-          off[kOperandThreshold] * static_cast<int64_t>(threshold_bits::KernelDTypeBytes(gmDtype_));
-      select_.SetThreshold(ThresholdParamsFromBits(static_cast<int32_t>(DTypeOf<T>::kValue),
-                                                   gmDtype_, LoadThresholdBits(element, gmDtype_)));
+          thresholdBase_ + off[kOperandThreshold] * static_cast<int64_t>(DtypeSize(gmDtype_));
+      select_.SetThreshold(ThresholdParamsFromBits(static_cast<int32_t>(D), gmDtype_,
+                                                   LoadThreshold(element, gmDtype_)));
       if (broadcast_) {  // the slice's inputs through the broadcast copy-in
         const int64_t bytes = static_cast<int64_t>(sizeof(T));
         ProcessBroadcast(gradBase_ + off[kOperandGrad] * bytes,
@@ -407,7 +466,7 @@ class SelectKernel {
   TQue<TPosition::VECIN, 1> gradQue_;
   TQue<TPosition::VECIN, 1> featureQue_;
   TQue<TPosition::VECOUT, 1> outQue_;
-  ThresholdSelect<T> select_;
+  ThresholdSelect<D> select_;
   GlobalTensor<T> gradGm_;
   GlobalTensor<T> featureGm_;
   GlobalTensor<T> outGm_;
@@ -426,86 +485,41 @@ class SelectKernel {
   int32_t gmDtype_ = 0;
 };
 
-// Runs one block of the kernel whose tiling data is `TilingData` (`threshold`: ThresholdGradV2D's
-// GM threshold, null for ReluGrad).
-template <typename T, typename TilingData>
-__aicore__ inline void RunSelectKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold,
-                                       GM_ADDR out, const TilingData& tiling) {
-  SelectKernel<T, TilingData> op;
-  op.Init(grad, feature, threshold, out, tiling);
-  op.Process();
-}
-
-// Whether this build has operator `op`'s kernel of `dtype`: the CPU build has every one (the
-// launch's SoC rules decide at run time); an NPU build, those of the SoC it compiles for
-// (JAX_THRESHOLD_NPU_SOC, set by ascend_kernels/npu/CMakeLists.txt from SOC_VERSION).
-__aicore__ constexpr bool BuildHasKernel(KernelOp op, KernelDType dtype) {
+// Whether this build has operator kOp's kernel of dtype D: the CPU build has every one (the
+// launch's arch rules decide at run time); an NPU build, those its SOC_VERSION's SoC runs.
+template <KernelOp kOp, Dtype D>
+__aicore__ constexpr bool BuildHasKernel() {
 #if defined(ASCEND_KERNELS_CPU_ASCENDC)
-  (void)op;
-  (void)dtype;
   return true;
 #else
-  return SocRunsKernel(JAX_THRESHOLD_NPU_SOC, op, static_cast<int32_t>(dtype));
+  return SocRunsKernel(kBuildSoc, kOp, static_cast<int32_t>(D));
 #endif
 }
 
-// One block of SelectKernel<T, TilingData>, where the build has the kernel; elsewhere nothing
-// (the entry keeps its symbol, so that every build has the same entries; phase one never
-// launches it).
-template <bool kBuilt, typename T, typename TilingData>
-__aicore__ inline void RunBuiltKernel(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold, GM_ADDR out,
-                                      const TilingData& tiling) {
-  if constexpr (kBuilt) {
-    RunSelectKernel<T, TilingData>(grad, feature, threshold, out, tiling);
-  } else {
-    (void)grad;
-    (void)feature;
-    (void)threshold;
-    (void)out;
-    (void)tiling;
+// One block of operator kOp's kernel on the element type of the tiling's dtype (`threshold`:
+// ThresholdGradV2D's GM threshold, null for ReluGrad). A dtype the build has no kernel for runs
+// nothing: neither phase one nor the NPU launcher launches one.
+template <KernelOp kOp, typename TilingData>
+struct KernelBlock {
+  GM_ADDR grad;
+  GM_ADDR feature;
+  GM_ADDR threshold;
+  GM_ADDR out;
+  const TilingData& tiling;
+  template <Dtype D>
+  __aicore__ void operator()(DtypeTag<D>) {
+    if constexpr (BuildHasKernel<kOp, D>()) {
+      ThresholdGradKernel<D, TilingData> op;
+      op.Init(grad, feature, threshold, out, tiling);
+      op.Process();
+    }
   }
+};
+template <KernelOp kOp, typename TilingData>
+__aicore__ inline void RunKernelBlock(GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold, GM_ADDR out,
+                                      const TilingData& tiling) {
+  KernelBlock<kOp, TilingData> block{grad, feature, threshold, out, tiling};
+  VisitKernelDtype(tiling.dtype, block);
 }
 
-}  // namespace kernel_common
 }  // namespace ascend_kernels
-
-// Kernel entry points, one per row of the dtype table, as the host launcher and the NPU build
-// call them: relu_grad_<name> and threshold_grad_v2_d_<name>, one block of SelectKernel<C type,
-// ...> (the workspace is unused), on vector cores only. ReluGrad's is (grad, feature, out,
-// workspace, tiling); ThresholdGradV2D's has the threshold's GM address after feature (read when
-// the tiling says ThresholdSource::kDevice, else unused and may be null). The tiling struct is
-// passed by value: the launch copies it into the kernel's arguments in stream order, so the host
-// keeps no device copy (kernel_args.h).
-//
-// Synchronisation: the kernel has no explicit PipeBarrier/SetFlag. Between stages it relies on
-// its TQue EnQue/DeQue (which carry the MTE2 -> V -> MTE3 events); inside Compute, on the
-// compiler's auto-sync (asc-devkit cmake/asc/legacy_modules/bisheng_intf.cmake passes
-// --cce-auto-sync for every arch) for the V -> V dependencies between consecutive vector ops
-// on the same buffers (Cast -> CompareScalar -> Select, Maxs -> Mins -> Adds -> Not -> And).
-// The count-form (level 2) APIs it calls set and reset the vector mask themselves
-// (SetMaskCount ... ResetMask in dav_c220/kernel_operator_vec_cmpsel_impl.h), so no mask state
-// crosses calls and the CPU implementation models none. The GM threshold is a scalar read at
-// Init, before any vector or copy instruction.
-#define ASCEND_KERNELS_RELU_GRAD_ENTRY(Name, name, code, type, ...)                               \
-  extern "C" __global__ __aicore__ void relu_grad_##name(                                         \
-      GM_ADDR grad, GM_ADDR feature, GM_ADDR out, GM_ADDR workspace, ReluGradTilingData tiling) { \
-    (void)workspace;                                                                              \
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);                                               \
-    ascend_kernels::kernel_common::RunBuiltKernel<ascend_kernels::kernel_common::BuildHasKernel(  \
-                                                      ascend_kernels::KernelOp::kReluGrad,        \
-                                                      ascend_kernels::KernelDType::k##Name),      \
-                                                  type, ascend_kernels::ReluGradTilingData>(      \
-        grad, feature, nullptr, out, tiling);                                                     \
-  }
-
-#define ASCEND_KERNELS_THRESHOLD_GRAD_ENTRY(Name, name, code, type, ...)                           \
-  extern "C" __global__ __aicore__ void threshold_grad_v2_d_##name(                                \
-      GM_ADDR grad, GM_ADDR feature, GM_ADDR threshold, GM_ADDR out, GM_ADDR workspace,            \
-      ThresholdGradV2DTilingData tiling) {                                                         \
-    (void)workspace;                                                                               \
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);                                                \
-    ascend_kernels::kernel_common::RunBuiltKernel<                                                 \
-        ascend_kernels::kernel_common::BuildHasKernel(ascend_kernels::KernelOp::kThresholdGradV2D, \
-                                                      ascend_kernels::KernelDType::k##Name),       \
-        type, ascend_kernels::ThresholdGradV2DTilingData>(grad, feature, threshold, out, tiling);  \
-  }
