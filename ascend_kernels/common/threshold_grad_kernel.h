@@ -123,7 +123,7 @@ struct LoadThresholdBits {
   GM_ADDR address;
   uint64_t bits = 0;
   template <Dtype D>
-  __aicore__ void operator()(DtypeTag<D>) {
+  __aicore__ void operator()(CTypeOf<D>) {
     bits = LoadGmElement<typename BitsOf<sizeof(CType<D>)>::Type>(address);
   }
 };
@@ -507,7 +507,7 @@ struct KernelBlock {
   GM_ADDR out;
   const TilingData& tiling;
   template <Dtype D>
-  __aicore__ void operator()(DtypeTag<D>) {
+  __aicore__ void operator()(CTypeOf<D>) {
     if constexpr (BuildHasKernel<kOp, D>()) {
       ThresholdGradKernel<D, TilingData> op;
       op.Init(grad, feature, threshold, out, tiling);

@@ -67,8 +67,8 @@ __aicore__ inline bool HasByteCompareSelect() {
 enum class SelectPath { kFloat, kWide16, kByte, kExactInt };
 template <Dtype D>
 inline constexpr SelectPath kSelectPath =
-    DtypeTag<D>::kInteger ? (sizeof(CType<D>) == 1 ? SelectPath::kByte : SelectPath::kExactInt)
-                          : (sizeof(CType<D>) == 2 ? SelectPath::kWide16 : SelectPath::kFloat);
+    CTypeOf<D>::kInteger ? (sizeof(CType<D>) == 1 ? SelectPath::kByte : SelectPath::kExactInt)
+                         : (sizeof(CType<D>) == 2 ? SelectPath::kWide16 : SelectPath::kFloat);
 
 template <Dtype D>
 class ThresholdSelect {

@@ -182,12 +182,6 @@ struct CTypeOf<Dtype::kBFloat16> : FloatType<bfloat16_t> {};
 template <Dtype D>
 using CType = typename CTypeOf<D>::Type;
 
-// What the visitors hand over: the dtype and its C type.
-template <Dtype D>
-struct DtypeTag : CTypeOf<D> {
-  static constexpr Dtype kDtype = D;
-};
-
 // [min, max] of an integer C type (of at most 63 value bits).
 struct IntegerRange {
   int64_t min, max;
@@ -200,7 +194,7 @@ __aicore__ constexpr IntegerRange IntegerRangeOf() {
   return {kSigned ? -kMax - 1 : 0, kMax};
 }
 
-// f(DtypeTag<D>{}) for the row whose code is `code`: every row (VisitDtype), or those a kernel
+// f(CTypeOf<D>{}) for the row whose code is `code`: every row (VisitDtype), or those a kernel
 // runs (VisitKernelDtype, whose f is instantiated for kernel element types only). False: no such
 // row, f not called.
 template <bool kKernelsOnly, int I = 0, typename F>
@@ -209,7 +203,7 @@ __aicore__ inline bool VisitRow(int32_t code, F& f) {
     constexpr DtypeRow kRow = kDtypes[I];
     if constexpr (!kKernelsOnly || kRow.ub_divisor != 0) {
       if (code == static_cast<int32_t>(kRow.dtype)) {
-        f(DtypeTag<kRow.dtype>{});
+        f(CTypeOf<kRow.dtype>{});
         return true;
       }
     }
@@ -233,7 +227,7 @@ __aicore__ inline bool VisitKernelDtype(int32_t code, F& f) {
 struct DtypeSizeOf {
   uint32_t size = 0;
   template <Dtype D>
-  __aicore__ void operator()(DtypeTag<D>) {
+  __aicore__ void operator()(CTypeOf<D>) {
     size = sizeof(CType<D>);
   }
 };
@@ -248,8 +242,8 @@ struct DtypeIntegerRangeOf {
   IntegerRange range{0, 0};
   bool integer = false;
   template <Dtype D>
-  __aicore__ void operator()(DtypeTag<D>) {
-    if constexpr (DtypeTag<D>::kInteger) {
+  __aicore__ void operator()(CTypeOf<D>) {
+    if constexpr (CTypeOf<D>::kInteger) {
       range = IntegerRangeOf<CType<D>>();
       integer = true;
     }

@@ -77,8 +77,8 @@ struct IntegerValueOf {
   int64_t value = 0;
   bool integer = false;
   template <Dtype D>
-  __aicore__ void operator()(DtypeTag<D>) {
-    if constexpr (DtypeTag<D>::kInteger) {
+  __aicore__ void operator()(CTypeOf<D>) {
+    if constexpr (CTypeOf<D>::kInteger) {
       value = static_cast<int64_t>(static_cast<CType<D>>(bits));
       integer = true;
     }
