@@ -30,7 +30,7 @@ HostLaunch MakeLaunch(const void* grad, const void* feature, void* out, const Ti
                       uint64_t ub_size, Soc soc, std::vector<cpu_ascendc::GmRegion> regions,
                       Call call) {
   HostLaunch launch;
-  if (tiling == nullptr || !HasKernel(tiling->dtype) || SocRowOf(soc) == nullptr) return launch;
+  if (tiling == nullptr || !HasKernel(tiling->dtype) || !HasSocRow(soc)) return launch;
   launch.block_dim = static_cast<uint32_t>(tiling->tiling.block_dim);
   const uint64_t elem_bytes = DtypeSize(tiling->dtype);
   regions.reserve(regions.size() + 3);
@@ -41,7 +41,7 @@ HostLaunch MakeLaunch(const void* grad, const void* feature, void* out, const Ti
   regions.push_back(
       {static_cast<const uint8_t*>(out), LaunchSpan(*tiling, kOperandOut) * elem_bytes});
   const uint32_t block_dim = launch.block_dim;
-  const uint32_t arch = SocRowOf(soc)->arch;
+  const uint32_t arch = SocRowOf(soc).arch;
   launch.run_block = [=, regions = std::move(regions)](uint32_t block_idx) {
     cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions, arch);
     call();

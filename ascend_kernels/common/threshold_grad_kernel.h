@@ -38,7 +38,7 @@
 #endif
 #if !defined(ASCEND_KERNELS_CPU_ASCENDC) && defined(__NPU_ARCH__) && \
     defined(JAX_THRESHOLD_SOC_VERSION)
-static_assert(ascend_kernels::SocRowOf(ascend_kernels::kBuildSoc)->arch == __NPU_ARCH__,
+static_assert(ascend_kernels::SocRowOf(ascend_kernels::kBuildSoc).arch == __NPU_ARCH__,
               "SOC_VERSION's arch is not its SoC row's (dtype_soc_table.h)");
 #endif
 

@@ -83,7 +83,7 @@ class ThresholdSelect {
   static constexpr uint32_t kWideChunk = 2048;  // most float32 elements widened per CompareScalar
   // kWide16 types whose tiling (UB divisor 10, not 7: bfloat16) leaves UB to widen a whole tile
   // at once; float16's, a quarter of one (Init).
-  static constexpr bool kWholeTileWidens = DtypeRowOf(static_cast<int32_t>(D))->ub_divisor >= 10;
+  static constexpr bool kWholeTileWidens = DtypeRowOf(static_cast<int32_t>(D)).ub_divisor >= 10;
   static constexpr uint32_t kChunkAlign = 256;
 
   // Elements each queue buffer must hold for tiles of `tile` elements.

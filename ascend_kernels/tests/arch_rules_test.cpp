@@ -19,7 +19,7 @@ using namespace kt;
 using namespace AscendC;
 
 const cpu_ascendc::ArchRules& RulesOf(Soc soc) {
-  return cpu_ascendc::RulesOf(ascend_kernels::SocRowOf(soc)->arch);
+  return cpu_ascendc::RulesOf(ascend_kernels::SocRowOf(soc).arch);
 }
 
 // A threshold inside every dtype's range: 1 for integers, 0.5 for floats.
@@ -179,8 +179,9 @@ TEST(SocRules, UsableUbIsTheArchsLimitOrTheLaunchsUb) {
   EXPECT_TRUE(cpu_ascendc::UsableUb(RulesOf(Soc::kHost), 1 << 20) == (1u << 20));
 }
 
-// Every SOC_VERSION of a row names that row, and the NPU build's refusal lists it.
-TEST(SocRows, EverySocVersionNamesItsRowAndIsListedWhenRefused) {
+// Every device name and SOC_VERSION of a row names that row, and the NPU build's refusal of
+// another SOC_VERSION lists them.
+TEST(SocRows, EveryDeviceNameAndSocVersionNamesItsRow) {
   const std::string listed = " " ASCEND_KERNELS_SOC_VERSIONS " ";
   for (const ascend_kernels::SocRow& row : ascend_kernels::kSocs) {
     std::istringstream words(row.soc_versions);
@@ -190,8 +191,16 @@ TEST(SocRows, EverySocVersionNamesItsRowAndIsListedWhenRefused) {
       EXPECT_NE(listed.find(" " + v + " "), std::string::npos) << v;
     }
   }
-  EXPECT_FALSE(ascend_kernels::IsSocVersion("Ascend910A"));    // dav_c100: refused
-  EXPECT_FALSE(ascend_kernels::IsSocVersion("Ascend910B"));    // ditto, despite the name
+  for (const ascend_kernels::SocRow& row : ascend_kernels::kSocs) {  // device names: prefixes
+    std::istringstream words(row.device_names);
+    for (std::string name; words >> name;) {
+      const ascend_kernels::SocRow* found = ascend_kernels::SocOfDeviceName((name + "x").c_str());
+      EXPECT_TRUE(found != nullptr && found->soc == row.soc) << name;
+    }
+  }
+  EXPECT_TRUE(ascend_kernels::SocOfDeviceName("Ascend910B") == nullptr);  // dav_c100
+  EXPECT_FALSE(ascend_kernels::IsSocVersion("Ascend910A"));               // dav_c100: refused
+  EXPECT_FALSE(ascend_kernels::IsSocVersion("Ascend910B"));               // ditto, despite the name
   EXPECT_TRUE(ascend_kernels::IsSocVersion("ascend910b4-1"));  // without case, as CANN's CMake
   EXPECT_FALSE(ascend_kernels::IsSocVersion("Ascend910B41"));  // whole words only
 }
@@ -215,7 +224,7 @@ void PlansFitUsableUb() {
   for (bool relu : {false, true}) {
     for (Soc soc : SocsRunning<T>(relu ? ascend_kernels::KernelOp::kReluGrad
                                        : ascend_kernels::KernelOp::kThresholdGradV2D)) {
-      const uint64_t whole = ascend_kernels::SocRowOf(soc)->ub_bytes;
+      const uint64_t whole = ascend_kernels::SocRowOf(soc).ub_bytes;
       const uint64_t per_block = 256 * Traits<T>::kUbdn;
       constexpr uint64_t kMinUb = 16 * 1024;  // platform_check.h kMinUbSize
       for (uint64_t blocks = whole / per_block; blocks >= kMinUb / per_block; --blocks) {
@@ -302,7 +311,7 @@ TEST(SocRulesDeathTest, Float64KernelsRunOnlyOnTheHostSoc) {
 // Round modes: the widening Casts emit an instruction only for CAST_NONE on dav_c220.
 template <typename D, typename S>
 void CastOnce(Soc soc, RoundMode mode) {
-  cpu_ascendc::CoreScope core(0, 1, 8192, {}, ascend_kernels::SocRowOf(soc)->arch);
+  cpu_ascendc::CoreScope core(0, 1, 8192, {}, ascend_kernels::SocRowOf(soc).arch);
   TPipe pipe;
   TBuf<TPosition::VECCALC> a, b;
   pipe.InitBuffer(a, 256 * sizeof(D));

@@ -68,20 +68,20 @@ template <typename T>
 struct Traits {
   static constexpr Dtype kD = DtypeOf<T>();
   static constexpr int32_t kCode = static_cast<int32_t>(kD);
-  static constexpr uint64_t kUbdn = ascend_kernels::DtypeRowOf(kCode)->ub_divisor;
-  static constexpr const char* kName = ascend_kernels::DtypeRowOf(kCode)->name;
+  static constexpr uint64_t kUbdn = ascend_kernels::DtypeRowOf(kCode).ub_divisor;
+  static constexpr const char* kName = ascend_kernels::DtypeRowOf(kCode).name;
 };
 
 // The Ascend910B's UB (192 KiB) and core count.
-constexpr uint64_t kUb910B = ascend_kernels::SocRowOf(Soc::kAscend910B)->ub_bytes;
-constexpr uint64_t kCores910B = ascend_kernels::SocRowOf(Soc::kAscend910B)->default_cores;
+constexpr uint64_t kUb910B = ascend_kernels::SocRowOf(Soc::kAscend910B).ub_bytes;
+constexpr uint64_t kCores910B = ascend_kernels::SocRowOf(Soc::kAscend910B).default_cores;
 
 // The UB a test tiles for on `soc`: its own (the Ascend910B's for the host, which has none).
 constexpr uint64_t UbOf(Soc soc) {
-  return ascend_kernels::SocRowOf(soc)->ub_bytes != 0 ? ascend_kernels::SocRowOf(soc)->ub_bytes
-                                                      : kUb910B;
+  return ascend_kernels::SocRowOf(soc).ub_bytes != 0 ? ascend_kernels::SocRowOf(soc).ub_bytes
+                                                     : kUb910B;
 }
-inline const char* SocName(Soc soc) { return ascend_kernels::SocRowOf(soc)->name; }
+inline const char* SocName(Soc soc) { return ascend_kernels::SocRowOf(soc).name; }
 
 // The SoC rows the kernels run on, and those that run operator `op`'s kernel of T.
 inline std::vector<Soc> RunnableSocs() {

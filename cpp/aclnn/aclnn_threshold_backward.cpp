@@ -399,7 +399,7 @@ aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, a
       return Fail(
           ACLNN_ERR_PARAM_INVALID,
           std::string(name) + " has dtype " + DtypeName(t->dtype) + ", not supported on " +
-              (RowOf(info.soc) != nullptr ? RowOf(info.soc)->name : "unknown") +
+              RowOf(info.soc).name +
               (!zero && SocDtypesDependOnThreshold(info.soc) ? " with a nonzero threshold" : "") +
               (!SocRefusal(info.soc).empty()
                    ? ": " + SocRefusal(info.soc)

@@ -9,8 +9,7 @@ using ascend_kernels::Soc;
 
 // The public header's SocVersion (standing alone) names the table's rows.
 constexpr bool Names(SocVersion soc, const char* name) {
-  const ascend_kernels::SocRow* row = ascend_kernels::SocRowOf(static_cast<Soc>(soc));
-  const char* own = row == nullptr ? "" : row->name;
+  const char* own = ascend_kernels::SocRowOf(static_cast<Soc>(soc)).name;
   while (*own != '\0' && *own == *name) ++own, ++name;
   return *own == *name;
 }
@@ -20,7 +19,7 @@ static_assert(Names(SocVersion::kAscend910, "Ascend910") &&
                   sizeof(ascend_kernels::kSocs) / sizeof(ascend_kernels::kSocs[0]) == 4,
               "SocVersion's enumerators are the SoC table's rows");
 
-const ascend_kernels::SocRow* RowOf(SocVersion soc) {
+const ascend_kernels::SocRow& RowOf(SocVersion soc) {
   return ascend_kernels::SocRowOf(static_cast<Soc>(soc));
 }
 
@@ -52,7 +51,7 @@ bool SocDtypesDependOnThreshold(SocVersion soc) {
 }
 
 std::string SocRefusal(SocVersion soc) {
-  if (RowOf(soc) == nullptr) {
+  if (!ascend_kernels::HasSocRow(static_cast<Soc>(soc))) {
     std::string names, last;  // "Ascend910B, Ascend950 or host": the SoCs the kernels run on
     for (const ascend_kernels::SocRow& row : ascend_kernels::kSocs) {
       if (row.refusal != nullptr) continue;
@@ -61,16 +60,16 @@ std::string SocRefusal(SocVersion soc) {
     }
     return "unknown soc (expected " + (names.empty() ? last : names + " or " + last) + ")";
   }
-  if (RowOf(soc)->refusal == nullptr) return "";
-  return std::string("soc ") + RowOf(soc)->name + " is not supported: " + RowOf(soc)->refusal;
+  if (RowOf(soc).refusal == nullptr) return "";
+  return std::string("soc ") + RowOf(soc).name + " is not supported: " + RowOf(soc).refusal;
 }
 
 PlatformInfo WithDefaults(const PlatformInfo& info) {
   PlatformInfo out = info;
-  const ascend_kernels::SocRow* row = RowOf(info.soc);
+  const ascend_kernels::SocRow& row = RowOf(info.soc);
   const PlatformInfo host = info.soc == SocVersion::kHost ? HostPlatformInfo() : PlatformInfo{};
-  if (!out.ub_size) out.ub_size = row == nullptr ? 0 : host.ub_size.value_or(row->ub_bytes);
-  if (!out.core_num) out.core_num = row == nullptr ? 0 : host.core_num.value_or(row->default_cores);
+  if (!out.ub_size) out.ub_size = host.ub_size.value_or(row.ub_bytes);
+  if (!out.core_num) out.core_num = host.core_num.value_or(row.default_cores);
   return out;
 }
 
@@ -85,10 +84,10 @@ bool ValidatePlatform(const PlatformInfo& info, std::string* error) {
     return false;
   }
   // A real SoC's UB is fixed: a plan for more would overrun it (the host has no such bound).
-  const ascend_kernels::SocRow* row = RowOf(info.soc);
-  if (row != nullptr && row->ub_bytes != 0 && ub_size > row->ub_bytes) {
+  const ascend_kernels::SocRow& row = RowOf(info.soc);
+  if (row.ub_bytes != 0 && ub_size > row.ub_bytes) {
     *error = "platform ub_size " + std::to_string(ub_size) + " exceeds the " +
-             std::to_string(row->ub_bytes) + "-byte unified buffer of " + row->name;
+             std::to_string(row.ub_bytes) + "-byte unified buffer of " + row.name;
     return false;
   }
   if (core_num < 1 || core_num > kMaxCoreNum) {
@@ -96,7 +95,7 @@ bool ValidatePlatform(const PlatformInfo& info, std::string* error) {
              std::to_string(kMaxCoreNum) + "]";
     return false;
   }
-  if (row == nullptr) {
+  if (!ascend_kernels::HasSocRow(static_cast<Soc>(info.soc))) {
     *error = "platform soc " + std::to_string(static_cast<int32_t>(info.soc)) + " is unknown";
     return false;
   }

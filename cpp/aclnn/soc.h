@@ -11,8 +11,8 @@
 
 namespace jax_threshold::aclnn {
 
-// The row of `soc`; null for a value no row has.
-const ascend_kernels::SocRow* RowOf(SocVersion soc);
+// The row of `soc` (for a value no row has, the table's "unknown" one, refused).
+const ascend_kernels::SocRow& RowOf(SocVersion soc);
 
 // True if `dtype` is in `soc`'s list: ReluGrad's at a zero threshold, else ThresholdGradV2D's.
 bool SocSupportsDtype(SocVersion soc, aclDataType dtype, bool threshold_is_zero);
@@ -38,7 +38,7 @@ inline constexpr uint64_t kMaxUbSize = 1024 * 1024;
 inline constexpr uint32_t kMaxCoreNum = 4096;
 
 // `info` with the SoC's own ub_size and core_num where it has none (the host's:
-// HostPlatformInfo); 0 for an unknown SoC.
+// HostPlatformInfo; an unknown SoC's: 0).
 PlatformInfo WithDefaults(const PlatformInfo& info);
 
 // False with a message saying which parameter of a platform WithDefaults filled is wrong and

@@ -215,7 +215,7 @@ void AddTables(nb::module_& m) {
   m.attr("SOC_DTYPES") = soc_dtypes;
   m.attr("SOC_ZERO_THRESHOLD_DTYPES") = soc_zero_threshold_dtypes;
   const PlatformInfo defaults = WithDefaults(PlatformInfo{});
-  m.attr("DEFAULT_SOC") = RowOf(defaults.soc)->name;
+  m.attr("DEFAULT_SOC") = RowOf(defaults.soc).name;
   m.attr("DEFAULT_UB_SIZE") = *defaults.ub_size;
   m.attr("DEFAULT_CORE_NUM") = *defaults.core_num;
 }
@@ -241,7 +241,7 @@ PlatformInfo MakePlatform(int32_t soc, std::optional<uint64_t> ub_size,
                           std::optional<uint32_t> core_num) {
   PlatformInfo info;
   info.soc = static_cast<SocVersion>(soc);
-  if (RowOf(info.soc) == nullptr) {
+  if (!ascend_kernels::HasSocRow(static_cast<ascend_kernels::Soc>(soc))) {
     throw nb::value_error(("unknown SoC code " + std::to_string(soc)).c_str());
   }
   info.ub_size = ub_size;

@@ -500,7 +500,7 @@ ffi::Error NpuPlatform(int32_t device, aclnn::PlatformInfo* info) {
   if (row == nullptr) {
     return ffi::Error(ffi::ErrorCode::kUnimplemented,
                       "jax_threshold: device SoC " + soc + " cannot run the kernels (built for " +
-                          ascend_kernels::SocRowOf(ascend_kernels::kBuildSoc)->name +
+                          ascend_kernels::SocRowOf(ascend_kernels::kBuildSoc).name +
                           " only; see docs/npu.md)");
   }
   info->soc = static_cast<aclnn::SocVersion>(row->soc);

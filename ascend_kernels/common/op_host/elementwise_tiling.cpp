@@ -26,7 +26,7 @@ bool ElementwiseTilingFor(uint64_t num_elements, int32_t dtype, uint64_t ub_size
     return false;
   }
   const uint64_t dtype_bytes = DtypeSize(dtype);
-  const uint64_t ub_data_number = DtypeRowOf(dtype)->ub_divisor;
+  const uint64_t ub_data_number = DtypeRowOf(dtype).ub_divisor;
   if (core_num == 0) {
     *error = "tiling: core_num is 0";
     return false;

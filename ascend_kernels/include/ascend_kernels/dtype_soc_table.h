@@ -256,25 +256,24 @@ __aicore__ inline bool DtypeIntegerRange(int32_t code, IntegerRange* range) {
   return of.integer;
 }
 
-// The row of `code`; null when none has it.
-__aicore__ constexpr const DtypeRow* DtypeRowOf(int32_t code) {
+// The row of `code`; for a code no row has, one with no name and no kernel. (References, not
+// pointers that may be null: GCC's sanitizers keep a null test of a row's address from being a
+// constant expression.)
+inline constexpr DtypeRow kNoDtypeRow = DtypeRow(static_cast<Dtype>(-1)).Name("undefined");
+__aicore__ constexpr const DtypeRow& DtypeRowOf(int32_t code) {
   for (const DtypeRow& row : kDtypes) {
-    if (static_cast<int32_t>(row.dtype) == code) return &row;
+    if (static_cast<int32_t>(row.dtype) == code) return row;
   }
-  return nullptr;
+  return kNoDtypeRow;
 }
 
-__aicore__ constexpr const char* DtypeName(int32_t code) {
-  return DtypeRowOf(code) != nullptr ? DtypeRowOf(code)->name : "undefined";
-}
+__aicore__ constexpr const char* DtypeName(int32_t code) { return DtypeRowOf(code).name; }
 
-__aicore__ constexpr bool HasKernel(int32_t code) {
-  return DtypeRowOf(code) != nullptr && DtypeRowOf(code)->ub_divisor != 0;
-}
+__aicore__ constexpr bool HasKernel(int32_t code) { return DtypeRowOf(code).ub_divisor != 0; }
 
 // Whether the kernel reads a threshold of dtype `threshold` for x of dtype `x`.
 __aicore__ constexpr bool TakesThresholdDtype(int32_t x, int32_t threshold) {
-  const uint32_t taken = HasKernel(x) ? DtypeRowOf(x)->thresholds : 0;
+  const uint32_t taken = HasKernel(x) ? DtypeRowOf(x).thresholds : 0;
   return ((taken & kThresholdSameAsX) != 0 && threshold == x) ||
          ((taken & kThresholdFloat32) != 0 && threshold == static_cast<int32_t>(Dtype::kFloat32)) ||
          ((taken & kThresholdFloat64) != 0 && threshold == static_cast<int32_t>(Dtype::kFloat64));
@@ -374,21 +373,27 @@ inline constexpr SocRow kSocs[] = {
         .Features(kSocBFloat16 | kSocInt64ReluGrad | kSocInt64ThresholdGradV2D | kSocFloat64),
 };
 
-// The row of `soc`; null when none has it.
-__aicore__ constexpr const SocRow* SocRowOf(Soc soc) {
+// Whether a row has `soc`, and its row (for a SoC no row has, an "unknown" one, refused).
+__aicore__ constexpr bool HasSocRow(Soc soc) {
   for (const SocRow& row : kSocs) {
-    if (row.soc == soc) return &row;
+    if (row.soc == soc) return true;
   }
-  return nullptr;
+  return false;
+}
+inline constexpr SocRow kNoSocRow = SocRow(static_cast<Soc>(-1)).Name("unknown").Refusal("unknown");
+__aicore__ constexpr const SocRow& SocRowOf(Soc soc) {
+  for (const SocRow& row : kSocs) {
+    if (row.soc == soc) return row;
+  }
+  return kNoSocRow;
 }
 
 // Whether `soc` runs operator `op`'s kernel of dtype `dtype`.
 __aicore__ constexpr bool SocRunsKernel(Soc soc, KernelOp op, int32_t dtype) {
-  const SocRow* s = SocRowOf(soc);
-  if (s == nullptr || s->refusal != nullptr || !HasKernel(dtype)) return false;
-  const DtypeRow& d = *DtypeRowOf(dtype);
+  const SocRow& s = SocRowOf(soc);
+  const DtypeRow& d = DtypeRowOf(dtype);
   const uint32_t needs = op == KernelOp::kReluGrad ? d.relu_grad_needs : d.threshold_grad_v2d_needs;
-  return (s->features & needs) == needs;
+  return s.refusal == nullptr && d.ub_divisor != 0 && (s.features & needs) == needs;
 }
 
 constexpr char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
