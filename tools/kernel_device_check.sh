@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The kernels' host/device split, checked without a device compiler: every kernel translation
-# unit (both operators' op_kernel/*.cpp, with every dtype entry: the CPU build compiles them all)
-# is compiled a second time by clang in CUDA device-only mode, where a call from device code into
-# a host function is an error. `__aicore__` is `__device__`; the extern "C" entries are device
+# unit (both operators' op_kernel/*.cpp, each entry with every dtype's case, as the CPU build
+# compiles them; the table helpers they call included) is compiled a second time by clang in
+# CUDA device-only mode, where a call from device code into a host function is an error. `__aicore__` is `__device__`; the extern "C" entries are device
 # functions (clang refuses `__global__` and `__device__` together), which the compile emits and
 # whose call graphs it therefore checks; `__gm__` is empty. The CPU model is the API
 # (tools/kernel_device_check/kernel_operator.h). constexpr functions get no implicit device side

@@ -211,10 +211,10 @@ std::vector<Step> BuildSteps(const ExecutorPlan* p, char* workspace, const Slice
   ascend_kernels::HostLaunch launch =
       s.kernel == KernelOp::kReluGrad
           ? ascend_kernels::MakeReluGradLaunch(grad, x, kernel_out, library_workspace,
-                                               &p->relu_grad_tiling, p->ub_size, p->KernelSoc())
+                                               &p->relu_grad_tiling, p->ub_size, p->soc)
           : ascend_kernels::MakeThresholdGradV2DLaunch(grad, x, s.device_threshold, kernel_out,
                                                        library_workspace, s.threshold_grad_tiling,
-                                                       p->ub_size, p->KernelSoc());
+                                                       p->ub_size, p->soc);
   steps.push_back({ascend_kernels::KernelOpName(s.kernel), true, launch.block_dim,
                    std::move(launch.run_block)});
   if (p->out_copy) {
@@ -253,10 +253,10 @@ void RunSliceRange(const ExecutorPlan* p, char* workspace, uint32_t r) {
     const ascend_kernels::HostLaunch launch =
         s.kernel == KernelOp::kReluGrad
             ? ascend_kernels::MakeReluGradLaunch(s.grad, s.x, s.out, library_workspace,
-                                                 &p->relu_grad_tiling, p->ub_size, p->KernelSoc())
+                                                 &p->relu_grad_tiling, p->ub_size, p->soc)
             : ascend_kernels::MakeThresholdGradV2DLaunch(s.grad, s.x, s.device_threshold, s.out,
                                                          library_workspace, s.threshold_grad_tiling,
-                                                         p->ub_size, p->KernelSoc());
+                                                         p->ub_size, p->soc);
     for (uint32_t b = 0; b < launch.block_dim; ++b) launch.run_block(b);
   }
 }
@@ -499,7 +499,7 @@ aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, a
   plan->kernel = zero ? KernelOp::kReluGrad : KernelOp::kThresholdGradV2D;
   plan->dtype = x->dtype;
   plan->threshold_grad_tiling.dtype = plan->relu_grad_tiling.dtype = x->dtype;
-  plan->soc = info.soc;
+  plan->soc = static_cast<ascend_kernels::Soc>(info.soc);
   plan->ub_size = *info.ub_size;
   plan->num_elements = n;
   if (!TileKernel(*plan->kernel, *info.core_num, plan.get(), &error)) {

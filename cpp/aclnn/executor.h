@@ -77,7 +77,9 @@ struct ExecutorBindings {
 struct ExecutorPlan {
   std::optional<ascend_kernels::KernelOp> kernel;  // none: empty tensors, nothing runs
   aclDataType dtype = ACL_FLOAT;
-  SocVersion soc = SocVersion::kAscend910B;  // whose AscendC rules the kernel runs under
+  // Whose AscendC rules the kernel runs under: the caller's SocVersion, whose enumerators are the
+  // table's rows (aclnn/soc.cpp).
+  ascend_kernels::Soc soc = ascend_kernels::Soc::kAscend910B;
   uint64_t ub_size = 0;
   uint64_t num_elements = 0;
   ascend_kernels::ThresholdGradV2DTilingData threshold_grad_tiling{};
@@ -126,8 +128,6 @@ struct ExecutorPlan {
     return kernel == ascend_kernels::KernelOp::kReluGrad ? relu_grad_tiling.tiling
                                                          : threshold_grad_tiling.tiling;
   }
-  // The table's Soc of `soc` (aclnn/soc.cpp checks that the enumerators are its rows).
-  ascend_kernels::Soc KernelSoc() const { return static_cast<ascend_kernels::Soc>(soc); }
 };
 
 }  // namespace jax_threshold::aclnn

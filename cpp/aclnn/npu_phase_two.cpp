@@ -130,8 +130,8 @@ std::string EntryName(KernelOp kernel, aclDataType dtype) {
 
 // A launch that did not run must not pass for one: a generated launcher whose kernel handle is
 // null (e.g. registered for another SoC) prints an error and returns 0. So each kernel entry is
-// run once per device, at its first use there, on one element of zeros (whose result is 0 for
-// both kernels at threshold 0) over an output holding a sentinel, and waited for: it must have
+// run once per device and dtype, at its first use there, on one element of zeros (whose result is 0
+// for both kernels at threshold 0) over an output holding a sentinel, and waited for: it must have
 // overwritten the sentinel. This is the only synchronisation and device allocation of the path.
 class FirstUseCheck {
  public:

@@ -17,10 +17,10 @@
 // element's device address and a tiling that does not depend on its value; nothing on the device is
 // read here.
 //
-// A launch that did not run is an error: each kernel entry is run once per device at its first
-// use, on one element over a sentinel, and waited for (ACLNN_ERR_RUNTIME_ERROR naming the entry
-// when it left the sentinel). Apart from that one-time check, a call allocates no device memory
-// of its own and never synchronises; CANN's generated launcher itself allocates and frees an
+// A launch that did not run is an error: each kernel entry is run once per device and dtype at its
+// first use, on one element over a sentinel, and waited for (ACLNN_ERR_RUNTIME_ERROR naming the
+// entry when it left the sentinel). Apart from that one-time check, a call allocates no device
+// memory of its own and never synchronises; CANN's generated launcher itself allocates and frees an
 // 8-byte overflow-status buffer on every launch.
 //
 // Refused with ACLNN_ERR_PARAM_INVALID (nothing submitted): plans that need the executor's
