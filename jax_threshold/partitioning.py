@@ -77,7 +77,7 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
   """The operand shapes of a call the handler accepts, or UnsupportedCallError saying why.
 
   What the project's lowering emits (docs/behaviour.md, "The custom-call boundary"): one array
-  result; grad_output, x and a threshold as arrays (no threshold: the legacy ReluGrad targets'
+  result; grad_output, x and a threshold as arrays (no threshold: the version-1 ReluGrad targets'
   call); grad_output and x of one supported dtype, the result of x's dtype, the threshold of a
   dtype `_dtypes` allows for it; the result's shape the broadcast shape of the operands under
   `_shapes.output_shape`; row-major layouts where XLA shows them. Nothing here calls

@@ -40,40 +40,18 @@ using ascend_kernels::kOperandThreshold;
 
 // ACL_DT_UNDEFINED for a type the executor has no name for: phase one refuses it.
 aclnn::aclDataType ToAclDataType(ffi::DataType dtype) {
-  switch (dtype) {
-    case ffi::DataType::F32:
-      return aclnn::ACL_FLOAT;
-    case ffi::DataType::F16:
-      return aclnn::ACL_FLOAT16;
-    case ffi::DataType::BF16:
-      return aclnn::ACL_BF16;
-    case ffi::DataType::F64:
-      return aclnn::ACL_DOUBLE;
-    case ffi::DataType::S8:
-      return aclnn::ACL_INT8;
-    case ffi::DataType::S16:
-      return aclnn::ACL_INT16;
-    case ffi::DataType::S32:
-      return aclnn::ACL_INT32;
-    case ffi::DataType::S64:
-      return aclnn::ACL_INT64;
-    case ffi::DataType::U8:
-      return aclnn::ACL_UINT8;
-    case ffi::DataType::U16:
-      return aclnn::ACL_UINT16;
-    case ffi::DataType::U32:
-      return aclnn::ACL_UINT32;
-    case ffi::DataType::U64:
-      return aclnn::ACL_UINT64;
-    case ffi::DataType::PRED:
-      return aclnn::ACL_BOOL;
-    case ffi::DataType::C64:
-      return aclnn::ACL_COMPLEX64;
-    case ffi::DataType::C128:
-      return aclnn::ACL_COMPLEX128;
-    default:
-      return aclnn::ACL_DT_UNDEFINED;
+  using D = ffi::DataType;
+  static constexpr std::pair<D, aclnn::aclDataType> kTypes[] = {
+      {D::F32, aclnn::ACL_FLOAT},  {D::F16, aclnn::ACL_FLOAT16},   {D::BF16, aclnn::ACL_BF16},
+      {D::F64, aclnn::ACL_DOUBLE}, {D::S8, aclnn::ACL_INT8},       {D::S16, aclnn::ACL_INT16},
+      {D::S32, aclnn::ACL_INT32},  {D::S64, aclnn::ACL_INT64},     {D::U8, aclnn::ACL_UINT8},
+      {D::U16, aclnn::ACL_UINT16}, {D::U32, aclnn::ACL_UINT32},    {D::U64, aclnn::ACL_UINT64},
+      {D::PRED, aclnn::ACL_BOOL},  {D::C64, aclnn::ACL_COMPLEX64}, {D::C128, aclnn::ACL_COMPLEX128},
+  };
+  for (const auto& [ffi_type, acl_type] : kTypes) {
+    if (ffi_type == dtype) return acl_type;
   }
+  return aclnn::ACL_DT_UNDEFINED;
 }
 
 struct Operand {
@@ -91,24 +69,19 @@ Operand Decode(const ffi::AnyBuffer& buffer) {
 }
 
 const char* StatusName(aclnnStatus status) {
-  switch (status) {
-    case aclnn::ACLNN_SUCCESS:
-      return "ACLNN_SUCCESS";
-    case aclnn::ACLNN_ERR_PARAM_NULLPTR:
-      return "ACLNN_ERR_PARAM_NULLPTR";
-    case aclnn::ACLNN_ERR_PARAM_INVALID:
-      return "ACLNN_ERR_PARAM_INVALID";
-    case aclnn::ACLNN_ERR_INNER_CREATE_EXECUTOR:
-      return "ACLNN_ERR_INNER_CREATE_EXECUTOR";
-    case aclnn::ACLNN_ERR_INNER_NULLPTR:
-      return "ACLNN_ERR_INNER_NULLPTR";
-    case aclnn::ACLNN_ERR_INNER_TILING_ERROR:
-      return "ACLNN_ERR_INNER_TILING_ERROR";
-    case aclnn::ACLNN_ERR_RUNTIME_ERROR:
-      return "ACLNN_ERR_RUNTIME_ERROR";
-    default:
-      return "unknown aclnn status";
+  static constexpr std::pair<aclnnStatus, const char*> kNames[] = {
+      {aclnn::ACLNN_SUCCESS, "ACLNN_SUCCESS"},
+      {aclnn::ACLNN_ERR_PARAM_NULLPTR, "ACLNN_ERR_PARAM_NULLPTR"},
+      {aclnn::ACLNN_ERR_PARAM_INVALID, "ACLNN_ERR_PARAM_INVALID"},
+      {aclnn::ACLNN_ERR_INNER_CREATE_EXECUTOR, "ACLNN_ERR_INNER_CREATE_EXECUTOR"},
+      {aclnn::ACLNN_ERR_INNER_NULLPTR, "ACLNN_ERR_INNER_NULLPTR"},
+      {aclnn::ACLNN_ERR_INNER_TILING_ERROR, "ACLNN_ERR_INNER_TILING_ERROR"},
+      {aclnn::ACLNN_ERR_RUNTIME_ERROR, "ACLNN_ERR_RUNTIME_ERROR"},
+  };
+  for (const auto& [code, name] : kNames) {
+    if (code == status) return name;
   }
+  return "unknown aclnn status";
 }
 
 ffi::Error InvalidArgument(std::string message) {
@@ -128,7 +101,7 @@ ffi::Error AclnnError(const char* function, aclnnStatus status) {
 }
 
 // The call's operands and whether it is ReluGrad: (grad_output, x, threshold) with the
-// attribute relu_grad, or the legacy ReluGrad targets' (grad_output, x) without it.
+// attribute relu_grad, or the version-1 ReluGrad targets' (grad_output, x) without it.
 ffi::Error DecodeCall(const ffi::RemainingArgs& args, const ffi::AnyBuffer& out,
                       const ffi::Dictionary& attrs, Operands* operands, bool* relu_grad) {
   if (args.size() != 2 && args.size() != 3) {
@@ -136,12 +109,11 @@ ffi::Error DecodeCall(const ffi::RemainingArgs& args, const ffi::AnyBuffer& out,
                            std::to_string(args.size()) + " operands");
   }
   *relu_grad = args.size() == 2;
-  if (attrs.contains("relu_grad")) {
+  for (auto it = attrs.begin(); it != attrs.end(); ++it) {  // cheaper than a lookup by name
+    if (*it != "relu_grad") continue;
     // Typed first: the decoder's message would print a dtype newer than the headers.
-    if (!attrs.contains<bool>("relu_grad")) {
-      return InvalidArgument("attribute relu_grad must be a bool");
-    }
-    *relu_grad = attrs.get<bool>("relu_grad").value();
+    if (!attrs.isa<bool>(it)) return InvalidArgument("attribute relu_grad must be a bool");
+    *relu_grad = attrs.get<bool>(it).value();
   }
   if (!*relu_grad && args.size() == 2) {
     return InvalidArgument("relu_grad=false needs a threshold operand");

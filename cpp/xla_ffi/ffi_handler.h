@@ -9,7 +9,7 @@
 //     so a plan serves every threshold value.
 //   relu_grad=true: the threshold is exactly 0; phase one plans CANN's ReluGrad with an aclScalar
 //     0, and the threshold operand is never read.
-// Calls with two operands (grad_output, x) and no attribute are ReluGrad: the legacy targets'.
+// Calls with two operands (grad_output, x) and no attribute are ReluGrad: the version-1 targets'.
 //
 // Plans are made once per compiled call: XLA FFI's instantiate stage gives each executable an
 // ExecutablePlans state; its first run plans a repeatable executor, and every later run of the
