@@ -1,12 +1,15 @@
 """Modules exported by jax-threshold 0.1.0 keep running, bit for bit as the reference lowering.
 
-tests/data/*.jax_exported are `jax.export`s of jitted "ffi" calls lowered to the 0.1.0 targets
-(the `_v1` names; `CASES` says how each was made: shapes, dtypes, thresholds), serialized. Each
-is deserialized and run here, where the lowering emits another target; it runs only while its
-`_v1` names stay registered. The sharded one needs 8 host devices: it runs in a child process.
+tests/data/exported_by_jax_<version>/*.jax_exported are `jax.export`s of jitted "ffi" calls
+lowered to the 0.1.0 targets (the `_v1` names; `CASES` says how each was made: shapes, dtypes,
+thresholds), serialized by that jax. Each is deserialized and run here, where the lowering emits
+another target; it runs only while its `_v1` names stay registered. A jax reads the StableHLO of
+its own and older versions only, so each set runs on a jax at least as new as the one that made
+it. The sharded one needs 8 host devices: it runs in a child process.
 """
 
 import os
+import re
 
 from absl.testing import absltest
 from absl.testing import parameterized
@@ -22,7 +25,19 @@ import oracle
 
 HAS_FFI = "ffi" in jt.available_implementations()
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+SETS = sorted(d for d in os.listdir(DATA) if d.startswith("exported_by_jax_"))
 F32 = np.float32
+
+
+def _release(version):
+  return tuple(int(p) for p in re.findall(r"\d+", version))
+
+
+def _skip_unless_readable(test, exported_set):
+  made_by = exported_set.removeprefix("exported_by_jax_")
+  if _release(jax.__version__) < _release(made_by):
+    test.skipTest(f"jax {jax.__version__} cannot read StableHLO serialized by jax {made_by}")
+
 
 # name -> (the _v1 target it calls, its operands' (shape, dtype), the function it exported given
 # an implementation).
@@ -57,8 +72,8 @@ CASES = {
 }
 
 
-def _load(name):
-  with open(os.path.join(DATA, f"{name}.jax_exported"), "rb") as f:
+def _load(exported_set, name):
+  with open(os.path.join(DATA, exported_set, f"{name}.jax_exported"), "rb") as f:
     return export.deserialize(bytearray(f.read()))
 
 
@@ -72,10 +87,11 @@ def _values(rng, shape, dtype):
 
 @absltest.skipUnless(HAS_FFI, "the native extension with the XLA FFI handler is not built")
 class ExportedV1Test(parameterized.TestCase):
-  @parameterized.named_parameters((name, name) for name in CASES)
-  def test_runs_with_the_reference_bits(self, name):
+  @parameterized.named_parameters((f"{s}_{n}", s, n) for s in SETS for n in CASES)
+  def test_runs_with_the_reference_bits(self, exported_set, name):
+    _skip_unless_readable(self, exported_set)
     target, operands, fn = CASES[name]
-    exported = _load(name)
+    exported = _load(exported_set, name)
     self.assertIn(f"@{target}(", exported.mlir_module())
     rng = np.random.default_rng(len(name))
     args = [_values(rng, shape, dtype) for shape, dtype in operands]
@@ -83,8 +99,12 @@ class ExportedV1Test(parameterized.TestCase):
     want = jax.jit(fn("reference"))(*args)
     np.testing.assert_array_equal(oracle.bits(got), oracle.bits(want))
 
-  def test_sharded_over_8_devices_partitions_without_gathering(self):
-    proc = run_child(["-c", _SHARDED_CHILD, DATA], devices=8, timeout=300)
+  @parameterized.named_parameters((s, s) for s in SETS)
+  def test_sharded_over_8_devices_partitions_without_gathering(self, exported_set):
+    _skip_unless_readable(self, exported_set)
+    proc = run_child(
+      ["-c", _SHARDED_CHILD, os.path.join(DATA, exported_set)], devices=8, timeout=300
+    )
     self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
     self.assertEqual(proc.stdout.split()[-1], "ok")
 
