@@ -22,7 +22,7 @@
 //   NumPy broadcasting, a batched threshold per element, 0 for ReluGrad), computed here by a
 //   scalar oracle;
 // - a relu_grad attribute that is not a bool is refused;
-// - a metadata query reports this build's XLA FFI API version and no future; a wrong stage or
+// - a metadata query reports this build's XLA FFI API version; a wrong stage or
 //   struct size is an error.
 //
 // Seeds: JAX_THRESHOLD_FFI_FUZZ_WRITE_SEEDS=DIR ./jax_threshold_ffi_handler_fuzzer writes the
