@@ -7,21 +7,17 @@ the AscendC kernels (cpp/xla_ffi/ffi_handler.h). It registers nothing, and "ffi"
 with the reason, when the extension is missing, when its handlers were built for an XLA FFI API
 the running jaxlib cannot load, or when the layout check cannot be installed in this JAX.
 
-Targets (versioned; `ffi_targets()` lists them):
-  jax_threshold_threshold_backward_v1: (grad_output, x, threshold) -> out, the threshold an
-    operand (0-d, or batched by vmap: one custom call for the whole batch), in the operand's
-    own dtype, so the executor sees docs/behaviour.md §1's comparison.
-  jax_threshold_threshold_backward_relu_grad_v1: (grad_output, x) -> out, the threshold exactly
-    0: the primitive's `relu_grad` flag (a threshold known at trace time to be ±0) selects it,
-    and the handler plans CANN's ReluGrad kernel (the operand target's kernel reads a traced
-    threshold on the device, so it always runs ThresholdGradV2D, which gives the same bits at 0).
-  jax_threshold_threshold_backward_inline_v1, jax_threshold_threshold_backward_relu_grad_inline_v1:
-    the same two on CPU as synchronous handlers (every block on the calling thread, no future),
-    which the lowering emits for outputs of at most FFI_INLINE_MAX_BYTES: those run on one
-    thread anyway, and XLA's future for an asynchronous handler costs more than their kernel.
+The lowering emits one target per platform (`jax_threshold.ffi_targets()`; its name comes from
+the extension, whose registration list also keeps the names exported modules carry):
+(grad_output, x, threshold) -> out, the threshold an operand (0-d, or batched by vmap: one custom
+call for the whole batch) in the dtype docs/behaviour.md §1 compares in, and the attribute
+`relu_grad`: the primitive's flag (a threshold known at trace time to be ±0), a static flag with
+which the handler plans CANN's ReluGrad kernel without reading the threshold. Otherwise the kernel
+reads the threshold on the device (ThresholdGradV2D, which gives ReluGrad's bits at 0), so one
+compiled call serves every threshold value.
 
 On a mesh the call is partitioned as an elementwise op (each device runs it on its own block):
-`partitioning.py` gives it a Shardy sharding rule and registers an XLA partitioner for the
+`partitioning.py` gives it a Shardy sharding rule and registers an XLA partitioner for every
 target name.
 
 `out` is a buffer of its own, not an alias of `grad_output`: with the alias XLA copies
@@ -60,11 +56,6 @@ from jax_threshold import lowering as _lowering
 from jax_threshold import partitioning as _partitioning
 from jax_threshold.primitive import threshold_backward_p
 
-TARGET = "jax_threshold_threshold_backward_v1"
-RELU_GRAD_TARGET = "jax_threshold_threshold_backward_relu_grad_v1"
-INLINE_TARGET = "jax_threshold_threshold_backward_inline_v1"
-RELU_GRAD_INLINE_TARGET = "jax_threshold_threshold_backward_relu_grad_inline_v1"
-
 # XLA custom-call platform -> JAX lowering platform. "ASCEND" is the custom-call
 # platform of the community JAX Ascend PJRT plugin, whose JAX platform is "ascend";
 # its handlers exist only in builds with JAX_THRESHOLD_ASCEND.
@@ -74,11 +65,6 @@ _LOWERING_PLATFORM = {"cpu": "cpu", "ASCEND": "ascend"}
 # (benchmarks/bench_threshold_backward.py; the README's "Speed"), so "auto" stays on the
 # reference there. On an Ascend NPU the kernels are the point of the custom call.
 _AUTO_PLATFORMS = frozenset({"ascend"})
-
-
-def ffi_targets() -> tuple[str, ...]:
-  """The custom-call target names this module's lowering emits."""
-  return (TARGET, RELU_GRAD_TARGET, INLINE_TARGET, RELU_GRAD_INLINE_TARGET)
 
 
 # --- The XLA FFI API version ---------------------------------------------------------------
@@ -491,30 +477,27 @@ def _ffi_rule(target, ctx):
   return jax.ffi.ffi_lowering(target, extra_attributes=extra)
 
 
+# ReluGrad's phase one (the aclScalar form) takes grad_output and x of at most this rank
+# (docs/behaviour.md §2); above it the call reads its threshold of 0, which gives the same bits.
+_RELU_GRAD_MAX_RANK = 8
+
+
 def _ffi_lowering(
-  ctx, grad_output, x, threshold, *, implementation, platform, inline_max_bytes, relu_grad=False
+  ctx, grad_output, x, threshold, *, implementation, target, platform, relu_grad=False
 ):
-  """Lowers threshold_backward to one XLA FFI custom call (partitioned elementwise on a mesh).
+  """Lowers threshold_backward to the XLA FFI custom call `target` (partitioned on a mesh).
 
   On CPU, a vmap-batched threshold over a small x runs batch-transposed (above): the kernel
-  runs along the batch axis instead of once per threshold; an output of at most
-  `inline_max_bytes` goes to the synchronous (inline) targets.
+  runs along the batch axis instead of once per threshold.
   """
-  out = ctx.avals_out[0]
-  inline = (
-    platform == "cpu"
-    and all(isinstance(d, (int, np.integer)) for d in out.shape)  # not symbolic (jax.export)
-    and math.prod(out.shape) * out.dtype.itemsize <= inline_max_bytes
-  )
-  if relu_grad and ctx.avals_in[2].ndim == 0:  # the threshold is 0: no threshold operand
-    ctx = ctx.replace(avals_in=ctx.avals_in[:2])
-    return _ffi_rule(RELU_GRAD_INLINE_TARGET if inline else RELU_GRAD_TARGET, ctx)(
-      ctx, grad_output, x
-    )
+  del implementation  # already resolved to "ffi" by lowering.py
   if platform == "cpu" and runs_batch_transposed(ctx):
     return _batch_transposed_lowering(ctx, grad_output, x, threshold, implementation="ffi")
-  del implementation  # already resolved to "ffi" by lowering.py
-  return _ffi_rule(INLINE_TARGET if inline else TARGET, ctx)(ctx, grad_output, x, threshold)
+  g_aval, x_aval, t_aval = ctx.avals_in
+  relu_grad = (
+    relu_grad and t_aval.ndim == 0 and max(g_aval.ndim, x_aval.ndim) <= _RELU_GRAD_MAX_RANK
+  )
+  return _ffi_rule(target, ctx)(ctx, grad_output, x, threshold, relu_grad=relu_grad)
 
 
 def _extension():
@@ -554,7 +537,9 @@ def register() -> None:
   native = _extension()
   # Before anything is registered: a handler the running jaxlib cannot load would break JAX.
   check_api_version(native)
-  if not install_layout_check(ffi_targets()):
+  handlers = native.ffi_handlers()
+  names = sorted({name for name, _, _ in handlers})
+  if not install_layout_check(names):
     raise LayoutCheckUnavailable(
       f"jax_threshold cannot check the layouts of its custom calls in jax {jax.__version__} "
       "(the lowering rules of jax.ffi.ffi_call and of exported calls are not where it "
@@ -567,10 +552,10 @@ def register() -> None:
     _register_types_now()
   for name, platform, registration in types:
     jax.ffi.register_ffi_type(name, registration, platform=platform)
-  for name, platform, capsule in native.ffi_handlers():
+  for name, platform, capsule in handlers:
     jax.ffi.register_ffi_target(name, capsule, platform=platform)
     platforms.add(platform)
-  _partitioning.register_partitioner(ffi_targets())
+  _partitioning.register_partitioner(names)
   for platform in sorted(platforms):
     lowering_platform = _LOWERING_PLATFORM.get(platform)
     if lowering_platform is None:
@@ -578,13 +563,9 @@ def register() -> None:
     try:
       _lowering.register_lowering_implementation(
         "ffi",
-        functools.partial(
-          _ffi_lowering,
-          platform=lowering_platform,
-          inline_max_bytes=native.FFI_INLINE_MAX_BYTES,
-        ),
+        functools.partial(_ffi_lowering, target=native.FFI_TARGET, platform=lowering_platform),
         platform=lowering_platform,
-        ffi_targets=ffi_targets(),
+        ffi_targets=(native.FFI_TARGET,),
         use_for_auto=lowering_platform in _AUTO_PLATFORMS,
       )
     except NotImplementedError:

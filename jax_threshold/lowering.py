@@ -14,7 +14,7 @@ The reference lowering is registered for every platform. Other implementations p
 registered with XLA:
 
     register_lowering_implementation("ffi", ffi_lowering, platform="cpu",
-                                     ffi_targets=("jax_threshold_threshold_backward_v1",),
+                                     ffi_targets=("jax_threshold_threshold_backward_v2",),
                                      use_for_auto=True)
 
 where `ffi_lowering(ctx, grad_output, x, threshold, *, implementation)` is an MLIR lowering
@@ -250,7 +250,7 @@ def ffi_targets() -> tuple[str, ...]:
   """The versioned XLA custom-call target names the registered lowerings emit.
 
   Returns:
-    A tuple of target names, e.g. ("jax_threshold_threshold_backward_v1",); empty
+    A tuple of target names, e.g. ("jax_threshold_threshold_backward_v2",); empty
     without the extension. `jax.export` of a function using them needs
     `DisabledSafetyCheck.custom_call(t)` for each.
 

@@ -57,12 +57,6 @@ class UnsupportedCallError(ValueError):
   """
 
 
-def _operand_count(target: str) -> int:
-  """Operands of a target: grad_output, x and, unless the target fixes the threshold at 0 (the
-  ReluGrad targets, jax_threshold_threshold_backward_relu_grad_*), it."""
-  return 2 if "_relu_grad_" in target else 3
-
-
 def _describe(shape) -> str:
   return str(shape) if shape is not None else "nothing"
 
@@ -83,8 +77,8 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
   """The operand shapes of a call the handler accepts, or UnsupportedCallError saying why.
 
   What the project's lowering emits (docs/behaviour.md, "The custom-call boundary"): one array
-  result; grad_output and x (and, unless the target fixes the threshold at 0, a threshold) as
-  arrays; grad_output and x of one supported dtype, the result of x's dtype, the threshold of a
+  result; grad_output, x and a threshold as arrays (no threshold: the version-1 ReluGrad targets'
+  call); grad_output and x of one supported dtype, the result of x's dtype, the threshold of a
   dtype `_dtypes` allows for it; the result's shape the broadcast shape of the operands under
   `_shapes.output_shape`; row-major layouts where XLA shows them. Nothing here calls
   `dimensions()` on a shape that is not an array (XLA CHECK-fails on a tuple).
@@ -93,9 +87,10 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
   if result_shape is None or not result_shape.is_array():
     raise UnsupportedCallError(f"{where} must have one array result; got {_describe(result_shape)}")
   arg_shapes = list(arg_shapes)
-  expected = _operand_count(target)
-  if len(arg_shapes) != expected:
-    raise UnsupportedCallError(f"{where} takes {expected} operands; got {len(arg_shapes)}")
+  if len(arg_shapes) not in (2, 3):
+    raise UnsupportedCallError(
+      f"{where} takes (grad_output, x, threshold) operands; got {len(arg_shapes)}"
+    )
   for i, s in enumerate(arg_shapes):
     if not s.is_array():
       raise UnsupportedCallError(f"{where}: operand {i} must be an array; got {s}")
@@ -120,7 +115,7 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
     )
   shapes = tuple(tuple(int(d) for d in s.dimensions()) for s in arg_shapes)
   threshold_shape = ()
-  if expected == 3:
+  if len(shapes) == 3:
     allowed = _dtypes.threshold_operand_dtypes(x_dtype)
     if dtypes[2] not in allowed:
       raise UnsupportedCallError(
@@ -227,12 +222,7 @@ def _output_grid(sharding, operand_shape, out_shape):
   return grid.reshape((1,) * lead + grid.shape)
 
 
-_OPERAND_TARGET = "jax_threshold_threshold_backward_v1"
-
-
-def _infer_from_operands(
-  arg_shapes, arg_shardings, result_shape, backend_config, *, target=_OPERAND_TARGET
-):
+def _infer_from_operands(arg_shapes, arg_shardings, result_shape, backend_config, *, target):
   """GSPMD forward propagation: each output dim tiled as the first operand that tiles it.
 
   Operands may tile different dims (a vmapped threshold shards the batch dim, x a data

@@ -3,7 +3,8 @@
     python tests/boundary_checks.py CASE [--gspmd]
 
 with XLA_FLAGS=--xla_force_host_platform_device_count=4 (set by the parent). Each CASE is a
-hand-written `jax.ffi.ffi_call` to one of `jt.ffi_targets()`, run four ways: jitted on one
+hand-written `jax.ffi.ffi_call` to the project's target (or a legacy one), with the lowering's
+attribute relu_grad=False unless the case says otherwise, run four ways: jitted on one
 device, jitted with its operands and result sharded over 4 devices, and both again from a
 `jax.export` module that was serialized and deserialized. Every way must raise an exception
 (never abort the process, never return a result), except the "valid-*" cases, which must give
@@ -28,7 +29,8 @@ import dtype_lists
 import oracle
 
 DEVICES = 4
-TARGET = "jax_threshold_threshold_backward_v1"
+TARGET = jt.ffi_targets()[0]
+LEGACY_RELU_GRAD_TARGET = "jax_threshold_threshold_backward_relu_grad_v1"
 F32 = jnp.float32
 
 
@@ -36,7 +38,8 @@ def _sds(shape, dtype=F32):
   return jax.ShapeDtypeStruct(shape, dtype)
 
 
-# name -> (target, operands as (shape, dtype, spec), result(s), ffi_call kwargs, attributes)
+# name -> (target, operands as (shape, dtype, spec), result(s), ffi_call kwargs, attributes
+# besides relu_grad=False)
 # Specs shard over the mesh axis "d" (4 devices); the result is constrained to `out_spec`.
 _X = ((8,), np.float32, P("d"))
 _T = ((), np.float32, P())
@@ -44,7 +47,8 @@ CASES = {
   "two-results": (TARGET, [_X, _X, _T], (_sds((8,)), _sds((8,))), {}, {}),
   "no-results": (TARGET, [_X, _X, _T], (), dict(has_side_effect=True), {}),
   "valid-tuple-of-one-result": (TARGET, [_X, _X, _T], (_sds((8,)),), {}, {}),
-  "two-operands-to-the-operand-target": (TARGET, [_X, _X], _sds((8,)), {}, {}),
+  "two-operands-without-relu-grad": (TARGET, [_X, _X], _sds((8,)), {}, {}),
+  "relu-grad-not-a-bool": (TARGET, [_X, _X, _T], _sds((8,)), {}, dict(relu_grad=1)),
   "four-operands": (TARGET, [_X, _X, _T, _T], _sds((8,)), {}, {}),
   "result-dtype-differs": (TARGET, [_X, _X, _T], _sds((8,), jnp.int32), {}, {}),
   "operand-dtypes-differ": (TARGET, [((8,), np.int32, P("d")), _X, _T], _sds((8,)), {}, {}),
@@ -106,6 +110,20 @@ CASES = {
     {},
     {},
   ),
+  "valid-relu-grad-ignores-the-threshold": (
+    TARGET,
+    [((4, 8), np.float32, P(None, "d")), ((8,), np.float32, P("d")), _T],
+    _sds((4, 8)),
+    {},
+    dict(relu_grad=True),
+  ),
+  "valid-legacy-relu-grad-target": (
+    LEGACY_RELU_GRAD_TARGET,
+    [((4, 8), np.float32, P(None, "d")), ((8,), np.float32, P("d"))],
+    _sds((4, 8)),
+    {},
+    None,
+  ),
   "valid-batched-threshold": (
     TARGET,
     [((4, 8), np.float32, P("d")), ((4, 8), np.float32, P("d")), ((4, 1), np.float32, P("d"))],
@@ -140,10 +158,15 @@ def _constrained(fn, mesh, sharded):
   return f
 
 
+def _attributes(name):
+  attrs = CASES[name][4]
+  return {} if attrs is None else {"relu_grad": False, **attrs}  # None: a legacy call's none
+
+
 def _function(name, mesh, sharded):
-  target, _, result, kwargs, attrs = CASES[name]
+  target, _, result, kwargs, _ = CASES[name]
   call = jax.ffi.ffi_call(target, result, **kwargs)
-  return _constrained(lambda *args: call(*args, **attrs), mesh, sharded)
+  return _constrained(lambda *args: call(*args, **_attributes(name)), mesh, sharded)
 
 
 def _edit_layouts(exported, name):
@@ -164,7 +187,9 @@ def _edit_layouts(exported, name):
 
 
 def _expected(name, args):
-  g, x, t = [np.asarray(a) for a in args]
+  g, x, *t = [np.asarray(a) for a in args]
+  relu_grad = _attributes(name).get("relu_grad", not t)  # a legacy call without t is ReluGrad
+  t = np.float32(0) if relu_grad else t[0]
   out = oracle.threshold_backward(g, x, t) if t.ndim == 0 else np.where(x > t, g, 0)  # exact
   return np.asarray(out, np.float32)
 
@@ -182,7 +207,7 @@ def run(name, way):
     specs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
     exported = export.export(
       jax.jit(_function(name, mesh, False)),
-      disabled_checks=[export.DisabledSafetyCheck.custom_call(t) for t in jt.ffi_targets()],
+      disabled_checks=[export.DisabledSafetyCheck.custom_call(CASES[name][0])],
     )(*specs)
     if layout:
       exported = _edit_layouts(exported, name)

@@ -3,8 +3,9 @@
     python tests/boundary_fuzz.py SECONDS SEED
 
 with XLA_FLAGS=--xla_force_host_platform_device_count=4. Hypothesis generates hand-written
-`jax.ffi.ffi_call`s to the project's targets: random result counts (0-2), operand counts, dtypes,
-shapes (broadcasting or not), threshold shapes and dtypes, layouts,
+`jax.ffi.ffi_call`s to the project's target: random result counts (0-2), operand counts, dtypes,
+shapes (broadcasting or not), threshold shapes and dtypes, the relu_grad attribute (false, true,
+absent as in the legacy targets' calls, or not a bool), layouts,
 and shardings over 1, 2 or 4 CPU devices, jitted on each. Every call must either raise (a clean
 error) or return the oracle's bits (tests/oracle.py, element by element); an abort kills the
 child, which the parent reports with the last case printed. Batches of examples with seeds
@@ -26,12 +27,12 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 import numpy as np
 
-import jax_threshold  # noqa: F401  (registers the targets)
+import jax_threshold as jt
 from jax_threshold import _aclnn_ext
 import dtype_lists
 import oracle
 
-TARGET = "jax_threshold_threshold_backward_v1"
+TARGET = jt.ffi_targets()[0]
 # The contract's dtypes JAX holds without x64, and the bool and integer ones the native table
 # names and refuses.
 DTYPES = list(dtype_lists.CANONICAL) + [
@@ -88,12 +89,13 @@ def calls(draw):
     out_layout = tuple(draw(st.permutations(range(len(out_shape)))))
   devices = draw(st.sampled_from([1, 2, 4]))
   sharded_dim = draw(st.integers(-1, len(out_shape) - 1))
+  relu_grad = draw(st.sampled_from([False, False, True, None, 1]))
   return dict(
     target=TARGET,
     out_shape=out_shape,
     result_dtype=result_dtype,
     operands=operands,
-    attrs={},
+    attrs={} if relu_grad is None else {"relu_grad": relu_grad},
     results=results,
     layouts=layouts,
     out_layout=out_layout,
@@ -122,9 +124,10 @@ def _expected(case, args):
   g, x = np.asarray(args[0]), np.asarray(args[1])
   if case["results"] != 1 or g.dtype != x.dtype or case["result_dtype"] != x.dtype:
     return None
-  if len(args) != 3:
+  relu_grad = case["attrs"].get("relu_grad", len(args) == 2)  # absent: the legacy calls
+  if len(args) not in (2, 3) or not isinstance(relu_grad, bool) or len(args) < 3 - relu_grad:
     return None
-  thresholds = np.asarray(args[2])
+  thresholds = np.zeros((), np.float32) if relu_grad else np.asarray(args[2])  # ReluGrad's 0
   try:
     shape = np.broadcast_shapes(g.shape, x.shape, thresholds.shape)
   except ValueError:

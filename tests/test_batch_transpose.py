@@ -23,7 +23,7 @@ HAS_FFI = "ffi" in jt.available_implementations()
 SKIP_REASON = "the native extension with the XLA FFI handler is not built"
 
 _CALL = re.compile(
-  r"stablehlo\.custom_call @jax_threshold_threshold_backward(?:_inline)?_v1\(.*?"
+  r"stablehlo\.custom_call @jax_threshold_threshold_backward_v2\(.*?"
   r"-> tensor<([0-9?x]+)x[a-z0-9]+>"
 )
 

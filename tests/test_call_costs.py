@@ -1,10 +1,12 @@
 """What a custom call pays per call: CANN's executor reuse through the Python face
 (docs/behaviour.md §2), the custom call's plans kept per compiled call (a reused plan gives the
 same bits for new buffers and threshold values, also from many threads at once), and the
-ReluGrad target a threshold known to be ±0 lowers to (§5), with the same bits as the reference.
+custom call's relu_grad attribute, set for a threshold known to be ±0 (§5): ReluGrad, with the
+same bits as the reference.
 """
 
 import concurrent.futures
+import re
 
 from absl.testing import absltest
 from absl.testing import parameterized
@@ -22,12 +24,9 @@ try:
 except ImportError:  # a source tree without the compiled extension
   aclnn = None
 
-RELU_GRAD_TARGET = "jax_threshold_threshold_backward_relu_grad_v1"
-OPERAND_TARGET = "jax_threshold_threshold_backward_v1"
-# Their synchronous twins, which the lowering emits on CPU for outputs of at most
-# FFI_INLINE_MAX_BYTES (the calls below are that small unless they say otherwise).
-RELU_GRAD_INLINE_TARGET = "jax_threshold_threshold_backward_relu_grad_inline_v1"
-OPERAND_INLINE_TARGET = "jax_threshold_threshold_backward_inline_v1"
+TARGET = "jax_threshold_threshold_backward_v2"
+RELU_GRAD = [(TARGET, "true")]
+THRESHOLD_GRAD_V2_D = [(TARGET, "false")]
 
 
 def _values(rng, shape, dtype):
@@ -109,7 +108,7 @@ class PlanPerCompiledCallTest(parameterized.TestCase):
     ((37,), (37,)),
     ((1, 300), (200, 300)),  # a broadcast operand, read through the kernel's copy-in
     ((), (5, 1, 3)),
-    ((100_003,), (100_003,)),  # the asynchronous thread-pool path
+    ((100_003,), (100_003,)),  # several kernel blocks
   )
   def test_a_reused_plan_gives_the_same_bits_for_new_buffers_and_thresholds(self, g_shape, x_shape):
     f = jax.jit(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"))
@@ -153,14 +152,11 @@ class PlanPerCompiledCallTest(parameterized.TestCase):
 
 
 @absltest.skipIf(not HAS_FFI, "the XLA FFI handler is not built")
-class ReluGradTargetTest(parameterized.TestCase):
+class ReluGradAttributeTest(parameterized.TestCase):
   def _targets(self, fn, *args):
+    """(target, relu_grad attribute) of each custom call `fn` lowers to."""
     text = jax.jit(fn).lower(*args).as_text()
-    return [
-      line.split("@", 1)[1].split("(", 1)[0]
-      for line in text.splitlines()
-      if "custom_call @" in line
-    ]
+    return re.findall(r"custom_call @(\w+)\(.*relu_grad = (true|false)", text)
 
   @parameterized.parameters(0.0, -0.0, 0, np.float32(0), np.int8(0))
   def test_a_static_zero_sets_the_flag_and_lowers_to_relu_grad(self, t):
@@ -168,61 +164,54 @@ class ReluGradTargetTest(parameterized.TestCase):
     fn = lambda g, x: jt.threshold_backward(g, x, t, implementation="ffi")
     eqn = jax.make_jaxpr(fn)(g, x).eqns[-1]
     self.assertIs(eqn.params["relu_grad"], True)
-    self.assertEqual(self._targets(fn, g, x), [RELU_GRAD_INLINE_TARGET])
+    self.assertEqual(self._targets(fn, g, x), RELU_GRAD)
 
   @parameterized.parameters(0.5, -1e-45, 1e-9, float("nan"))
   def test_any_other_static_threshold_keeps_threshold_grad_v2_d(self, t):
     g = x = jnp.ones((4, 5), jnp.float32)
     fn = lambda g, x: jt.threshold_backward(g, x, t, implementation="ffi")
     self.assertIs(jax.make_jaxpr(fn)(g, x).eqns[-1].params["relu_grad"], False)
-    self.assertEqual(self._targets(fn, g, x), [OPERAND_INLINE_TARGET])
+    self.assertEqual(self._targets(fn, g, x), THRESHOLD_GRAD_V2_D)
 
   def test_a_traced_zero_keeps_the_operand_target(self):
     g = x = jnp.ones((4, 5), jnp.float32)
     fn = lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi")
     self.assertIs(jax.make_jaxpr(fn)(g, x, 0.0).eqns[-1].params["relu_grad"], False)
-    self.assertEqual(self._targets(fn, g, x, 0.0), [OPERAND_INLINE_TARGET])
+    self.assertEqual(self._targets(fn, g, x, 0.0), THRESHOLD_GRAD_V2_D)
 
   def test_an_integer_threshold_below_one_is_relu_grad_for_integer_x(self):
     # x > 0.5 is x > 0 for integers: the operand is 0, and so is the kernel choice.
     g = x = jnp.ones((4,), jnp.int32)
     fn = lambda g, x: jt.threshold_backward(g, x, 0.5, implementation="ffi")
-    self.assertEqual(self._targets(fn, g, x), [RELU_GRAD_INLINE_TARGET])
+    self.assertEqual(self._targets(fn, g, x), RELU_GRAD)
 
-  @parameterized.product(
-    dtype=dtype_lists.ONE_PER_ITEMSIZE,
-    threshold=["traced", "zero"],
-  )
-  def test_outputs_up_to_the_inline_limit_lower_to_the_synchronous_targets(self, dtype, threshold):
-    limit = aclnn._aclnn_ext.FFI_INLINE_MAX_BYTES
-    n = limit // np.dtype(dtype).itemsize
-    inline, pooled = (
-      (OPERAND_INLINE_TARGET, OPERAND_TARGET)
-      if threshold == "traced"
-      else (RELU_GRAD_INLINE_TARGET, RELU_GRAD_TARGET)
-    )
-    for size, want in ((n, inline), (n + 1, pooled)):
-      g = x = jnp.ones((size,), dtype)
-      if threshold == "traced":
-        fn = lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi")
-        self.assertEqual(self._targets(fn, g, x, 0.5), [want], size)
-      else:
-        fn = lambda g, x: jt.threshold_backward(g, x, 0.0, implementation="ffi")
-        self.assertEqual(self._targets(fn, g, x), [want], size)
+  @parameterized.parameters(((2, 1) * 5, (1, 2) * 5), ((2,) * 9, (2,) * 9))
+  def test_above_relu_grads_rank_limit_the_zero_threshold_is_read(self, g_shape, x_shape):
+    # ReluGrad's phase one takes at most 8 dims: the call reads its threshold of 0 instead.
+    rng = np.random.default_rng(6)
+    g, x = _values(rng, g_shape, np.float32), _values(rng, x_shape, np.float32)
+    fn = lambda g, x: jt.threshold_backward(g, x, 0.0, implementation="ffi")
+    self.assertIs(jax.make_jaxpr(fn)(g, x).eqns[-1].params["relu_grad"], True)
+    self.assertEqual(self._targets(fn, g, x), THRESHOLD_GRAD_V2_D)
+    want = jt.threshold_backward(g, x, 0.0, implementation="reference")
+    np.testing.assert_array_equal(oracle.bits(jax.jit(fn)(g, x)), oracle.bits(want))
 
-  @parameterized.parameters(OPERAND_INLINE_TARGET, RELU_GRAD_INLINE_TARGET)
-  def test_a_synchronous_target_called_directly_takes_any_size(self, target):
-    # Above the inline limit, as a hand-written call may ask: the same bits, on one thread.
+  @parameterized.parameters((7, 9), (300, 401))
+  def test_relu_grad_never_reads_the_threshold(self, *shape):
+    # A NaN threshold would let nothing pass: relu_grad=true gives the bits of 0, in one kernel
+    # block and in several.
     rng = np.random.default_rng(5)
-    g = _values(rng, (300, 401), np.float32)
-    x = _values(rng, (300, 401), np.float32)
-    t = np.float32(0.0 if "relu_grad" in target else 0.25)
-    args = (g, x) if "relu_grad" in target else (g, x, t)
-    got = jax.jit(lambda *a: jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape, x.dtype))(*a))(
-      *args
-    )
-    want = jt.threshold_backward(g, x, t, implementation="reference")
+    g, x = _values(rng, shape, np.float32), _values(rng, shape, np.float32)
+    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(x.shape, x.dtype))
+    got = jax.jit(lambda g, x: call(g, x, np.float32(np.nan), relu_grad=True))(g, x)
+    want = jt.threshold_backward(g, x, 0.0, implementation="reference")
     np.testing.assert_array_equal(oracle.bits(got), oracle.bits(want))
+
+  def test_relu_grad_must_be_a_bool(self):
+    g = x = jnp.ones((4,), jnp.float32)
+    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct(x.shape, x.dtype))
+    with self.assertRaisesRegex(Exception, "attribute relu_grad must be a bool"):
+      jax.block_until_ready(jax.jit(lambda g, x: call(g, x, np.float32(0), relu_grad=1))(g, x))
 
   @parameterized.product(
     dtype=dtype_lists.CANONICAL,
@@ -243,7 +232,7 @@ class ReluGradTargetTest(parameterized.TestCase):
     batched = lambda g, x: jax.vmap(
       lambda g, x: jt.threshold_backward(g, x, 0.0, implementation="ffi")
     )(g, x)
-    self.assertEqual(self._targets(batched, g, x), [RELU_GRAD_INLINE_TARGET])
+    self.assertEqual(self._targets(batched, g, x), RELU_GRAD)
     np.testing.assert_array_equal(batched(g, x), np.where(x > 0, g, 0))
     linear = lambda g: jt.threshold_backward(g, x, 0.0, implementation="ffi")
     (ct,) = jax.linear_transpose(linear, g)(g)

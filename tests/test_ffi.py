@@ -4,8 +4,8 @@ The whole primitive suite already runs through the FFI path (test_primitive.py
 and test_transformations.py are parametrized over available implementations);
 this file covers what is specific to the custom call: the lowered HLO (its one
 target, aliasing, one call per vmap batch), bit-for-bit property
-tests against the reference on random shapes / dtypes / thresholds, sizes that
-take the asynchronous thread-pool path, many Python threads at once, handler
+tests against the reference on random shapes / dtypes / thresholds, sizes the
+handler splits over several kernel blocks, many Python threads at once, handler
 errors carrying the aclnn status code, the jax.export round trip in a new
 process, and shard_map.
 """
@@ -37,12 +37,12 @@ SKIP_REASON = (
 )
 if HAS_FFI:
   from jax_threshold import _aclnn_ext
-  from jax_threshold import ffi as jt_ffi
 
 X64 = jax.config.jax_enable_x64
 DTYPES = list(dtype_lists.SUPPORTED if X64 else dtype_lists.CANONICAL)
 NAN, INF = float("nan"), float("inf")
-# Above _aclnn_ext.FFI_INLINE_MAX_BYTES for every dtype: the asynchronous thread-pool path.
+# Outputs the CPU handler splits over several kernel blocks (from 128 KiB; for 1-byte dtypes
+# tests take 4 * LARGE): the calling thread and the executor's block workers run them.
 LARGE = 100_003
 
 
@@ -102,19 +102,11 @@ class FfiLoweringTest(parameterized.TestCase):
   def _hlo(self, fn, *args):
     return jax.jit(fn).lower(*args).as_text()
 
-  def test_targets_are_versioned_and_listed(self):
-    self.assertEqual(
-      jt.ffi_targets(),
-      (
-        "jax_threshold_threshold_backward_v1",
-        "jax_threshold_threshold_backward_relu_grad_v1",
-        "jax_threshold_threshold_backward_inline_v1",
-        "jax_threshold_threshold_backward_relu_grad_inline_v1",
-      ),
-    )
-    self.assertEqual(jt_ffi.ffi_targets(), jt.ffi_targets())
+  def test_one_versioned_target_is_emitted_and_registered(self):
+    self.assertEqual(jt.ffi_targets(), ("jax_threshold_threshold_backward_v2",))
+    self.assertEqual(jt.ffi_targets(), (_aclnn_ext.FFI_TARGET,))
     names = {(name, platform) for name, platform, _ in _aclnn_ext.ffi_handlers()}
-    self.assertLessEqual({(t, "cpu") for t in jt.ffi_targets()}, names)
+    self.assertIn((_aclnn_ext.FFI_TARGET, "cpu"), names)
 
   def test_ffi_lowers_to_the_custom_call_and_reference_to_none(self):
     g = x = jnp.ones((4, 5), jnp.float32)
@@ -125,8 +117,7 @@ class FfiLoweringTest(parameterized.TestCase):
     ref_hlo = self._hlo(
       lambda g, x, t: jt.threshold_backward(g, x, t, implementation="reference"), g, x, t
     )
-    # 20 elements: the synchronous target (at most FFI_INLINE_MAX_BYTES).
-    self.assertEqual(_custom_call_targets(ffi_hlo), ["jax_threshold_threshold_backward_inline_v1"])
+    self.assertEqual(_custom_call_targets(ffi_hlo), ["jax_threshold_threshold_backward_v2"])
     self.assertEqual(_custom_call_targets(ref_hlo), [])
 
   def test_out_does_not_alias_grad_output(self):
@@ -152,7 +143,7 @@ class FfiLoweringTest(parameterized.TestCase):
     ts = jnp.linspace(-1, 1, 6, dtype=jnp.float32)
     f = jax.vmap(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"))
     self.assertEqual(
-      _custom_call_targets(self._hlo(f, g, x, ts)), ["jax_threshold_threshold_backward_inline_v1"]
+      _custom_call_targets(self._hlo(f, g, x, ts)), ["jax_threshold_threshold_backward_v2"]
     )
     nested = jax.vmap(
       jax.vmap(lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"))
@@ -236,10 +227,9 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
     np.testing.assert_array_equal(oracle.bits(ffi_const(g, x)), oracle.bits(ref_const(g, x)))
 
   @parameterized.product(dtype=DTYPES, threshold=[0.0, 0.5, -1.0, NAN])
-  def test_large_inputs_take_the_thread_pool_path(self, dtype, threshold):
+  def test_large_inputs_run_in_several_blocks(self, dtype, threshold):
     rng = np.random.default_rng(3)
     size = LARGE if np.dtype(dtype).itemsize > 1 else 4 * LARGE
-    self.assertGreater(size * np.dtype(dtype).itemsize, _aclnn_ext.FFI_INLINE_MAX_BYTES)
     x = _random(rng, (size,), dtype, threshold)
     g = _random(rng, (size,), dtype)
     ref, ffi = _jit_both(jt.threshold_backward)
@@ -331,7 +321,7 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
     rng = np.random.default_rng(8)
     cases = []
     for i in range(24):
-      size = LARGE if i % 2 else 1000  # both the pool path and the inline path
+      size = LARGE if i % 2 else 1000  # several blocks, and one on the calling thread
       t = np.float32(rng.standard_normal())
       cases.append((_random(rng, (size,), np.float32), _random(rng, (size,), np.float32, t), t))
     expected = [np.asarray(ref(*c)) for c in cases]
@@ -354,12 +344,12 @@ class FfiErrorTest(parameterized.TestCase):
     bad = dtype_lists.UNSUPPORTED_INTEGER
     g = x = jnp.ones((4,), bad)
     with self.assertRaisesRegex(Exception, rf"161002.*ACLNN_ERR_PARAM_INVALID(.|\n)*{bad.name}"):
-      self._call(jt_ffi.TARGET, (4,), bad, g, x, jnp.zeros((), bad))
+      self._call(jt.ffi_targets()[0], (4,), bad, g, x, jnp.zeros((), bad))
 
   def test_grad_output_and_x_dtypes_differ(self):
     with self.assertRaisesRegex(Exception, "161002"):
       self._call(
-        jt_ffi.TARGET,
+        jt.ffi_targets()[0],
         (4,),
         jnp.float32,
         jnp.ones((4,), jnp.float32),
@@ -372,7 +362,7 @@ class FfiErrorTest(parameterized.TestCase):
       Exception, r"result's shape \[5\] is not the broadcast shape \[4\]"
     ):
       self._call(
-        jt_ffi.TARGET,
+        jt.ffi_targets()[0],
         (5,),
         jnp.float32,
         jnp.ones((4,), jnp.float32),
@@ -383,7 +373,7 @@ class FfiErrorTest(parameterized.TestCase):
   def test_non_broadcasting_batched_threshold(self):
     with self.assertRaisesRegex(Exception, r"threshold \[2,1\] do not broadcast to out \[4,3\]"):
       self._call(
-        jt_ffi.TARGET,
+        jt.ffi_targets()[0],
         (4, 3),
         jnp.float32,
         jnp.ones((4, 3), jnp.float32),
@@ -395,7 +385,7 @@ class FfiErrorTest(parameterized.TestCase):
     # The example of CANN's aclnnThresholdBackward documentation (docs/behaviour.md §1).
     g = np.array([4.5, 4.4, 4.3, 4.2], np.float32)
     x = np.array([0.2, 1.2, 2.2, 3.2], np.float32)
-    out = self._call(jt_ffi.TARGET, (4,), jnp.float32, g, x, np.float32(1.0))
+    out = self._call(jt.ffi_targets()[0], (4,), jnp.float32, g, x, np.float32(1.0))
     np.testing.assert_array_equal(out, np.array([0, 4.4, 4.3, 4.2], np.float32))
 
 
@@ -433,7 +423,7 @@ class FfiExportTest(parameterized.TestCase):
       import flatbuffers  # noqa: F401  # pylint: disable=g-import-not-at-top,unused-import
     except ImportError:
       self.skipTest("jax.export serialization needs the 'flatbuffers' package")
-    self.assertRegex(exported.mlir_module(), r"jax_threshold_threshold_backward(_inline)?_v1")
+    self.assertIn("jax_threshold_threshold_backward_v2", exported.mlir_module())
     with tempfile.TemporaryDirectory() as tmp:
       module, data, out = (os.path.join(tmp, n) for n in ("f.bin", "in.npz", "out.npz"))
       with open(module, "wb") as f:
@@ -485,7 +475,7 @@ class FfiExportTest(parameterized.TestCase):
     )
     rng = np.random.default_rng(10)
     calls = []
-    for batch in (3, LARGE // 5 + 1):  # inline, and the thread-pool path
+    for batch in (3, LARGE // 5 + 1):  # one block, and several
       calls.append(
         (
           _random(rng, (batch, 5), np.float32),
@@ -547,7 +537,7 @@ _SHARD_MAP_CHILD = textwrap.dedent("""
     hlo = jax.jit(jax.shard_map(
         lambda g, x, t: jt.threshold_backward(g, x, t, implementation="ffi"), mesh=mesh,
         in_specs=(P("d"), P("d"), P()), out_specs=P("d"))).lower(g, x, np.float32(0)).as_text()
-    assert "jax_threshold_threshold_backward_inline_v1" in hlo  # blocks of a few elements
+    assert "jax_threshold_threshold_backward_v2" in hlo
     print("ok")
 """)
 

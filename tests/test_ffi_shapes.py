@@ -18,7 +18,13 @@ import oracle
 
 HAS_FFI = "ffi" in jt.available_implementations()
 SKIP_REASON = "the native extension with the XLA FFI handler is not built"
-TARGET = "jax_threshold_threshold_backward_v1"
+TARGET = "jax_threshold_threshold_backward_v2"
+
+
+def _ffi_call(result, **kwargs):
+  """A hand-written call of the target with the lowering's attribute for a threshold operand."""
+  call = jax.ffi.ffi_call(TARGET, result, **kwargs)
+  return lambda *args: call(*args, relu_grad=False)
 
 
 @absltest.skipUnless(HAS_FFI, SKIP_REASON)
@@ -36,13 +42,13 @@ class BatchOfOneThresholdTest(parameterized.TestCase):
 
   def test_direct_call_with_a_one_element_threshold_of_rank_two(self):
     g = x = jnp.array([0.2, 0.7, 1.5], jnp.float32)
-    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((1, 3), jnp.float32))
+    call = _ffi_call(jax.ShapeDtypeStruct((1, 3), jnp.float32))
     out = np.asarray(jax.jit(call)(g, x, jnp.full((1, 1), 0.5, jnp.float32)))
     np.testing.assert_array_equal(out, np.array([[0, 0.7, 1.5]], np.float32))
 
   def test_one_element_threshold_whose_rank_exceeds_the_result_is_refused(self):
     g = x = jnp.ones((3,), jnp.float32)
-    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((3,), jnp.float32))
+    call = _ffi_call(jax.ShapeDtypeStruct((3,), jnp.float32))
     with self.assertRaisesRegex(Exception, r"not the broadcast shape \[1,3\]"):
       jax.block_until_ready(jax.jit(call)(g, x, jnp.zeros((1, 1), jnp.float32)))
 
@@ -62,14 +68,14 @@ class PerElementThresholdBatchTest(parameterized.TestCase):
     x = (rng.standard_normal(n) * 4).astype(xdtype)
     t = (rng.standard_normal(n) * 4).astype(tdtype)
     t[::7] = 0
-    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((n,), xdtype))
+    call = _ffi_call(jax.ShapeDtypeStruct((n,), xdtype))
     out = np.asarray(jax.jit(call)(g, x, t))
     expected = np.array([oracle.threshold_backward(g[i], x[i], t[i]) for i in range(n)], xdtype)
     np.testing.assert_array_equal(oracle.bits(out), oracle.bits(expected))
 
   def test_threshold_of_a_dtype_the_lowering_never_emits_is_refused(self):
     x = jnp.ones((8,), jnp.float32)
-    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((8,), jnp.float32))
+    call = _ffi_call(jax.ShapeDtypeStruct((8,), jnp.float32))
     with self.assertRaisesRegex(
       Exception, "threshold has dtype float16, which the kernel does not read"
     ):
@@ -79,7 +85,7 @@ class PerElementThresholdBatchTest(parameterized.TestCase):
     # The threshold's dtype is checked once, by phase one, and only for an x it can run.
     refused = dtype_lists.UNSUPPORTED_INTEGER
     x = jnp.ones((8,), refused)
-    call = jax.ffi.ffi_call(TARGET, jax.ShapeDtypeStruct((8,), refused))
+    call = _ffi_call(jax.ShapeDtypeStruct((8,), refused))
     for t_dtype in (refused, jnp.float16, jnp.float32):
       with self.subTest(t_dtype=t_dtype):
         with self.assertRaisesRegex(
@@ -98,8 +104,9 @@ class PerElementThresholdBatchTest(parameterized.TestCase):
         n = 1 << 20
         x = np.linspace(-2, 2, n).astype(np.float16)
         t = np.linspace(2, -2, n).astype(np.float16).astype(np.float32)
-        call = jax.jit(jax.ffi.ffi_call("jax_threshold_threshold_backward_v1",
-                                        jax.ShapeDtypeStruct((n,), jnp.float16)))
+        call = jax.jit(lambda *a: jax.ffi.ffi_call(
+            "jax_threshold_threshold_backward_v2", jax.ShapeDtypeStruct((n,), jnp.float16)
+        )(*a, relu_grad=False))
         import jax_threshold
         args = [jax.device_put(a) for a in (x, x, t)]
         compiled = call.lower(*args).compile()
@@ -126,8 +133,9 @@ class EmptyResultTest(parameterized.TestCase):
         import jax, jax.numpy as jnp, numpy as np
         import jax_threshold
         shape = {shape!r}
-        call = jax.ffi.ffi_call("jax_threshold_threshold_backward_v1",
-                                jax.ShapeDtypeStruct(shape, jnp.float32), has_side_effect=True)
+        call = lambda *a: jax.ffi.ffi_call(
+            "jax_threshold_threshold_backward_v2", jax.ShapeDtypeStruct(shape, jnp.float32),
+            has_side_effect=True)(*a, relu_grad=False)
         g = x = jnp.zeros(shape, jnp.float32)
         out = jax.block_until_ready(jax.jit(call)(g, x, jnp.float32(0.5)))
         print(out.shape == shape)

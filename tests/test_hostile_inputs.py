@@ -133,8 +133,8 @@ class SubnormalTest(parameterized.TestCase):
       _assert_bits_equal(out, np.where(x > float(t32), g, 0.0))
 
   @parameterized.product(impl=IMPLS)
-  def test_large_arrays_take_the_pool_path(self, impl):
-    # Over the handler's inline limit: kernel blocks run on XLA's pool threads too.
+  def test_large_arrays_in_several_blocks(self, impl):
+    # Kernel blocks run on XLA's calling thread (flush-to-zero set) and the executor's workers.
     rng = np.random.default_rng(10)
     x = (rng.standard_normal(300_001) * 1e-39).astype(np.float32)
     g = rng.standard_normal(300_001).astype(np.float32)
@@ -406,19 +406,18 @@ class ShapeErrorTest(parameterized.TestCase):
   def test_direct_custom_call_with_a_result_of_the_wrong_shape(self):
     # has_side_effect: XLA would otherwise drop a call whose result has no elements unrun.
     g = x = jnp.ones((4,), jnp.float32)
-    for out_shape in [(0,), (0, 4), (2, 4)]:
-      call = jax.ffi.ffi_call(
-        "jax_threshold_threshold_backward_v1",
-        jax.ShapeDtypeStruct(out_shape, jnp.float32),
-        has_side_effect=True,
+
+    def call(out_shape, **kwargs):
+      f = jax.ffi.ffi_call(
+        jt.ffi_targets()[0], jax.ShapeDtypeStruct(out_shape, jnp.float32), **kwargs
       )
+      return jax.jit(lambda *a: f(*a, relu_grad=False))
+
+    for out_shape in [(0,), (0, 4), (2, 4)]:
       with self.assertRaisesRegex(Exception, r"result's shape .* is not the broadcast shape \[4\]"):
-        jax.block_until_ready(jax.jit(call)(g, x, jnp.float32(0.5)))
-    call = jax.ffi.ffi_call(
-      "jax_threshold_threshold_backward_v1", jax.ShapeDtypeStruct((2, 3, 4), jnp.float32)
-    )
+        jax.block_until_ready(call(out_shape, has_side_effect=True)(g, x, jnp.float32(0.5)))
     with self.assertRaisesRegex(Exception, r"not the broadcast shape \[3,4\]"):
-      jax.block_until_ready(jax.jit(call)(g, x, jnp.zeros((3, 1), jnp.float32)))
+      jax.block_until_ready(call((2, 3, 4))(g, x, jnp.zeros((3, 1), jnp.float32)))
 
 
 if __name__ == "__main__":

@@ -151,7 +151,11 @@ class PartitionerShardingMathTest(absltest.TestCase):
       [1, 4, 2], [2, 4], [1, 0], subgroup_types=[xc.OpSharding.Type.REPLICATED]
     )
     merged = partitioning._infer_from_operands(  # pylint: disable=protected-access
-      [shape(64, 128), shape(64, 128), shape(8, 1, 1)], [x, x, threshold], shape(8, 64, 128), b"{}"
+      [shape(64, 128), shape(64, 128), shape(8, 1, 1)],
+      [x, x, threshold],
+      shape(8, 64, 128),
+      b"{}",
+      target=jt.ffi_targets()[0],
     )
     self.assertEqual(list(merged.tile_assignment_dimensions()), [2, 1, 4])
     by_tile = _devices_by_tile(merged, 3)

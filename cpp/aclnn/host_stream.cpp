@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -14,6 +15,20 @@ namespace jax_threshold::aclnn {
 namespace {
 
 uint32_t HardwareThreads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+// Polls `done()` (pausing between polls) for at most `limit`; true once it held. For waits on
+// work already running on another thread, which finishes sooner than a parked thread wakes.
+template <typename Done>
+bool PollFor(std::chrono::microseconds limit, Done done) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  return true;
+}
 
 }  // namespace
 

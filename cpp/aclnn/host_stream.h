@@ -2,7 +2,6 @@
 // and the host platform it tiles for.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -29,24 +28,9 @@ PlatformInfo HostPlatformInfo();
 // Runs block(i) for every i in [0, n) on the calling thread plus up to max_threads - 1 of the
 // process's persistent block workers (0: hardware_concurrency; the workers, hardware threads - 1
 // of them, are started on first use, poll briefly for the next job and then park), and returns
-// when all have
-// finished. Safe to call from many threads at once. An exception from a block is caught; the
-// first one's message is returned (empty string: all blocks succeeded).
+// when all have finished. Safe to call from many threads at once. An exception from a block is
+// caught; the first one's message is returned (empty string: all blocks succeeded).
 std::string RunBlocksSynchronously(uint32_t n, const std::function<void(uint32_t)>& block,
                                    uint32_t max_threads = 0);
-
-// Polls `done()` (pausing between polls) for at most `limit`; true once it held. For waits on
-// work already running on another thread, which finishes sooner than a parked thread wakes.
-template <typename Done>
-bool PollFor(std::chrono::microseconds limit, Done done) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
-  return true;
-}
 
 }  // namespace jax_threshold::aclnn

@@ -1,8 +1,6 @@
 // A fake of the XLA FFI C API (see fake_xla_ffi_api.h).
 #include "fuzz/fake_xla_ffi_api.h"
 
-#include <xmmintrin.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <utility>
@@ -11,13 +9,6 @@
 struct XLA_FFI_Error {
   XLA_FFI_Error_Code code;
   std::string message;
-};
-
-struct XLA_FFI_Future {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool completed = false;
-  XLA_FFI_Error* error = nullptr;  // owned; null for a future that is available
 };
 
 struct XLA_FFI_ExecutionContext {
@@ -50,30 +41,6 @@ void ErrorGetMessage(XLA_FFI_Error_GetMessage_Args* args) {
 
 void ErrorDestroy(XLA_FFI_Error_Destroy_Args* args) { delete args->error; }
 
-XLA_FFI_Error* FutureCreate(XLA_FFI_Future_Create_Args* args) {
-  args->future = new XLA_FFI_Future;
-  return nullptr;
-}
-
-void Complete(XLA_FFI_Future* future, XLA_FFI_Error* error) {
-  std::lock_guard<std::mutex> lock(future->mu);
-  if (future->completed) Fail("a future completed twice");
-  future->completed = true;
-  future->error = error;
-  future->cv.notify_all();
-}
-
-XLA_FFI_Error* FutureSetAvailable(XLA_FFI_Future_SetAvailable_Args* args) {
-  Complete(args->future, nullptr);
-  return nullptr;
-}
-
-XLA_FFI_Error* FutureSetError(XLA_FFI_Future_SetError_Args* args) {
-  if (args->error == nullptr) Fail("Future_SetError without an error");
-  Complete(args->future, args->error);
-  return nullptr;
-}
-
 XLA_FFI_Error* ContextGet(XLA_FFI_ExecutionContext_Get_Args*) {
   return NewError(XLA_FFI_Error_Code_NOT_FOUND, "no user data in this execution context");
 }
@@ -104,29 +71,6 @@ XLA_FFI_Error* Unimplemented(Args*) {
 
 }  // namespace
 
-XLA_FFI_Error* FakeSchedule(XLA_FFI_ThreadPool_Schedule_Args* args) {
-  FakeXlaFfiApi* self = args->ctx->owner;
-  if (self->options_.refuse_schedule) {
-    return NewError(XLA_FFI_Error_Code_UNAVAILABLE, "the thread pool refuses tasks");
-  }
-  {
-    std::lock_guard<std::mutex> lock(self->mu_);
-    self->queue_.push_back([task = args->task, data = args->data] { task(data); });
-    ++self->scheduled_;
-  }
-  self->work_cv_.notify_one();
-  return nullptr;
-}
-
-XLA_FFI_Error* FakeNumThreads(XLA_FFI_ThreadPool_NumThreads_Args* args) {
-  FakeXlaFfiApi* self = args->ctx->owner;
-  if (self->options_.fail_num_threads) {
-    return NewError(XLA_FFI_Error_Code_UNAVAILABLE, "the thread pool has no size");
-  }
-  *args->num_threads = self->options_.num_threads;
-  return nullptr;
-}
-
 XLA_FFI_Error* FakeStreamGet(XLA_FFI_Stream_Get_Args* args) {
   FakeXlaFfiApi* self = args->ctx->owner;
   if (self->options_.stream == nullptr) return Unimplemented(args);
@@ -141,7 +85,7 @@ XLA_FFI_Error* FakeDeviceOrdinalGet(XLA_FFI_DeviceOrdinal_Get_Args* args) {
   return nullptr;
 }
 
-FakeXlaFfiApi::FakeXlaFfiApi(const PoolOptions& options)
+FakeXlaFfiApi::FakeXlaFfiApi(const FakeOptions& options)
     : ctx_(new XLA_FFI_ExecutionContext{this}), options_(options) {
   api_.struct_size = XLA_FFI_Api_STRUCT_SIZE;
   api_.api_version = {XLA_FFI_Api_Version_STRUCT_SIZE, nullptr, XLA_FFI_API_MAJOR,
@@ -157,24 +101,16 @@ FakeXlaFfiApi::FakeXlaFfiApi(const PoolOptions& options)
   api_.XLA_FFI_State_Get = StateGet;
   api_.XLA_FFI_DeviceMemory_Allocate = Unimplemented<XLA_FFI_DeviceMemory_Allocate_Args>;
   api_.XLA_FFI_DeviceMemory_Free = Unimplemented<XLA_FFI_DeviceMemory_Free_Args>;
-  api_.XLA_FFI_ThreadPool_Schedule = FakeSchedule;
-  api_.XLA_FFI_ThreadPool_NumThreads = FakeNumThreads;
-  api_.XLA_FFI_Future_Create = FutureCreate;
-  api_.XLA_FFI_Future_SetAvailable = FutureSetAvailable;
-  api_.XLA_FFI_Future_SetError = FutureSetError;
+  api_.XLA_FFI_ThreadPool_Schedule = Unimplemented<XLA_FFI_ThreadPool_Schedule_Args>;
+  api_.XLA_FFI_ThreadPool_NumThreads = Unimplemented<XLA_FFI_ThreadPool_NumThreads_Args>;
+  api_.XLA_FFI_Future_Create = Unimplemented<XLA_FFI_Future_Create_Args>;
+  api_.XLA_FFI_Future_SetAvailable = Unimplemented<XLA_FFI_Future_SetAvailable_Args>;
+  api_.XLA_FFI_Future_SetError = Unimplemented<XLA_FFI_Future_SetError_Args>;
   api_.XLA_FFI_RunId_Get = Unimplemented<XLA_FFI_RunId_Get_Args>;
   api_.XLA_FFI_DeviceOrdinal_Get = FakeDeviceOrdinalGet;
-  for (int i = 0; i < options_.num_threads; ++i) threads_.emplace_back([this] { Worker(); });
 }
 
 FakeXlaFfiApi::~FakeXlaFfiApi() {
-  Drain(std::chrono::seconds(10));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  work_cv_.notify_all();
-  for (std::thread& t : threads_) t.join();
   if (ctx_->state != nullptr) {
     const auto type = types_.find(ctx_->state_type);
     if (type == types_.end()) Fail("a state of a type that was not registered");
@@ -183,66 +119,17 @@ FakeXlaFfiApi::~FakeXlaFfiApi() {
   delete ctx_;
 }
 
-void FakeXlaFfiApi::Worker() {
-  if (options_.flush_denormals) _mm_setcsr(_mm_getcsr() | 0x8040);  // FTZ | DAZ
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    work_cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping
-    std::function<void()> task = std::move(queue_.front());
-    queue_.pop_front();
-    ++running_;
-    lock.unlock();
-    task();
-    lock.lock();
-    --running_;
-    if (running_ == 0 && queue_.empty()) idle_cv_.notify_all();
-  }
-}
-
-void FakeXlaFfiApi::Drain(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!idle_cv_.wait_for(lock, timeout, [this] { return running_ == 0 && queue_.empty(); })) {
-    Fail("scheduled tasks did not finish in time (a task waits for another, or hangs)");
-  }
-}
-
 void FakeXlaFfiApi::RegisterType(int64_t type_id, void (*deleter)(void*)) {
   types_[type_id] = deleter;
 }
 
-int64_t FakeXlaFfiApi::scheduled() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return scheduled_;
-}
-
-CallOutcome FakeXlaFfiApi::Finish(XLA_FFI_Error* error, XLA_FFI_Future* future,
-                                  std::chrono::milliseconds timeout) {
+CallOutcome FakeXlaFfiApi::Outcome(XLA_FFI_Error* error) {
   CallOutcome outcome;
   if (error != nullptr) {
-    if (future != nullptr) Fail("a handler returned both an error and a future");
     outcome.code = error->code;
     outcome.message = std::move(error->message);
     delete error;
-    return outcome;
   }
-  if (future == nullptr) return outcome;  // a synchronous success
-  outcome.has_future = true;
-  {
-    std::unique_lock<std::mutex> lock(future->mu);
-    if (!future->cv.wait_for(lock, timeout, [future] { return future->completed; })) {
-      Fail("the handler's future did not complete in time (a hang)");
-    }
-    if (future->error != nullptr) {
-      outcome.code = future->error->code;
-      outcome.message = std::move(future->error->message);
-      delete future->error;
-    }
-  }
-  // Whoever completed the future may still be returning from Complete: free it once every task
-  // has finished (a completion on this thread has already returned).
-  Drain(timeout);
-  delete future;
   return outcome;
 }
 

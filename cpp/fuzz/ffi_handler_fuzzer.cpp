@@ -1,28 +1,28 @@
-// libFuzzer target over the CPU XLA FFI handlers of threshold_backward (the operand and the
-// ReluGrad target): each input becomes one XLA_FFI_CallFrame, handed to the handler's
-// XLA_FFI_Handler entry as XLA's CPU runtime hands it over, against a fake XLA FFI API
-// (fake_xla_ffi_api.h) with a real pool of 1-3 threads.
+// libFuzzer target over the CPU XLA FFI handler of threshold_backward: each input becomes one
+// XLA_FFI_CallFrame, handed to a CPU target's XLA_FFI_Handler entry as XLA's CPU runtime hands it
+// over, against a fake XLA FFI API (fake_xla_ffi_api.h).
 //
-// Fuzzed: the target; the execution stage, the metadata query and the frame's struct size; the
-// argument and result counts and kinds (buffer, token); every buffer's dtype (each
-// XLA_FFI_DataType, valid or not), rank (0..10) and dims (0, small, large, huge, negative,
-// products that overflow); the data pointers (null when empty, in one arena with guard bytes,
-// out equal to or overlapping an input); attributes no target declares (count, names, types,
-// scalar dtypes known to the headers or newer, values), which XLA FFI leaves undecoded; the
-// operand threshold's dtype and shape (0-d,
-// the result's rank, batched, other ranks); the values; the pool (threads, FTZ/DAZ on its
-// threads and on the caller, Schedule and NumThreads failing).
+// Fuzzed: the target and the call's form (the lowering's (grad_output, x, threshold) with
+// relu_grad false or true, the legacy targets' three operands, or two for ReluGrad); the
+// execution stage, the metadata query and the frame's struct size; the argument and result
+// counts and kinds (buffer, token); every buffer's dtype (each XLA_FFI_DataType, valid or not),
+// rank (0..10) and dims (0, small, large, huge, negative, products that overflow); the data
+// pointers (null when empty, in one arena with guard bytes, out equal to or overlapping an
+// input); more attributes (count, names, relu_grad among them, types, scalar dtypes known to the
+// headers or newer, values); the threshold's dtype and shape (0-d, the result's rank, batched,
+// other ranks); the values; FTZ/DAZ on the calling thread.
 //
-// Every input must end in an error or a future that completes within 10 s (then every task the
-// handler scheduled finishes), never a crash or a sanitizer report, and:
+// Every input must end in success or an error, never a crash or a sanitizer report, and:
 // - nothing outside the result buffer changed (the arena's guard bytes and the inputs);
 // - a buffer with a negative dim or more elements than int64 holds is never touched: its data
 //   points at a page that faults on access (a call with a buffer that is just too large for the
 //   arena is not made);
 // - on success with float32, float64, bfloat16, float16, int8, uint8, int32 or int64 operands
 //   that do not overlap the result, the result holds the select's bits (docs/behaviour.md §1,
-//   NumPy broadcasting, a batched threshold per element), computed here by a scalar oracle;
-// - a metadata query reports this build's XLA FFI API version and no future; a wrong stage or
+//   NumPy broadcasting, a batched threshold per element, 0 for ReluGrad), computed here by a
+//   scalar oracle;
+// - a relu_grad attribute that is not a bool is refused;
+// - a metadata query reports this build's XLA FFI API version; a wrong stage or
 //   struct size is an error.
 //
 // Seeds: JAX_THRESHOLD_FFI_FUZZ_WRITE_SEEDS=DIR ./jax_threshold_ffi_handler_fuzzer writes the
@@ -31,8 +31,8 @@
 #include <sys/mman.h>
 #include <xmmintrin.h>
 
+#include <algorithm>
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -50,9 +50,7 @@ namespace {
 
 using jax_threshold::fuzz::CallOutcome;
 using jax_threshold::fuzz::FakeXlaFfiApi;
-using jax_threshold::fuzz::PoolOptions;
 
-constexpr auto kTimeout = std::chrono::seconds(10);
 constexpr size_t kBufferBudget = size_t{256} << 10;  // bytes the arena gives one buffer at most
 constexpr size_t kGuard = 64;                        // guard bytes before and after each buffer
 
@@ -128,7 +126,7 @@ size_t ElementBytes(XLA_FFI_DataType d) {
   }
 }
 
-// Dims from a byte: mostly small, some large enough for the thread-pool path, some that no
+// Dims from a byte: mostly small, some large enough for several kernel blocks, some that no
 // buffer can have.
 int64_t DecodeDim(uint8_t b) {
   constexpr int64_t kSpecial[] = {4097,
@@ -335,23 +333,33 @@ int64_t BroadcastOffset(const Shape& shape, const Shape& result, const std::vect
 
 //===-- The call ---------------------------------------------------------------------------===//
 
+// The call's form: the lowering's (grad_output, x, threshold) with relu_grad, or a legacy
+// target's operands without it.
+enum Form { kOperand, kReluGrad, kLegacyOperand, kLegacyReluGrad };
+
 struct Call {
-  int target = 0;              // 0: the operand target, 1: the ReluGrad target (threshold 0)
-  bool inline_target = false;  // its synchronous twin (..._inline_v1)
+  Form form = kOperand;
+  const char* target = nullptr;
   uint8_t frame_mode = 0;
-  PoolOptions pool;
   bool caller_flushes = false;
   std::vector<Buffer> args, rets;
-  std::vector<Attr> attrs;
+  std::vector<Attr> attrs;  // sorted by name, each name once, as XLA passes them
 };
 
-// Attributes on a frame of the ReluGrad target, which (like every target) declares none: the
-// lowering emits none, and XLA FFI leaves those a hostile caller adds undecoded, whatever their
-// type or scalar dtype (one newer than the headers too).
+// Attributes a hostile caller adds, whatever their type or scalar dtype (one newer than the
+// headers too): a relu_grad of another type replaces the form's. A bool's byte is 0 or 1, as XLA
+// writes it.
 void DecodeAttrs(Input& in, Call& call) {
+  if (call.form == kOperand || call.form == kReluGrad) {
+    Attr a;
+    a.name = "relu_grad";
+    a.scalar_dtype = XLA_FFI_DataType_PRED;
+    a.value[0] = call.form == kReluGrad;
+    call.attrs.push_back(a);
+  }
   const uint8_t count = in.Byte();
   if (count < 192) return;
-  const char* const names[] = {"threshold", "threshold_dtype", "zzz_unknown", ""};
+  const char* const names[] = {"threshold", "relu_grad", "zzz_unknown", ""};
   for (int k = 0; k <= count % 3; ++k) {
     Attr a;
     a.name = names[in.Byte() % 4];
@@ -359,8 +367,14 @@ void DecodeAttrs(Input& in, Call& call) {
     a.text = "float32";
     a.scalar_dtype = DecodeDtype(in.Byte());
     for (size_t b = 0; b < 8; ++b) a.value[b] = in.Byte();
+    if (a.scalar_dtype == XLA_FFI_DataType_PRED) a.value[0] &= 1;
+    auto same = std::find_if(call.attrs.begin(), call.attrs.end(),
+                             [&](const Attr& b) { return b.name == a.name; });
+    if (same != call.attrs.end()) call.attrs.erase(same);
     call.attrs.push_back(a);
   }
+  std::sort(call.attrs.begin(), call.attrs.end(),
+            [](const Attr& a, const Attr& b) { return a.name < b.name; });
 }
 
 // Wires an attribute's C structs to its storage (after the vector holding it stopped moving).
@@ -461,49 +475,42 @@ bool Overlap(const Buffer& a, const Buffer& b) {
          b.offset < a.offset + a.bytes;
 }
 
-// The CPU target's execute stage, or (instantiate) its instantiate stage (null when it has none);
-// `inline_target`: its synchronous twin.
-XLA_FFI_Handler* Handler(int target, bool instantiate = false, bool inline_target = false) {
+// The CPU target `name`'s execute stage, or (instantiate) its instantiate stage.
+XLA_FFI_Handler* Handler(const char* name, bool instantiate) {
   namespace fh = jax_threshold::ffi_handler;
-  static XLA_FFI_Handler* handlers[2][2][2] = {};  // [inline][target][instantiate]
-  if (handlers[0][0][0] == nullptr) {
-    const char* const names[2][2] = {
-        {fh::kThresholdBackwardTarget, fh::kThresholdBackwardReluGradTarget},
-        {fh::kThresholdBackwardInlineTarget, fh::kThresholdBackwardReluGradInlineTarget}};
-    for (const auto& t : fh::FfiTargets()) {
-      if (std::strcmp(t.platform, "cpu") != 0) continue;
-      for (int i = 0; i < 2; ++i) {
-        for (int k = 0; k < 2; ++k) {
-          if (std::strcmp(t.name, names[i][k]) != 0) continue;
-          handlers[i][k][0] = t.handler;
-          handlers[i][k][1] = t.instantiate;
-        }
-      }
+  // What jax_threshold.ffi's registration of the state type does in XLA: give it an id.
+  XLA_FFI_TypeId* id = fh::ExecutablePlansTypeId();
+  if (id->type_id == 0) id->type_id = 1;
+  for (const auto& t : fh::FfiTargets()) {
+    if (std::strcmp(t.platform, "cpu") == 0 && std::strcmp(t.name, name) == 0) {
+      if (t.handler == nullptr || t.instantiate == nullptr) Finding("a CPU target without stages");
+      return instantiate ? t.instantiate : t.handler;
     }
-    for (const auto& by_inline : handlers) {
-      for (const auto& stages : by_inline) {
-        if (stages[0] == nullptr) Finding("no CPU handler of a target");
-      }
-    }
-    // What jax_threshold.ffi's registration of the state type does in XLA: give it an id.
-    XLA_FFI_TypeId* id = fh::ExecutablePlansTypeId();
-    if (id->type_id == 0) id->type_id = 1;
   }
-  return handlers[inline_target ? 1 : 0][target][instantiate ? 1 : 0];
+  Finding("a CPU target that is not registered");
 }
 
 void Run(Input& in) {
   Call call;
-  const uint8_t target = in.Byte();
-  call.target = target % 2;
-  call.inline_target = target >> 1 & 1;
+  const uint8_t form = in.Byte();
+  call.form = static_cast<Form>(form % 4);
+  const bool inline_name = form >> 2 & 1;
+  switch (call.form) {
+    case kOperand:
+    case kReluGrad:
+      call.target = jax_threshold::ffi_handler::kLoweringTarget;
+      break;
+    case kLegacyOperand:
+      call.target = inline_name ? "jax_threshold_threshold_backward_inline_v1"
+                                : "jax_threshold_threshold_backward_v1";
+      break;
+    case kLegacyReluGrad:
+      call.target = inline_name ? "jax_threshold_threshold_backward_relu_grad_inline_v1"
+                                : "jax_threshold_threshold_backward_relu_grad_v1";
+      break;
+  }
   call.frame_mode = in.Byte();
-  const uint8_t pool = in.Byte();
-  call.pool.num_threads = 1 + pool % 3;
-  call.pool.flush_denormals = pool >> 2 & 1;
-  call.caller_flushes = pool >> 3 & 1;
-  call.pool.refuse_schedule = (pool >> 4 & 7) == 7;
-  call.pool.fail_num_threads = (pool >> 4 & 7) == 6;
+  call.caller_flushes = in.Byte() & 1;
 
   // dtypes: one for the operands and the result, sometimes one each.
   const XLA_FFI_DataType x_dtype = DecodeDtype(in.Byte());
@@ -525,7 +532,7 @@ void Run(Input& in) {
   out.dims = Broadcast(g.dims, x.dims, &bcast) ? bcast : result;
   if (in.Byte() % 8 == 7) out.dims = OperandShape(in, result);
 
-  // The operand target's threshold: the lowering's dtype and a 0-d or batched shape mostly.
+  // The threshold: the lowering's dtype and a 0-d or batched shape mostly.
   const uint8_t t_mode = in.Byte();
   t.dtype = t_mode % 8 == 7 ? DecodeDtype(in.Byte()) : LoweringThresholdDtype(x_dtype, t_mode >> 3);
   const uint8_t t_shape = in.Byte();
@@ -546,10 +553,11 @@ void Run(Input& in) {
     default:
       t.dims = OperandShape(in, out.dims);
   }
-  if (call.target == 1) DecodeAttrs(in, call);
+  DecodeAttrs(in, call);
 
-  // The frame's buffers: the target's own, sometimes fewer, more or tokens.
-  call.args = call.target == 0 ? std::vector<Buffer>{g, x, t} : std::vector<Buffer>{g, x};
+  // The frame's buffers: the form's own, sometimes fewer, more or tokens.
+  call.args =
+      call.form == kLegacyReluGrad ? std::vector<Buffer>{g, x} : std::vector<Buffer>{g, x, t};
   call.rets = {out};
   const uint8_t counts = in.Byte();
   if (counts % 16 == 13) call.args.resize(in.Byte() % 6, x);
@@ -620,8 +628,9 @@ void Run(Input& in) {
     attr_ptrs.push_back(AttrPointer(a));
   }
 
-  FakeXlaFfiApi fake(call.pool);
-  Handler(0);  // the state type has its id
+  XLA_FFI_Handler* instantiate = Handler(call.target, /*instantiate=*/true);
+  XLA_FFI_Handler* execute = Handler(call.target, /*instantiate=*/false);
+  FakeXlaFfiApi fake;
   fake.RegisterType(jax_threshold::ffi_handler::ExecutablePlansTypeId()->type_id,
                     jax_threshold::ffi_handler::ExecutablePlansTypeInfo()->deleter);
   XLA_FFI_Metadata metadata{XLA_FFI_Metadata_STRUCT_SIZE, {}, 0, {}};
@@ -660,37 +669,39 @@ void Run(Input& in) {
   if (call.caller_flushes) _mm_setcsr(csr | 0x8040);  // FTZ | DAZ, as XLA's CPU threads run
   // XLA instantiates the executable's custom call (attributes only) before its first run; an
   // instantiation it refuses leaves no state, and the run then fails cleanly.
-  if (XLA_FFI_Handler* instantiate =
-          Handler(call.target, /*instantiate=*/true, call.inline_target)) {
-    XLA_FFI_CallFrame inst = frame;
-    inst.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
-    inst.extension_start = nullptr;
-    inst.stage = XLA_FFI_ExecutionStage_INSTANTIATE;
-    inst.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, 0, nullptr, nullptr};
-    inst.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, 0, nullptr, nullptr};
-    inst.future = nullptr;
-    fake.Finish(instantiate(&inst), nullptr, kTimeout);
-  }
-  XLA_FFI_Error* error = Handler(call.target, false, call.inline_target)(&frame);
+  XLA_FFI_CallFrame inst = frame;
+  inst.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
+  inst.extension_start = nullptr;
+  inst.stage = XLA_FFI_ExecutionStage_INSTANTIATE;
+  inst.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, 0, nullptr, nullptr};
+  inst.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, 0, nullptr, nullptr};
+  FakeXlaFfiApi::Outcome(instantiate(&inst));
+  CallOutcome outcome = FakeXlaFfiApi::Outcome(execute(&frame));
   _mm_setcsr(csr);
-  CallOutcome outcome = fake.Finish(error, frame.future, kTimeout);
-  fake.Drain(kTimeout);
   if (outcome.code == XLA_FFI_Error_Code_OK && !query_metadata) {
     // The executable runs again: its plan is reused with the buffers rebound, and must give the
     // same outcome (the oracle below checks the second run's result).
     if (call.caller_flushes) _mm_setcsr(csr | 0x8040);
-    frame.future = nullptr;
-    error = Handler(call.target, false, call.inline_target)(&frame);
+    outcome = FakeXlaFfiApi::Outcome(execute(&frame));
     _mm_setcsr(csr);
-    outcome = fake.Finish(error, frame.future, kTimeout);
-    fake.Drain(kTimeout);
     if (outcome.code != XLA_FFI_Error_Code_OK) Finding("a second run of a call that ran failed");
   }
   const bool ok = outcome.code == XLA_FFI_Error_Code_OK;
   if (!ok && outcome.message.empty()) Finding("an error without a message");
 
+  // The kernel the call asks for: ReluGrad for two operands or relu_grad=true, which must be a
+  // bool.
+  bool relu_grad = call.args.size() == 2;
+  for (const Attr& a : call.attrs) {
+    if (a.name != "relu_grad") continue;
+    if (a.type != XLA_FFI_AttrType_SCALAR || a.scalar_dtype != XLA_FFI_DataType_PRED) {
+      if (ok && !query_metadata) Finding("a relu_grad attribute that is not a bool was accepted");
+    }
+    relu_grad = a.value[0] != 0;
+  }
+
   if (query_metadata) {
-    if (!ok || outcome.has_future) Finding("a metadata query did not just succeed");
+    if (!ok) Finding("a metadata query did not just succeed");
     if (metadata.api_version.major_version != XLA_FFI_API_MAJOR ||
         metadata.api_version.minor_version != XLA_FFI_API_MINOR) {
       Finding("a metadata query reported another XLA FFI API version");
@@ -709,26 +720,28 @@ void Run(Input& in) {
   }
 
   // The oracle, for calls the lowering could emit whose operands do not overlap the result.
+  // The operands the kernel reads: a ReluGrad call's threshold is not one of them.
+  const size_t read = relu_grad ? 2 : 3;
   bool oracle = ok && !query_metadata && call.rets.size() == 1 && result_buf->backed &&
                 !result_buf->empty && OracleDtype(x_dtype) && g_dtype == x_dtype &&
-                out_dtype == x_dtype && call.args.size() == (call.target == 0 ? 3u : 2u);
-  for (const Buffer& b : call.args) {
+                out_dtype == x_dtype && call.args.size() >= read;
+  for (size_t i = 0; i < read && i < call.args.size(); ++i) {
+    const Buffer& b = call.args[i];
     oracle = oracle && b.backed && b.dtype != XLA_FFI_DataType_TOKEN && !Overlap(b, *result_buf);
   }
-  for (const Buffer& b : call.args) {  // the operands broadcast to the result, as NumPy says
+  for (size_t i = 0; i < read && i < call.args.size(); ++i) {  // broadcast as NumPy says
     Shape to;
+    const Buffer& b = call.args[i];
     if (oracle && !(Broadcast(b.dims, result_buf->dims, &to) && to == result_buf->dims)) {
       Finding("operands that do not broadcast to the result were accepted");
     }
   }
   if (Verbose()) {
-    std::fprintf(stderr, "target %s stage %d args %zu rets %zu attrs %zu x dtype %d: %s%s%s\n",
-                 call.target == 0 ? (call.inline_target ? "operand inline" : "operand")
-                                  : (call.inline_target ? "relu_grad inline" : "relu_grad"),
-                 static_cast<int>(frame.stage), call.args.size(), call.rets.size(),
+    std::fprintf(stderr, "target %s stage %d args %zu rets %zu attrs %zu x dtype %d: %s%s\n",
+                 call.target, static_cast<int>(frame.stage), call.args.size(), call.rets.size(),
                  call.attrs.size(), static_cast<int>(x_dtype),
-                 ok ? (outcome.has_future ? "future ok" : "ok") : outcome.message.c_str(),
-                 oracle ? ", oracle checked" : "", fake.scheduled() > 0 ? ", pooled" : "");
+                 ok ? (relu_grad ? "ok (ReluGrad)" : "ok") : outcome.message.c_str(),
+                 oracle ? ", oracle checked" : "");
   }
   if (!oracle) return;
 
@@ -745,7 +758,7 @@ void Run(Input& in) {
     const int64_t xi = BroadcastOffset(xb.dims, rb.dims, idx);
     const Scalar xv = ReadScalar(x_dtype, &before[xb.offset + xi * width]);
     Scalar tv = relu_grad_threshold;
-    if (call.target == 0) {
+    if (!relu_grad) {
       const Buffer& tb = call.args[2];
       const int64_t ti = BroadcastOffset(tb.dims, rb.dims, idx);
       tv = ReadScalar(tb.dtype, &before[tb.offset + ti * ElementBytes(tb.dtype)]);
@@ -762,45 +775,63 @@ void Run(Input& in) {
   }
 }
 
-// The starting corpus: a valid call of each target and dtype family, in the byte order Run reads.
+// The starting corpus: a valid call of each form and dtype family, in the byte order Run reads.
 void WriteSeeds(const char* dir) {
   struct Seed {
     const char* name;
     std::vector<uint8_t> bytes;
   };
-  // target, frame, pool, x dtype, mix, rank, dims..., g shape, x shape, out declared, threshold
-  // dtype, threshold shape [, mask] [, attributes (ReluGrad target)], counts, placement,
-  // null-if-empty, one fill byte per buffer.
-  auto call = [&](int target, uint8_t dtype, std::vector<uint8_t> shape, uint8_t t_shape,
-                  uint8_t pool, std::vector<uint8_t> attrs = {0}) {
-    std::vector<uint8_t> b = {static_cast<uint8_t>(target),      0, pool, dtype, 0,
+  // form, frame, flags, x dtype, mix, rank, dims..., g shape, x shape, out declared, threshold
+  // dtype, threshold shape [, mask], attributes, counts, placement, null-if-empty, one fill byte
+  // per buffer.
+  auto call = [&](Form form, uint8_t dtype, std::vector<uint8_t> shape, uint8_t t_shape,
+                  std::vector<uint8_t> attrs = {0}) {
+    std::vector<uint8_t> b = {static_cast<uint8_t>(form),        0, 0, dtype, 0,
                               static_cast<uint8_t>(shape.size())};
     b.insert(b.end(), shape.begin(), shape.end());
     b.insert(b.end(), {0, 0, 1, 0, t_shape});
     if (t_shape == 2) b.push_back(1);  // batched over every dim but the first
-    if (target == 1) b.insert(b.end(), attrs.begin(), attrs.end());
+    b.insert(b.end(), attrs.begin(), attrs.end());
     b.insert(b.end(), {3, 1, 1, 1, 1, 7, 1});
     return b;
   };
   // One scalar attribute "threshold" of XLA_FFI_DataType 55, newer than any headers.
   const std::vector<uint8_t> newer_scalar = {192, 0, 2, 255, 1, 0, 0, 0, 0, 0, 0, 0};
+  // relu_grad as a float64 scalar (1.0) instead of a bool.
+  const std::vector<uint8_t> relu_grad_float = {192, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f};
+  // A ReluGrad call of rank 10: grad_output and x of their own shapes (mode 2), broadcasting to
+  // a result whose dims merge into fewer than 8 (`alternating`: into 10, which phase one refuses).
+  auto rank_10 = [](bool alternating) {
+    std::vector<uint8_t> b = {kReluGrad, 0, 0, 0, 0, 0, 2, 10};
+    for (int d = 0; d < 10; ++d) b.push_back(d == 9 ? 3 : 2);
+    b.insert(b.end(), {2, 10});
+    for (int d = 0; d < 10; ++d) b.push_back(d == 9 ? 3 : alternating ? 1 + d % 2 : 1);
+    b.insert(b.end(), {1, 0, 0, 0, 3, 1, 1, 1, 1, 7, 1});
+    return b;
+  };
   const Seed seeds[] = {
-      {"operand-float32", call(0, 0, {3, 4}, 0, 0)},
-      {"operand-float32-batched", call(0, 0, {3, 4}, 2, 1)},
-      {"operand-float32-pooled", call(0, 0, {241}, 0, 2)},
-      {"operand-bfloat16", call(0, 2, {5}, 0, 0)},
-      {"operand-float16", call(0, 1, {2, 3}, 0, 0)},
-      {"operand-float64", call(0, 3, {4, 2}, 0, 0)},
-      {"operand-int8", call(0, 4, {7}, 0, 0)},
-      {"operand-int64", call(0, 7, {2, 2}, 2, 0)},
-      {"relu-grad-float32", call(1, 0, {3, 4}, 0, 0)},
-      {"relu-grad-bfloat16", call(1, 2, {5}, 0, 0)},
-      {"relu-grad-float64", call(1, 3, {4}, 0, 0)},
-      {"relu-grad-uint8", call(1, 5, {3, 3}, 0, 0)},
-      {"relu-grad-int32", call(1, 6, {2, 5}, 0, 1)},
+      {"operand-float32", call(kOperand, 0, {3, 4}, 0)},
+      {"operand-float32-batched", call(kOperand, 0, {3, 4}, 2)},
+      {"operand-float32-blocks", call(kOperand, 0, {241}, 0)},
+      {"operand-bfloat16", call(kOperand, 2, {5}, 0)},
+      {"operand-float16", call(kOperand, 1, {2, 3}, 0)},
+      {"operand-float64", call(kOperand, 3, {4, 2}, 0)},
+      {"operand-int8", call(kOperand, 4, {7}, 0)},
+      {"operand-int64", call(kOperand, 7, {2, 2}, 2)},
+      {"relu-grad-float32", call(kReluGrad, 0, {3, 4}, 0)},
+      {"relu-grad-bfloat16", call(kReluGrad, 2, {5}, 0)},
+      {"relu-grad-float64", call(kReluGrad, 3, {4}, 0)},
+      {"relu-grad-uint8", call(kReluGrad, 5, {3, 3}, 0)},
+      {"relu-grad-int32", call(kReluGrad, 6, {2, 5}, 0)},
+      {"relu-grad-rank-10", rank_10(false)},
+      {"relu-grad-rank-10-alternating", rank_10(true)},
+      {"legacy-operand-float32", call(kLegacyOperand, 0, {3, 4}, 2)},
+      {"legacy-relu-grad-int8", call(kLegacyReluGrad, 4, {7}, 0)},
       // A result of dims INT64_MIN and 2^31 (DecodeDim 248, 251): their product overflows.
-      {"dims-whose-product-overflows", call(0, 0, {248, 251}, 0, 0)},
-      {"attribute-scalar-of-a-dtype-newer-than-the-headers", call(1, 0, {3}, 0, 0, newer_scalar)},
+      {"dims-whose-product-overflows", call(kOperand, 0, {248, 251}, 0)},
+      {"attribute-scalar-of-a-dtype-newer-than-the-headers",
+       call(kReluGrad, 0, {3}, 0, newer_scalar)},
+      {"relu-grad-attribute-not-a-bool", call(kReluGrad, 0, {3}, 0, relu_grad_float)},
   };
   for (const Seed& s : seeds) {
     const std::string path = std::string(dir) + "/" + s.name;

@@ -23,7 +23,6 @@
 
 #include "aclnn/executor.h"
 #include "aclnn/host_stream.h"
-#include "aclnn/pool_stream.h"  // kInlineMaxBytes: the lowering picks the synchronous targets
 #include "aclnn/soc.h"
 #include "aclnn/tensor.h"
 #include "ascend_kernels/dtype_soc_table.h"
@@ -436,7 +435,7 @@ NB_MODULE(_aclnn_ext, m) {
       },
       "[(type name, XLA platform, registration)] for jax.ffi.register_ffi_type: the handlers' "
       "per-executable state, registered before the targets.");
-  m.attr("FFI_INLINE_MAX_BYTES") = kInlineMaxBytes;
+  m.attr("FFI_TARGET") = jax_threshold::ffi_handler::kLoweringTarget;  // what the lowering emits
 #else
   m.attr("HAS_FFI_HANDLER") = false;
 #endif

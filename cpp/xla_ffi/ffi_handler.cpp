@@ -1,12 +1,11 @@
-// XLA FFI handlers of threshold_backward (see ffi_handler.h): decode, phase one, phase two.
+// XLA FFI handlers of threshold_backward (see ffi_handler.h): decode, plan or rebind, run.
 #include "xla_ffi/ffi_handler.h"
 
 #include <algorithm>
-#include <cstddef>
+#include <array>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,20 +14,17 @@
 #include <sys/mman.h>
 #endif
 
-#include "aclnn/host_stream.h"  // the host runtime: HostPlatformInfo's UB
-#include "aclnn/pool_stream.h"
-#include "ascend_kernels/dtype_soc_table.h"  // element sizes; the SoC's UB
+#include "aclnn/host_stream.h"           // HostPlatformInfo
+#include "ascend_kernels/kernel_args.h"  // the operand order
 #include "jax_threshold/aclnn_threshold_backward.h"
 #include "xla/ffi/api/ffi.h"
-#include "xla_ffi/ffi_buffer.h"
-#include "xla_ffi/ffi_error.h"
-#include "xla_ffi/xla_thread_pool_stream.h"
 
 #ifdef JAX_THRESHOLD_ASCEND
 #include <unordered_map>
 
 #include "acl/acl.h"
 #include "aclnn/npu_phase_two.h"
+#include "ascend_kernels/dtype_soc_table.h"  // the device's SoC row
 #endif
 
 namespace jax_threshold::ffi_handler {
@@ -37,25 +33,124 @@ namespace {
 namespace ffi = ::xla::ffi;
 using aclnn::aclnnStatus;
 using ascend_kernels::kNumOperands;
-using ascend_kernels::ThresholdSource;
+using ascend_kernels::kOperandOut;
+using ascend_kernels::kOperandThreshold;
 
-// What a plan depends on besides the buffers' addresses: every operand's dims and dtype, and the
-// cores it is split over. (No threshold value: the operand targets' plans read a device
-// threshold, the ReluGrad targets' threshold is always 0.)
+//===-- Decoding and errors ----------------------------------------------------------------===//
+
+// ACL_DT_UNDEFINED for a type the executor has no name for: phase one refuses it.
+aclnn::aclDataType ToAclDataType(ffi::DataType dtype) {
+  using D = ffi::DataType;
+  static constexpr std::pair<D, aclnn::aclDataType> kTypes[] = {
+      {D::F32, aclnn::ACL_FLOAT},  {D::F16, aclnn::ACL_FLOAT16},   {D::BF16, aclnn::ACL_BF16},
+      {D::F64, aclnn::ACL_DOUBLE}, {D::S8, aclnn::ACL_INT8},       {D::S16, aclnn::ACL_INT16},
+      {D::S32, aclnn::ACL_INT32},  {D::S64, aclnn::ACL_INT64},     {D::U8, aclnn::ACL_UINT8},
+      {D::U16, aclnn::ACL_UINT16}, {D::U32, aclnn::ACL_UINT32},    {D::U64, aclnn::ACL_UINT64},
+      {D::PRED, aclnn::ACL_BOOL},  {D::C64, aclnn::ACL_COMPLEX64}, {D::C128, aclnn::ACL_COMPLEX128},
+  };
+  for (const auto& [ffi_type, acl_type] : kTypes) {
+    if (ffi_type == dtype) return acl_type;
+  }
+  return aclnn::ACL_DT_UNDEFINED;
+}
+
+struct Operand {
+  aclnn::aclDataType dtype = aclnn::ACL_DT_UNDEFINED;
+  ffi::Span<const int64_t> dims;  // row-major
+  void* data = nullptr;
+};
+
+// A call's buffers in the operand order (ascend_kernels::kOperandGrad, ...). A ReluGrad call's
+// threshold is left empty: nothing of it is read.
+using Operands = std::array<Operand, kNumOperands>;
+
+Operand Decode(const ffi::AnyBuffer& buffer) {
+  return {ToAclDataType(buffer.element_type()), buffer.dimensions(), buffer.untyped_data()};
+}
+
+const char* StatusName(aclnnStatus status) {
+  static constexpr std::pair<aclnnStatus, const char*> kNames[] = {
+      {aclnn::ACLNN_SUCCESS, "ACLNN_SUCCESS"},
+      {aclnn::ACLNN_ERR_PARAM_NULLPTR, "ACLNN_ERR_PARAM_NULLPTR"},
+      {aclnn::ACLNN_ERR_PARAM_INVALID, "ACLNN_ERR_PARAM_INVALID"},
+      {aclnn::ACLNN_ERR_INNER_CREATE_EXECUTOR, "ACLNN_ERR_INNER_CREATE_EXECUTOR"},
+      {aclnn::ACLNN_ERR_INNER_NULLPTR, "ACLNN_ERR_INNER_NULLPTR"},
+      {aclnn::ACLNN_ERR_INNER_TILING_ERROR, "ACLNN_ERR_INNER_TILING_ERROR"},
+      {aclnn::ACLNN_ERR_RUNTIME_ERROR, "ACLNN_ERR_RUNTIME_ERROR"},
+  };
+  for (const auto& [code, name] : kNames) {
+    if (code == status) return name;
+  }
+  return "unknown aclnn status";
+}
+
+ffi::Error InvalidArgument(std::string message) {
+  return ffi::Error(ffi::ErrorCode::kInvalidArgument, "jax_threshold: " + std::move(message));
+}
+
+// The status, its name and aclGetRecentErrMsg()'s reason (thread-local: call it on the thread
+// that got `status`); kInvalidArgument for the ACLNN_ERR_PARAM_* statuses, else kInternal.
+ffi::Error AclnnError(const char* function, aclnnStatus status) {
+  const char* reason = aclnn::aclGetRecentErrMsg();
+  const bool bad_param =
+      status == aclnn::ACLNN_ERR_PARAM_NULLPTR || status == aclnn::ACLNN_ERR_PARAM_INVALID;
+  return ffi::Error(bad_param ? ffi::ErrorCode::kInvalidArgument : ffi::ErrorCode::kInternal,
+                    std::string("jax_threshold: ") + function + " failed with aclnn status " +
+                        std::to_string(status) + " (" + StatusName(status) +
+                        "): " + (reason != nullptr && *reason ? reason : "no reason given"));
+}
+
+// The call's operands and whether it is ReluGrad: (grad_output, x, threshold) with the
+// attribute relu_grad, or the version-1 ReluGrad targets' (grad_output, x) without it.
+ffi::Error DecodeCall(const ffi::RemainingArgs& args, const ffi::AnyBuffer& out,
+                      const ffi::Dictionary& attrs, Operands* operands, bool* relu_grad) {
+  if (args.size() != 2 && args.size() != 3) {
+    return InvalidArgument("the custom call takes (grad_output, x, threshold); got " +
+                           std::to_string(args.size()) + " operands");
+  }
+  *relu_grad = args.size() == 2;
+  for (auto it = attrs.begin(); it != attrs.end(); ++it) {  // cheaper than a lookup by name
+    if (*it != "relu_grad") continue;
+    // Typed first: the decoder's message would print a dtype newer than the headers.
+    if (!attrs.isa<bool>(it)) return InvalidArgument("attribute relu_grad must be a bool");
+    *relu_grad = attrs.get<bool>(it).value();
+  }
+  if (!*relu_grad && args.size() == 2) {
+    return InvalidArgument("relu_grad=false needs a threshold operand");
+  }
+  *operands = {};
+  for (size_t i = 0; i < (*relu_grad ? 2 : 3); ++i) {
+    ffi::ErrorOr<ffi::AnyBuffer> buffer = args.get<ffi::AnyBuffer>(i);
+    if (buffer.has_error()) {
+      return InvalidArgument("operand " + std::to_string(i) + " is not an array");
+    }
+    (*operands)[i] = Decode(buffer.value());
+  }
+  (*operands)[kOperandOut] = Decode(out);
+  return ffi::Error::Success();
+}
+
+//===-- Plans ------------------------------------------------------------------------------===//
+
+// What a plan depends on besides the buffers' addresses: every operand's dims and dtype, the
+// kernel's choice and the cores it is split over. (No threshold value: a ThresholdGradV2D plan
+// reads the threshold on the device; ReluGrad's is 0.)
 struct CallSignature {
   std::vector<int64_t> dims[kNumOperands];
   aclnn::aclDataType dtypes[kNumOperands] = {};
+  bool relu_grad = false;
   uint32_t core_num = 0;
 
   CallSignature() = default;
-  CallSignature(const Operands& operands, uint32_t cores) : core_num(cores) {
+  CallSignature(const Operands& operands, bool relu, uint32_t cores)
+      : relu_grad(relu), core_num(cores) {
     for (int i = 0; i < kNumOperands; ++i) {
       dims[i].assign(operands[i].dims.begin(), operands[i].dims.end());
       dtypes[i] = operands[i].dtype;
     }
   }
-  bool Matches(const Operands& operands, uint32_t cores) const {
-    if (cores != core_num) return false;
+  bool Matches(const Operands& operands, bool relu, uint32_t cores) const {
+    if (relu != relu_grad || cores != core_num) return false;
     for (int i = 0; i < kNumOperands; ++i) {
       const Operand& o = operands[i];
       if (o.dtype != dtypes[i] ||
@@ -67,45 +162,16 @@ struct CallSignature {
   }
 };
 
-struct PlannedCall;
-
-// Idle plans, between runs. On CPU, the plans of one compiled call: XLA FFI's per-executable
-// state, made at instantiation (XLA FFI API 0.3 has the instantiate stage and state types). A run
-// takes one whose signature is its own (or plans a new one when none is idle, e.g. the executable
-// running on several threads at once) and puts it back when finished. At most `max_idle` are
-// kept; the least recently returned goes first.
-class ExecutablePlans {
- public:
-  static ffi::TypeId id;  // assigned when jax_threshold.ffi registers the type with XLA
-  static constexpr size_t kMaxIdlePlans = 4;
-
-  explicit ExecutablePlans(size_t max_idle = kMaxIdlePlans) : max_idle_(max_idle) {}
-  size_t IdleCount() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return idle_.size();
-  }
-
-  // An idle plan made for `operands` on `cores`, or null.
-  std::unique_ptr<PlannedCall> Take(const Operands& operands, uint32_t cores);
-  void Put(std::unique_ptr<PlannedCall> plan);
-
- private:
-  const size_t max_idle_;
-  std::mutex mu_;
-  std::vector<std::unique_ptr<PlannedCall>> idle_;  // least recently returned first
-};
-
-ffi::TypeId ExecutablePlans::id = {};
-
-// A planned call: its tensors, executor and workspace. Made by phase one for one call, or kept by
-// the executable (ExecutablePlans) and rebound for every later call of the same signature.
+// A planned call: its tensors, executor and workspace, rebound for every later call of the same
+// signature.
 struct PlannedCall {
   aclnn::aclTensor* tensors[kNumOperands] = {};
   void* bound[kNumOperands] = {};  // the buffers' addresses the executor is bound to now
   aclnn::aclOpExecutor* executor = nullptr;
   uint64_t workspace_size = 0;
   void* workspace = nullptr;  // CPU: allocated and freed here
-  CallSignature signature;    // what the plan was made for (reused plans only)
+  CallSignature signature;
+  bool repeatable = false;  // may serve later calls
 
   PlannedCall() = default;
   PlannedCall(const PlannedCall&) = delete;
@@ -119,139 +185,132 @@ struct PlannedCall {
   }
 };
 
-std::unique_ptr<PlannedCall> ExecutablePlans::Take(const Operands& operands, uint32_t cores) {
-  std::unique_ptr<PlannedCall> found;
-  std::lock_guard<std::mutex> lock(mu_);
-  for (size_t i = idle_.size(); i-- > 0;) {
-    if (idle_[i]->signature.Matches(operands, cores)) {
-      found = std::move(idle_[i]);
-      idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
-      break;
+// Idle plans between runs. On CPU, the plans of one compiled call: XLA FFI's per-executable
+// state, made at instantiation. A run takes one of its signature (or plans a new one when none is
+// idle, e.g. the executable running on several threads at once) and puts it back after a
+// successful run. At most `max_idle` are kept; the least recently returned goes first.
+class ExecutablePlans {
+ public:
+  static ffi::TypeId id;  // assigned when jax_threshold.ffi registers the type with XLA
+  static constexpr size_t kMaxIdlePlans = 4;
+
+  explicit ExecutablePlans(size_t max_idle = kMaxIdlePlans) : max_idle_(max_idle) {}
+  size_t IdleCount() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return idle_.size();
+  }
+
+  std::unique_ptr<PlannedCall> Take(const Operands& operands, bool relu_grad, uint32_t cores) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = idle_.size(); i-- > 0;) {
+      if (idle_[i]->signature.Matches(operands, relu_grad, cores)) {
+        std::unique_ptr<PlannedCall> found = std::move(idle_[i]);
+        idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
+        return found;
+      }
+    }
+    return nullptr;
+  }
+
+  void Put(std::unique_ptr<PlannedCall> plan) {
+    std::unique_ptr<PlannedCall> evicted;  // destroyed after the lock is released
+    std::lock_guard<std::mutex> lock(mu_);
+    idle_.push_back(std::move(plan));
+    if (idle_.size() > max_idle_) {
+      evicted = std::move(idle_.front());
+      idle_.erase(idle_.begin());
     }
   }
-  return found;
-}
 
-void ExecutablePlans::Put(std::unique_ptr<PlannedCall> plan) {
-  std::unique_ptr<PlannedCall> evicted;  // destroyed after the lock is released
-  std::lock_guard<std::mutex> lock(mu_);
-  idle_.push_back(std::move(plan));
-  if (idle_.size() > max_idle_) {
-    evicted = std::move(idle_.front());
-    idle_.erase(idle_.begin());
-  }
-}
-
-// Everything one call owns until its last kernel block has finished.
-struct CallState {
-  std::unique_ptr<PlannedCall> plan;  // a reused one, or made by phase one for this call
-  ExecutablePlans* home = nullptr;    // where a reusable plan goes back after the run
-  std::unique_ptr<XlaThreadPoolStream> stream;
-  std::optional<ffi::CountDownPromise> done;
-
-  CallState() = default;
-  CallState(const CallState&) = delete;
-  CallState& operator=(const CallState&) = delete;
-  ~CallState() { ReturnPlan(); }
-
-  // After the run has finished: a reusable plan goes back to its executable's idle plans.
-  void ReturnPlan() {
-    if (home != nullptr && plan != nullptr) home->Put(std::move(plan));
-    plan.reset();
-  }
-
-  // The outcome of the run once it has finished.
-  ffi::Error RunOutcome() const {
-    const aclnnStatus status = aclnn::aclnnThresholdBackwardRunStatus(plan->executor);
-    const std::string error = stream ? stream->FirstError() : std::string();
-    if (status == aclnn::ACLNN_SUCCESS && error.empty()) return ffi::Error::Success();
-    return ffi::Error(ffi::ErrorCode::kInternal,
-                      "jax_threshold: aclnnThresholdBackward's run failed with aclnn status " +
-                          std::to_string(status) + " (" + StatusName(status) + ")" +
-                          (error.empty() ? std::string() : ": " + error));
-  }
+ private:
+  const size_t max_idle_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<PlannedCall>> idle_;  // least recently returned first
 };
 
-// The ReluGrad targets' threshold: 0 (a 0-d float32), so phase one plans ReluGrad for every x.
-Operand ZeroThreshold() {
-  static float zero = 0;  // never written
-  return {aclnn::ACL_FLOAT, {}, &zero};
+ffi::TypeId ExecutablePlans::id = {};
+
+// The scalar phase one takes at most 8 dims, a ReluGrad call any number: its row-major buffers
+// are described with out's size-1 dims dropped and adjacent dims merged where grad_output and x
+// each span both or broadcast along both (the same bytes, fewer dims). Operands that do not
+// broadcast to out, or whose count overflows, are left as they are for phase one to refuse.
+bool MergeDims(const Operands& operands, std::vector<int64_t> (&merged)[kNumOperands]) {
+  const ffi::Span<const int64_t> out = operands[kOperandOut].dims;
+  auto dim = [&](int k, size_t d) {
+    const size_t lead = out.size() - operands[k].dims.size();
+    return d < lead ? int64_t{1} : operands[k].dims[d - lead];
+  };
+  for (int k : {ascend_kernels::kOperandGrad, ascend_kernels::kOperandX}) {
+    if (operands[k].dims.size() > out.size()) return false;
+    for (size_t d = 0; d < out.size(); ++d) {
+      if (out[d] < 0 || (dim(k, d) != out[d] && dim(k, d) != 1)) return false;
+    }
+  }
+  int last = -1;  // which inputs span the previous kept dim: bit k for operand k
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == 1) continue;
+    const int spans = (dim(0, d) == out[d] ? 1 : 0) | (dim(1, d) == out[d] ? 2 : 0);
+    if (spans != last) {
+      for (int k : {0, 1, kOperandOut}) merged[k].push_back(1);
+      last = spans;
+    }
+    for (int k : {0, 1, kOperandOut}) {
+      if ((k == kOperandOut || (spans >> k & 1)) &&
+          __builtin_mul_overflow(merged[k].back(), out[d], &merged[k].back())) {
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 // Phase one of the call: its tensors, the executor and its workspace size. Every check of the
 // operator's contract is phase one's; its status and reason come back in the error.
 ffi::Error PlanCall(PlannedCall& plan, const Operands& operands,
-                    const aclnn::PlatformInfo& platform, ThresholdSource source) {
+                    const aclnn::PlatformInfo& platform, bool relu_grad) {
+  std::vector<int64_t> merged[kNumOperands];
+  const bool merge =
+      relu_grad && operands[kOperandOut].dims.size() > 8 && MergeDims(operands, merged);
   for (int i = 0; i < kNumOperands; ++i) {
     const Operand& o = operands[i];
+    plan.bound[i] = o.data;
+    if (relu_grad && i == kOperandThreshold) continue;
+    const int64_t* dims = merge ? merged[i].data() : o.dims.begin();
+    const size_t rank = merge ? merged[i].size() : o.dims.size();
     // Row-major strides (null). A buffer of no elements may have dims whose strides overflow and
     // a null address: phase one plans nothing for it and uses neither.
-    plan.tensors[i] =
-        aclnn::aclCreateTensor(o.dims.begin(), o.dims.size(), o.dtype, nullptr, 0, o.data);
+    plan.tensors[i] = aclnn::aclCreateTensor(dims, rank, o.dtype, nullptr, 0, o.data);
     if (plan.tensors[i] == nullptr) {
       return InvalidArgument("aclCreateTensor refused operand " + std::to_string(i) +
                              " of (grad_output, x, threshold, result): a negative dimension");
     }
-    plan.bound[i] = o.data;
   }
-  const auto phase_one = source == ThresholdSource::kDevice
-                             ? aclnn::aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize
-                             : aclnn::aclnnThresholdBackwardBatchedGetWorkspaceSize;
-  const aclnnStatus status =
-      phase_one(plan.tensors[0], plan.tensors[1], plan.tensors[2], plan.tensors[3],
-                &plan.workspace_size, &plan.executor, &platform);
+  aclnnStatus status;
+  if (relu_grad) {
+    const float zero = 0;
+    aclnn::aclScalar* threshold = aclnn::aclCreateScalar(&zero, aclnn::ACL_FLOAT);
+    status = aclnn::aclnnThresholdBackwardGetWorkspaceSize(
+        plan.tensors[0], plan.tensors[1], threshold, plan.tensors[kOperandOut],
+        &plan.workspace_size, &plan.executor, &platform);
+    aclnn::aclDestroyScalar(threshold);
+  } else {
+    status = aclnn::aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize(
+        plan.tensors[0], plan.tensors[1], plan.tensors[kOperandThreshold],
+        plan.tensors[kOperandOut], &plan.workspace_size, &plan.executor, &platform);
+  }
   if (status != aclnn::ACLNN_SUCCESS) {
     return AclnnError("aclnnThresholdBackwardGetWorkspaceSize", status);
   }
   // The boundary's own rule, which phase one (any threshold that broadcasts) cannot see: the
   // lowering emits a 0-d threshold or one of the result's rank. Checked after phase one, whose
   // message names the shapes when they do not broadcast at all.
-  const size_t rank = operands[ascend_kernels::kOperandThreshold].dims.size();
-  const size_t result_rank = operands[ascend_kernels::kOperandOut].dims.size();
-  if (rank != 0 && rank != result_rank) {
+  const size_t rank = operands[kOperandThreshold].dims.size();
+  const size_t result_rank = operands[kOperandOut].dims.size();
+  if (!relu_grad && rank != 0 && rank != result_rank) {
     return InvalidArgument("the threshold has rank " + std::to_string(rank) +
                            "; the lowering emits a 0-d threshold or one of the result's rank " +
                            std::to_string(result_rank));
   }
-  return ffi::Error::Success();
-}
-
-// Points a reused plan's executor at this call's buffers (those that moved since its last run;
-// the ReluGrad targets' threshold never does), and checks that phase two will take them: an
-// input may overlap out only as it did when the plan was made (XLA may alias buffers differently
-// from one run to the next). False when the plan cannot take them: the call then plans afresh.
-bool RebindPlan(PlannedCall& plan, const Operands& operands) {
-  bool moved = false;
-  for (int i = 0; i < kNumOperands; ++i) {
-    void* addr = operands[i].data;
-    if (addr == plan.bound[i]) continue;
-    const aclnnStatus status =
-        i == ascend_kernels::kOperandOut
-            ? aclnn::aclSetOutputTensorAddr(plan.executor, 0, plan.tensors[i], addr)
-            : aclnn::aclSetInputTensorAddr(plan.executor, i, plan.tensors[i], addr);
-    if (status != aclnn::ACLNN_SUCCESS) return false;
-    plan.bound[i] = addr;
-    moved = true;
-  }
-  return !moved ||
-         aclnn::aclnnThresholdBackwardCheckBindings(plan.executor) == aclnn::ACLNN_SUCCESS;
-}
-
-// Phase one for `state`, or a plan of `plans` rebound to this call's buffers. A plan made here
-// for an executable is repeatable and goes back to `plans` when its run has finished.
-ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const Operands& operands,
-                       const aclnn::PlatformInfo& platform, ThresholdSource source) {
-  if (plans != nullptr) {
-    if (std::unique_ptr<PlannedCall> reused = plans->Take(operands, *platform.core_num);
-        reused != nullptr && RebindPlan(*reused, operands)) {
-      state.plan = std::move(reused);
-      state.home = plans;
-      return ffi::Error::Success();
-    }
-  }
-  state.plan = std::make_unique<PlannedCall>();
-  PlannedCall& plan = *state.plan;
-  if (ffi::Error e = PlanCall(plan, operands, platform, source); e.failure()) return e;
   if (plan.workspace_size > 0) {
     const uint64_t a = aclnn::kWorkspaceAlignment;
     plan.workspace = std::aligned_alloc(a, (plan.workspace_size + a - 1) / a * a);
@@ -261,51 +320,61 @@ ffi::Error PrepareCall(CallState& state, ExecutablePlans* plans, const Operands&
                             std::to_string(plan.workspace_size) + " bytes");
     }
   }
-  if (plans != nullptr &&
-      aclnn::aclSetAclOpExecutorRepeatable(plan.executor) == aclnn::ACLNN_SUCCESS) {
-    plan.signature = CallSignature(operands, *platform.core_num);
-    state.home = plans;
+  plan.signature = CallSignature(operands, relu_grad, *platform.core_num);
+  plan.repeatable = aclnn::aclSetAclOpExecutorRepeatable(plan.executor) == aclnn::ACLNN_SUCCESS;
+  return ffi::Error::Success();
+}
+
+// Points a kept plan's executor at this call's buffers (those that moved since its last run), and
+// checks that phase two will take them: an input may overlap out only as it did when the plan
+// was made (XLA may alias buffers differently from one run to the next). False when the plan
+// cannot take them: the call then plans afresh.
+bool RebindPlan(PlannedCall& plan, const Operands& operands) {
+  bool moved = false;
+  for (int i = 0; i < kNumOperands; ++i) {
+    void* addr = operands[i].data;
+    if (addr == plan.bound[i] || plan.tensors[i] == nullptr) continue;
+    const aclnnStatus status =
+        i == kOperandOut ? aclnn::aclSetOutputTensorAddr(plan.executor, 0, plan.tensors[i], addr)
+                         : aclnn::aclSetInputTensorAddr(plan.executor, i, plan.tensors[i], addr);
+    if (status != aclnn::ACLNN_SUCCESS) return false;
+    plan.bound[i] = addr;
+    moved = true;
   }
+  return !moved ||
+         aclnn::aclnnThresholdBackwardCheckBindings(plan.executor) == aclnn::ACLNN_SUCCESS;
+}
+
+// Runs phase two (`run`) on a plan for the call: a kept one of `plans` rebound to its buffers, or
+// a new one, which `plans` keeps after a successful run.
+template <typename Run>
+ffi::Error RunPlanned(ExecutablePlans& plans, const Operands& operands,
+                      const aclnn::PlatformInfo& platform, bool relu_grad, Run run) {
+  std::unique_ptr<PlannedCall> plan = plans.Take(operands, relu_grad, *platform.core_num);
+  if (plan == nullptr || !RebindPlan(*plan, operands)) {
+    plan = std::make_unique<PlannedCall>();
+    if (ffi::Error e = PlanCall(*plan, operands, platform, relu_grad); e.failure()) return e;
+  }
+  const aclnnStatus status = run(*plan);
+  if (status != aclnn::ACLNN_SUCCESS) return AclnnError("aclnnThresholdBackward", status);
+  if (plan->repeatable) plans.Put(std::move(plan));
   return ffi::Error::Success();
 }
 
 //===-- CPU --------------------------------------------------------------------------------===//
 
-// The lowering picks the target: the synchronous ones for outputs of at most
-// aclnn::kInlineMaxBytes, run on the calling thread; the asynchronous ones, run on XLA's pool,
-// for the rest. Each target runs its own way, whatever the size.
+// Output bytes per kernel block: an output below twice this runs as one block on the calling
+// thread, where handing blocks to other threads costs more than it saves.
+constexpr uint64_t kMinBlockBytes = 64 * 1024;
+// Outputs from this size on get madvise(MADV_HUGEPAGE) before the kernel first touches them.
+constexpr uint64_t kHugePageMinBytes = 8 * 1024 * 1024;
 
-// The host platform the CPU handlers plan for, with `core_num` blocks.
-aclnn::PlatformInfo HostPlatform(uint32_t core_num) {
-  aclnn::PlatformInfo platform;
-  platform.soc = aclnn::SocVersion::kHost;
-  platform.ub_size = aclnn::kHostUbSize;
-  platform.core_num = core_num;
-  return platform;
-}
-
-// The call run synchronously on the calling thread, one block per step (core_num 1). `plans`:
-// the executable's plans (null: plan this call only).
-ffi::Error RunInline(const Operands& operands, ExecutablePlans* plans, ThresholdSource source) {
-  CallState state;
-  if (ffi::Error e = PrepareCall(state, plans, operands, HostPlatform(1), source); e.failure()) {
-    return e;
-  }
-  PlannedCall& plan = *state.plan;
-  const aclnnStatus status =
-      aclnn::aclnnThresholdBackward(plan.workspace, plan.workspace_size, plan.executor, nullptr);
-  if (status != aclnn::ACLNN_SUCCESS) {
-    state.home = nullptr;  // a plan whose run failed is not kept
-    return AclnnError("aclnnThresholdBackward", status);
-  }
-  return ffi::Error::Success();  // ~CallState returns the plan to `plans`
-}
-
-// out's byte size, saturating: only the split over the pool and the huge-page advice use it, and
-// phase one refuses a buffer whose size does not fit.
-uint64_t ByteSize(const Operand& out) {
-  uint64_t bytes = ascend_kernels::DtypeSize(out.dtype);
-  for (int64_t d : out.dims) {
+// out's byte size, saturating; 0 for an element type the executor does not know (ByteWidth has
+// no answer for types newer than the headers). Phase one refuses both.
+uint64_t ByteSize(const ffi::AnyBuffer& out) {
+  if (ToAclDataType(out.element_type()) == aclnn::ACL_DT_UNDEFINED) return 0;
+  uint64_t bytes = ffi::ByteWidth(out.element_type());
+  for (int64_t d : out.dimensions()) {
     if (d <= 0) return 0;
     if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) return UINT64_MAX;
   }
@@ -329,70 +398,22 @@ void AdviseHugePages(void* out, uint64_t out_bytes) {
 #endif
 }
 
-// The call on XLA's intra-op pool: phase two's blocks on pool helpers and this thread; the future
-// completes when the last has finished. `plans` as for RunInline.
-ffi::Future RunOnPool(ffi::ThreadPool& pool, const Operands& operands, ExecutablePlans* plans,
-                      ThresholdSource source) {
-  const Operand& out = operands[ascend_kernels::kOperandOut];
-  const uint64_t out_bytes = ByteSize(out);
-  const aclnn::HostSplit split = aclnn::SplitHostCall(pool.num_threads(), out_bytes);
-  auto state = std::make_shared<CallState>();
-  if (ffi::Error e = PrepareCall(*state, plans, operands,
-                                 HostPlatform(static_cast<uint32_t>(split.blocks)), source);
-      e.failure()) {
-    return ReadyFuture(std::move(e));
-  }
-  PlannedCall& plan = *state->plan;
-  AdviseHugePages(out.data, out_bytes);
-  state->stream =
-      std::make_unique<XlaThreadPoolStream>(&pool, static_cast<uint32_t>(split.workers));
-  state->stream->SetOwner(state);
-  state->done.emplace(1);
-  ffi::Future future(*state->done);
-  CallState* raw = state.get();  // launches keep the state alive until on_done has returned
-  const aclnnStatus status = aclnn::aclnnThresholdBackward(
-      plan.workspace, plan.workspace_size, plan.executor, state->stream.get(), [raw] {
-        // Every block has finished: the plan may serve the executable's next run before the
-        // future completes (after that, the executable and its plans may be gone).
-        ffi::Error outcome = raw->RunOutcome();
-        if (outcome.failure()) raw->home = nullptr;  // a plan whose run failed is not kept
-        raw->ReturnPlan();
-        raw->done->CountDown(std::move(outcome));
-      });
-  if (status != aclnn::ACLNN_SUCCESS) {
-    state->done->CountDown(AclnnError("aclnnThresholdBackward", status));
-  }
-  state->stream->Close();  // runs the queued blocks: pool helpers plus this thread
-  state->stream->WaitFinished(kFinishPoll);
-  return future;
-}
-
-// The operand targets' threshold is a device threshold (ThresholdSource::kDevice): the kernel
-// reads it, so a reused plan serves every threshold value.
-ffi::Future ThresholdBackwardCpu(ffi::ThreadPool pool, ExecutablePlans* plans, ffi::AnyBuffer grad,
-                                 ffi::AnyBuffer x, ffi::AnyBuffer threshold,
-                                 ffi::Result<ffi::AnyBuffer> out) {
-  return RunOnPool(pool, {Decode(grad), Decode(x), Decode(threshold), Decode(*out)}, plans,
-                   ThresholdSource::kDevice);
-}
-
-ffi::Future ThresholdBackwardReluGradCpu(ffi::ThreadPool pool, ExecutablePlans* plans,
-                                         ffi::AnyBuffer grad, ffi::AnyBuffer x,
-                                         ffi::Result<ffi::AnyBuffer> out) {
-  return RunOnPool(pool, {Decode(grad), Decode(x), ZeroThreshold(), Decode(*out)}, plans,
-                   ThresholdSource::kTiling);
-}
-
-ffi::Error ThresholdBackwardInlineCpu(ExecutablePlans* plans, ffi::AnyBuffer grad, ffi::AnyBuffer x,
-                                      ffi::AnyBuffer threshold, ffi::Result<ffi::AnyBuffer> out) {
-  return RunInline({Decode(grad), Decode(x), Decode(threshold), Decode(*out)}, plans,
-                   ThresholdSource::kDevice);
-}
-
-ffi::Error ThresholdBackwardReluGradInlineCpu(ExecutablePlans* plans, ffi::AnyBuffer grad,
-                                              ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> out) {
-  return RunInline({Decode(grad), Decode(x), ZeroThreshold(), Decode(*out)}, plans,
-                   ThresholdSource::kTiling);
+ffi::Error ThresholdBackwardCpu(ExecutablePlans* plans, ffi::RemainingArgs args,
+                                ffi::Result<ffi::AnyBuffer> out, ffi::Dictionary attrs) {
+  Operands operands;
+  bool relu_grad = false;
+  if (ffi::Error e = DecodeCall(args, *out, attrs, &operands, &relu_grad); e.failure()) return e;
+  static const aclnn::PlatformInfo host = aclnn::HostPlatformInfo();
+  aclnn::PlatformInfo platform = host;
+  const uint64_t out_bytes = ByteSize(*out);
+  platform.core_num =
+      static_cast<uint32_t>(std::clamp<uint64_t>(out_bytes / kMinBlockBytes, 1, *host.core_num));
+  AdviseHugePages(out->untyped_data(), out_bytes);
+  // A null stream: the blocks run on this thread and the executor's block workers.
+  return RunPlanned(*plans, operands, platform, relu_grad, [](PlannedCall& plan) {
+    return aclnn::aclnnThresholdBackward(plan.workspace, plan.workspace_size, plan.executor,
+                                         nullptr);
+  });
 }
 
 // Instantiation: the executable's (empty) plans; the first run of each signature fills them.
@@ -516,10 +537,10 @@ ffi::Error NpuPlatform(int32_t device, aclnn::PlatformInfo* info) {
   return e;
 }
 
-// The ASCEND handlers' idle plans on `device`, kept between calls as the CPU targets' executables
-// keep theirs, but by the handler: XLA FFI state on the NPU would need the Ascend plugin to
-// support state types and the instantiate stage. A plan holds no device state (its tiling goes
-// by value; its buffers are rebound per call), and plans are kept per device all the same.
+// The ASCEND handler's idle plans on `device`, kept between calls as the CPU executables keep
+// theirs, but by the handler: XLA FFI state on the NPU would need the Ascend plugin to support
+// state types and the instantiate stage. A plan holds no device state (its tiling goes by value;
+// its buffers are rebound per call), and plans are kept per device all the same.
 ExecutablePlans* NpuPlans(int32_t device) {
   static std::mutex mu;
   static auto* plans = new std::unordered_map<int32_t, std::unique_ptr<ExecutablePlans>>;
@@ -529,10 +550,14 @@ ExecutablePlans* NpuPlans(int32_t device) {
   return found.get();
 }
 
-// Phase one on the host, phase two submitted on the stream of the call's `device`
-// (aclnn/npu_phase_two.h); returns without waiting for the kernels.
-ffi::Error RunOnNpu(const NpuStream& npu_stream, int32_t device, const Operands& operands,
-                    ThresholdSource source) {
+// Phase one on the host, phase two submitted on the stream of the call's `device`; returns
+// without waiting for the kernels. A device threshold is read by ThresholdGradV2D at Init, in
+// stream order after its producer, so nothing here waits or copies.
+ffi::Error ThresholdBackwardNpu(NpuStream npu_stream, int32_t device, ffi::RemainingArgs args,
+                                ffi::Result<ffi::AnyBuffer> out, ffi::Dictionary attrs) {
+  Operands operands;
+  bool relu_grad = false;
+  if (ffi::Error e = DecodeCall(args, *out, attrs, &operands, &relu_grad); e.failure()) return e;
   if (npu_stream.stream == nullptr) {
     return ffi::Error(
         ffi::ErrorCode::kFailedPrecondition,
@@ -541,37 +566,14 @@ ffi::Error RunOnNpu(const NpuStream& npu_stream, int32_t device, const Operands&
                                       : "XLA_FFI_Stream_Get failed: " + npu_stream.error) +
             "); the JAX Ascend PJRT plugin must hand FFI handlers its stream (docs/npu.md)");
   }
-  const aclrtStream stream = npu_stream.stream;
   if (ffi::Error e = CheckCurrentDevice(device); e.failure()) return e;
   aclnn::PlatformInfo platform;
   if (ffi::Error e = NpuPlatform(device, &platform); e.failure()) return e;
-  // A plan kept from an earlier call of this signature on this device, rebound; or phase one.
-  // Once phase two has submitted, the launch has its arguments: the plan may serve the next call.
-  CallState state;
-  if (ffi::Error e = PrepareCall(state, NpuPlans(device), operands, platform, source);
-      e.failure()) {
-    return e;
-  }
-  const aclnnStatus status =
-      aclnn::aclnnThresholdBackwardOnNpu(nullptr, 0, state.plan->executor, stream, device);
-  if (status == aclnn::ACLNN_SUCCESS) return ffi::Error::Success();
-  state.home = nullptr;  // a plan whose run failed is not kept
-  return AclnnError("aclnnThresholdBackward", status);
-}
-
-// A traced threshold lives on the device: ThresholdGradV2D reads each launch's element at Init,
-// in stream order after its producer, so nothing here waits or copies.
-ffi::Error ThresholdBackwardNpu(NpuStream stream, int32_t device, ffi::AnyBuffer grad,
-                                ffi::AnyBuffer x, ffi::AnyBuffer threshold,
-                                ffi::Result<ffi::AnyBuffer> out) {
-  return RunOnNpu(stream, device, {Decode(grad), Decode(x), Decode(threshold), Decode(*out)},
-                  ThresholdSource::kDevice);
-}
-
-ffi::Error ThresholdBackwardReluGradNpu(NpuStream stream, int32_t device, ffi::AnyBuffer grad,
-                                        ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> out) {
-  return RunOnNpu(stream, device, {Decode(grad), Decode(x), ZeroThreshold(), Decode(*out)},
-                  ThresholdSource::kTiling);
+  // Once phase two has submitted, the launches have their arguments: the plan may serve the next
+  // call.
+  return RunPlanned(*NpuPlans(device), operands, platform, relu_grad, [&](PlannedCall& plan) {
+    return aclnn::aclnnThresholdBackwardOnNpu(nullptr, 0, plan.executor, npu_stream.stream, device);
+  });
 }
 
 #endif  // JAX_THRESHOLD_ASCEND
@@ -583,59 +585,20 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardCpuInstantiate, Insta
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardCpu, ThresholdBackwardCpu,
                               xla::ffi::Ffi::Bind()
-                                  .Ctx<xla::ffi::ThreadPool>()
                                   .Ctx<xla::ffi::State<ExecutablePlans>>()
-                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
-                                  .Arg<xla::ffi::AnyBuffer>()  // x
-                                  .Arg<xla::ffi::AnyBuffer>()  // threshold
-                                  .Ret<xla::ffi::AnyBuffer>());
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardReluGradCpu,
-                              ThresholdBackwardReluGradCpu,
-                              xla::ffi::Ffi::Bind()
-                                  .Ctx<xla::ffi::ThreadPool>()
-                                  .Ctx<xla::ffi::State<ExecutablePlans>>()
-                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
-                                  .Arg<xla::ffi::AnyBuffer>()  // x
-                                  .Ret<xla::ffi::AnyBuffer>());
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardInlineCpu, ThresholdBackwardInlineCpu,
-                              xla::ffi::Ffi::Bind()
-                                  .Ctx<xla::ffi::State<ExecutablePlans>>()
-                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
-                                  .Arg<xla::ffi::AnyBuffer>()  // x
-                                  .Arg<xla::ffi::AnyBuffer>()  // threshold
-                                  .Ret<xla::ffi::AnyBuffer>());
-
-XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardReluGradInlineCpu,
-                              ThresholdBackwardReluGradInlineCpu,
-                              xla::ffi::Ffi::Bind()
-                                  .Ctx<xla::ffi::State<ExecutablePlans>>()
-                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
-                                  .Arg<xla::ffi::AnyBuffer>()  // x
-                                  .Ret<xla::ffi::AnyBuffer>());
+                                  .RemainingArgs()  // grad_output, x[, threshold]
+                                  .Ret<xla::ffi::AnyBuffer>()
+                                  .Attrs<xla::ffi::Dictionary>());  // relu_grad
 
 #ifdef JAX_THRESHOLD_ASCEND
-XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardReluGradNpu,
-                              ThresholdBackwardReluGradNpu,
-                              xla::ffi::Ffi::Bind()
-                                  .Ctx<NpuStreamContext>()
-                                  .Ctx<xla::ffi::DeviceOrdinal>()
-                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
-                                  .Arg<xla::ffi::AnyBuffer>()  // x
-                                  .Ret<xla::ffi::AnyBuffer>());
-
 XLA_FFI_DEFINE_HANDLER_SYMBOL(JaxThresholdThresholdBackwardNpu, ThresholdBackwardNpu,
                               xla::ffi::Ffi::Bind()
                                   .Ctx<NpuStreamContext>()
                                   .Ctx<xla::ffi::DeviceOrdinal>()
-                                  .Arg<xla::ffi::AnyBuffer>()  // grad_output
-                                  .Arg<xla::ffi::AnyBuffer>()  // x
-                                  .Arg<xla::ffi::AnyBuffer>()  // threshold
-                                  .Ret<xla::ffi::AnyBuffer>());
-#endif
+                                  .RemainingArgs()  // grad_output, x[, threshold]
+                                  .Ret<xla::ffi::AnyBuffer>()
+                                  .Attrs<xla::ffi::Dictionary>());  // relu_grad
 
-#ifdef JAX_THRESHOLD_ASCEND
 size_t NpuIdlePlanCount(int32_t device) { return NpuPlans(device)->IdleCount(); }
 #endif
 
@@ -649,20 +612,21 @@ const XLA_FFI_TypeInfo* ExecutablePlansTypeInfo() {
 }
 
 std::vector<FfiTarget> FfiTargets() {
+  XLA_FFI_Handler* const cpu = JaxThresholdThresholdBackwardCpu;
+  XLA_FFI_Handler* const instantiate = JaxThresholdThresholdBackwardCpuInstantiate;
+  // Exported modules keep the names they were lowered with: versioned names stay registered.
   std::vector<FfiTarget> targets = {
-      {kThresholdBackwardTarget, "cpu", JaxThresholdThresholdBackwardCpu,
-       JaxThresholdThresholdBackwardCpuInstantiate},
-      {kThresholdBackwardReluGradTarget, "cpu", JaxThresholdThresholdBackwardReluGradCpu,
-       JaxThresholdThresholdBackwardCpuInstantiate},
-      {kThresholdBackwardInlineTarget, "cpu", JaxThresholdThresholdBackwardInlineCpu,
-       JaxThresholdThresholdBackwardCpuInstantiate},
-      {kThresholdBackwardReluGradInlineTarget, "cpu",
-       JaxThresholdThresholdBackwardReluGradInlineCpu, JaxThresholdThresholdBackwardCpuInstantiate},
+      {kLoweringTarget, "cpu", cpu, instantiate},
+      {"jax_threshold_threshold_backward_v1", "cpu", cpu, instantiate},
+      {"jax_threshold_threshold_backward_relu_grad_v1", "cpu", cpu, instantiate},
+      {"jax_threshold_threshold_backward_inline_v1", "cpu", cpu, instantiate},
+      {"jax_threshold_threshold_backward_relu_grad_inline_v1", "cpu", cpu, instantiate},
   };
 #ifdef JAX_THRESHOLD_ASCEND
-  targets.push_back({kThresholdBackwardTarget, "ASCEND", JaxThresholdThresholdBackwardNpu});
-  targets.push_back(
-      {kThresholdBackwardReluGradTarget, "ASCEND", JaxThresholdThresholdBackwardReluGradNpu});
+  for (const char* name : {kLoweringTarget, "jax_threshold_threshold_backward_v1",
+                           "jax_threshold_threshold_backward_relu_grad_v1"}) {
+    targets.push_back({name, "ASCEND", JaxThresholdThresholdBackwardNpu, nullptr});
+  }
 #endif
   return targets;
 }

@@ -123,13 +123,13 @@ class NativeExtensionTest(parameterized.TestCase):
       self.skipTest("jax is not importable by this Python")
     self.assertTrue(_aclnn_ext.HAS_FFI_HANDLER)
     _register_ffi_targets()
-    grad, x = _inputs(dtype, shape=(64, 300))  # big enough for the thread-pool path
+    grad, x = _inputs(dtype, shape=(64, 300))  # big enough for several kernel blocks
     # The lowering's threshold operand: float32 for float16 x, x's own dtype for the others here.
     threshold = np.asarray(1, np.float32 if dtype == np.float16 else dtype)
-    call = jax.ffi.ffi_call(
-      "jax_threshold_threshold_backward_v1", jax.ShapeDtypeStruct(grad.shape, grad.dtype)
+    call = jax.ffi.ffi_call(_aclnn_ext.FFI_TARGET, jax.ShapeDtypeStruct(grad.shape, grad.dtype))
+    out = jax.jit(lambda *a: call(*a, relu_grad=False))(
+      jnp.asarray(grad), jnp.asarray(x), jnp.asarray(threshold)
     )
-    out = jax.jit(call)(jnp.asarray(grad), jnp.asarray(x), jnp.asarray(threshold))
     np.testing.assert_array_equal(np.asarray(out), _expected(grad, x, threshold))
 
 

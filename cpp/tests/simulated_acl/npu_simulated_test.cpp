@@ -23,10 +23,8 @@
 namespace {
 
 using jax_threshold::fuzz::CallOutcome;
+using jax_threshold::fuzz::FakeOptions;
 using jax_threshold::fuzz::FakeXlaFfiApi;
-using jax_threshold::fuzz::PoolOptions;
-
-constexpr std::chrono::milliseconds kTimeout{60000};
 
 // Device 0 and 1: Ascend910B1s of 40 and 48 vector cores; device 2 cannot say its core count;
 // device 3 is used by the dead-kernel test only (kernels are checked once per device and
@@ -35,13 +33,12 @@ const std::vector<simulated_acl::DeviceSpec> kDevices = {
     {"Ascend910B1", 40}, {"Ascend910B1", 48}, {"Ascend910B1", 0}, {"Ascend910B4", 40}};
 constexpr int kDeadKernelDevice = 3;
 
-// The operand target's handler on `platform` (its execute stage).
-XLA_FFI_Handler* Handler(const char* platform) {
+// The handler of target `name` (by default the one the lowering emits) on `platform` (its
+// execute stage).
+XLA_FFI_Handler* Handler(const char* platform,
+                         const char* name = jax_threshold::ffi_handler::kLoweringTarget) {
   for (const auto& t : jax_threshold::ffi_handler::FfiTargets()) {
-    if (std::string(t.platform) == platform &&
-        std::string(t.name) == jax_threshold::ffi_handler::kThresholdBackwardTarget) {
-      return t.handler;
-    }
+    if (std::string(t.platform) == platform && std::string(t.name) == name) return t.handler;
   }
   return nullptr;
 }
@@ -99,10 +96,14 @@ Operand Random(XLA_FFI_DataType dtype, std::vector<int64_t> dims, uint32_t seed)
   return o;
 }
 
-// Calls `handler` on (grad, x, threshold) -> out; the stream and the device ordinal the fake API
-// hands out are `stream` and `device` (negative: none).
+// How a call says which kernel it wants: the lowering's attribute relu_grad (with the threshold
+// operand), or the legacy targets' operands ((grad, x, threshold), or (grad, x) for ReluGrad).
+enum class Form { kOperand, kReluGrad, kLegacyOperand, kLegacyReluGrad };
+
+// Calls `handler` on (grad, x, threshold) -> out in `form`; the stream and the device ordinal the
+// fake API hands out are `stream` and `device` (negative: none).
 CallOutcome Call(XLA_FFI_Handler* handler, void* stream, int32_t device, Operand& grad, Operand& x,
-                 Operand& threshold, Operand& out) {
+                 Operand& threshold, Operand& out, Form form = Form::kOperand) {
   Operand* all[4] = {&grad, &x, &threshold, &out};
   XLA_FFI_Buffer buffers[4];
   for (int i = 0; i < 4; ++i) {
@@ -118,7 +119,14 @@ CallOutcome Call(XLA_FFI_Handler* handler, void* stream, int32_t device, Operand
   void* args[3] = {&buffers[0], &buffers[1], &buffers[2]};
   XLA_FFI_RetType ret_types[1] = {XLA_FFI_RetType_BUFFER};
   void* rets[1] = {&buffers[3]};
-  PoolOptions options;
+  bool flag = form == Form::kReluGrad;
+  XLA_FFI_Scalar scalar = {XLA_FFI_DataType_PRED, &flag};
+  char name[] = "relu_grad";
+  XLA_FFI_ByteSpan name_span = {name, sizeof name - 1};
+  XLA_FFI_ByteSpan* attr_names[1] = {&name_span};
+  XLA_FFI_AttrType attr_types[1] = {XLA_FFI_AttrType_SCALAR};
+  void* attrs[1] = {&scalar};
+  FakeOptions options;
   options.stream = stream;
   options.device_ordinal = device;
   FakeXlaFfiApi fake(options);
@@ -129,21 +137,20 @@ CallOutcome Call(XLA_FFI_Handler* handler, void* stream, int32_t device, Operand
   frame.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
   frame.api = fake.api();
   frame.ctx = fake.ctx();
-  frame.attrs = {XLA_FFI_Attrs_STRUCT_SIZE, nullptr, 0, nullptr, nullptr, nullptr};
+  const bool legacy = form == Form::kLegacyOperand || form == Form::kLegacyReluGrad;
+  frame.attrs = {XLA_FFI_Attrs_STRUCT_SIZE, nullptr, legacy ? 0 : 1, attr_types, attr_names, attrs};
   if (instantiate != nullptr) {  // attributes only, as XLA instantiates an executable's call
     frame.stage = XLA_FFI_ExecutionStage_INSTANTIATE;
     frame.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, 0, nullptr, nullptr};
     frame.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, 0, nullptr, nullptr};
-    const CallOutcome instantiated = fake.Finish(instantiate(&frame), nullptr, kTimeout);
+    const CallOutcome instantiated = FakeXlaFfiApi::Outcome(instantiate(&frame));
     if (instantiated.code != XLA_FFI_Error_Code_OK) return instantiated;
   }
   frame.stage = XLA_FFI_ExecutionStage_EXECUTE;
-  frame.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, 3, arg_types, args};
+  frame.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, form == Form::kLegacyReluGrad ? 2 : 3, arg_types,
+                args};
   frame.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, 1, ret_types, rets};
-  XLA_FFI_Error* error = handler(&frame);
-  CallOutcome outcome = fake.Finish(error, frame.future, kTimeout);
-  fake.Drain(kTimeout);
-  return outcome;
+  return FakeXlaFfiApi::Outcome(handler(&frame));
 }
 
 // The CPU handler's result for these operands (the CPU AscendC model under the host's rules).
@@ -186,14 +193,17 @@ class Device {
               ACL_SUCCESS);
     return host;
   }
-  // Runs the ASCEND handler on device copies of the operands; `out` is filled with `fill` first.
+  // Runs the ASCEND handler of target `name` on device copies of the operands; `out` is filled
+  // with 0x5A first.
   CallOutcome Run(Operand& grad, Operand& x, Operand& threshold, Operand& out,
-                  unsigned char fill = 0x5A) {
+                  Form form = Form::kOperand,
+                  const char* name = jax_threshold::ffi_handler::kLoweringTarget) {
     for (Operand* o : {&grad, &x, &threshold}) Upload(*o);
-    std::fill(out.host.begin(), out.host.end(), fill);
+    std::fill(out.host.begin(), out.host.end(), 0x5A);
     Upload(out);
     MakeCurrent();
-    CallOutcome outcome = Call(Handler("ASCEND"), stream_, id_, grad, x, threshold, out);
+    CallOutcome outcome =
+        Call(Handler("ASCEND", name), stream_, id_, grad, x, threshold, out, form);
     if (outcome.code != XLA_FFI_Error_Code_OK) return outcome;
     if (aclError rc = aclrtSynchronizeStream(stream_); rc != ACL_SUCCESS) {
       outcome.code = XLA_FFI_Error_Code_INTERNAL;
@@ -262,6 +272,39 @@ TEST_F(NpuSimulatedTest, AscendHandlerMatchesTheCpuHandlerOnOneDevice) {
     const CallOutcome outcome = device.Run(p.grad, p.x, p.threshold, p.out);
     ASSERT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << outcome.message;
     EXPECT_EQ(device.Download(p.out), p.expected) << "dtype " << c.dtype;
+  }
+}
+
+// relu_grad=true plans ReluGrad and never reads the threshold operand (all ones here: a NaN
+// float32, which would let nothing pass): the bits of a threshold of 0. The legacy names run the
+// same handler: the ReluGrad target with two operands, the operand target with the threshold.
+TEST_F(NpuSimulatedTest, ReluGradAndTheLegacyTargetsMatchTheCpuHandler) {
+  namespace fh = jax_threshold::ffi_handler;
+  const Case zero_threshold[] = {
+      {XLA_FFI_DataType_F32, {3, 1000}, {}, XLA_FFI_DataType_F32},
+      {XLA_FFI_DataType_BF16, {2, 70000}, {}, XLA_FFI_DataType_F32, {1, 70000}},
+      {XLA_FFI_DataType_S8, {9, 31}, {}, XLA_FFI_DataType_S8},
+  };
+  uint32_t seed = 2000;
+  for (const Case& c : zero_threshold) {
+    Prepared p = Prepare(c, seed += 10);
+    std::fill(p.threshold.host.begin(), p.threshold.host.end(), 0);
+    p.expected = OnCpu(p.grad, p.x, p.threshold, p.out);
+    Device device(0);
+    const struct {
+      Form form;
+      const char* name;
+    } calls[] = {{Form::kReluGrad, fh::kLoweringTarget},
+                 {Form::kLegacyReluGrad, "jax_threshold_threshold_backward_relu_grad_v1"},
+                 {Form::kLegacyOperand, "jax_threshold_threshold_backward_v1"}};
+    for (const auto& call : calls) {
+      Operand grad = p.grad, x = p.x, threshold = p.threshold, out = p.out;
+      if (call.form == Form::kReluGrad)
+        std::fill(threshold.host.begin(), threshold.host.end(), 0xff);
+      const CallOutcome outcome = device.Run(grad, x, threshold, out, call.form, call.name);
+      ASSERT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << call.name << ": " << outcome.message;
+      EXPECT_EQ(device.Download(out), p.expected) << call.name << ", dtype " << c.dtype;
+    }
   }
 }
 
@@ -527,8 +570,7 @@ TEST_F(NpuSimulatedTest, TheLauncherRefusesADtypeTheBuildsSocHasNoKernelFor) {
 }
 
 // Device memory is not host memory: outside a kernel run or an ACL copy, a host read of a device
-// pointer faults, as on hardware (the same bytes read through aclrtMemcpy). The fork-based death
-// test: no other thread runs by then (each call's fake XLA thread pool is joined).
+// pointer faults, as on hardware (the same bytes read through aclrtMemcpy).
 using NpuSimulatedDeathTest = NpuSimulatedTest;
 
 unsigned char HostRead(const void* p) { return *static_cast<const volatile unsigned char*>(p); }
