@@ -1,7 +1,7 @@
 """The public functions: `threshold_backward` and the `threshold` activation.
 
-Both validate at trace time (TypeError for dtypes, ValueError for shapes and
-names), turn the threshold into the primitive's operand and bind the primitive.
+Both check their operands once, before anything is traced (TypeError for dtypes, ValueError for
+shapes and names), turn the threshold into the primitive's operand and bind the primitive.
 """
 
 import decimal
@@ -19,7 +19,6 @@ from jax_threshold import _dtypes
 from jax_threshold import _threshold
 from jax_threshold import lowering as _lowering
 from jax_threshold._shapes import broadcast_shapes
-from jax_threshold._threshold import canonicalize_threshold
 from jax_threshold.primitive import explicit_output_sharding
 from jax_threshold.primitive import match_varying_axes
 from jax_threshold.primitive import threshold_backward_p
@@ -147,14 +146,14 @@ def threshold_backward(
   implementation = _lowering.resolve(implementation)
   grad_output, x = _as_operand(grad_output), _as_operand(x)
   dtype, convert = _checked_dtype(grad_output, x)
-  threshold = canonicalize_threshold(threshold, dtype)
+  threshold, relu_grad = _threshold.operand(threshold, dtype)
   return _threshold_backward(
     grad_output,
     x,
     threshold,
     implementation=implementation,
     convert_to=dtype if convert else None,
-    relu_grad=_threshold.is_known_zero(threshold),
+    relu_grad=relu_grad,
   )
 
 
@@ -304,14 +303,10 @@ def threshold(
   dtype = getattr(x, "dtype", None)
   if dtype not in _dtypes.CANONICAL_DTYPES:
     dtype = _dtypes.check_supported(jax.typeof(x).dtype, "x")
-  threshold = canonicalize_threshold(threshold, dtype)
+  threshold, relu_grad = _threshold.operand(threshold, dtype)
   _check_static_value(value, dtype)
   return _threshold_forward(
-    x,
-    threshold,
-    _value_argument(value),
-    implementation=implementation,
-    relu_grad=_threshold.is_known_zero(threshold),
+    x, threshold, _value_argument(value), implementation=implementation, relu_grad=relu_grad
   )
 
 

@@ -3,32 +3,21 @@
 Names (`primitive.IMPLEMENTATIONS`): "reference" (the fusable jnp lowering, every platform),
 "ffi" (the XLA FFI custom call, where the native extension registered it) and "auto" (resolved
 per platform when lowering). A call's `implementation=None` means the default: the innermost
-`jax_threshold.implementation(...)` block, else the environment variable
-JAX_THRESHOLD_IMPLEMENTATION (read when tracing), else "auto". The block's value lives in a JAX
-config state that is part of jit's cache key: a function jitted under "reference" and called
-again inside `implementation("ffi")` is traced again instead of silently reusing the reference
-trace.
+`jax_threshold.implementation(...)` block of this thread, else the environment variable
+JAX_THRESHOLD_IMPLEMENTATION (read when tracing), else "auto". The block is a JAX user context,
+part of jit's cache key: a function jitted under "reference" and called again inside
+`implementation("ffi")` is traced again.
 
-The reference lowering is registered for every platform. Other implementations plug in with
-`register_lowering_implementation`, e.g. the FFI module does, once its native targets are
-registered with XLA:
-
-    register_lowering_implementation("ffi", ffi_lowering, platform="cpu",
-                                     ffi_targets=("jax_threshold_threshold_backward_v1",),
-                                     use_for_auto=True)
-
-where `ffi_lowering(ctx, grad_output, x, threshold, *, implementation)` is an MLIR lowering
-rule. The primitive's `implementation` param is resolved here, at lowering time: "auto" takes
-the platform's `use_for_auto` implementation, else the reference; "ffi" on a platform without
-an ffi lowering is an error naming that platform. This module also keeps which implementations
-are available (registered, or noted missing with the reason).
+Every platform lowers through a rule here that resolves the primitive's `implementation` param:
+"reference" (and "auto" where the platform chose nothing else) is `reference.py`; other
+implementations plug in with `register_lowering_implementation` (ffi.py does, for "ffi").
 """
 
 import contextlib
 import os
 from typing import Any, Callable, Iterator
 
-from jax._src import config as jax_config  # no public API creates a jit-keyed state
+import jax
 from jax.interpreters import mlir
 
 from jax_threshold.primitive import IMPLEMENTATIONS
@@ -38,19 +27,8 @@ from jax_threshold.reference import reference_lowering
 
 ENV_VAR = "JAX_THRESHOLD_IMPLEMENTATION"
 
-# Named so that JAX's own env-var lookup (the upper-cased name) does not read
-# ENV_VAR at import time, where a bad value would break `import jax_threshold`.
-_scoped_implementation = jax_config.optional_enum_state(
-  name="jax_threshold_scoped_implementation",
-  enum_values=IMPLEMENTATIONS,
-  default=None,
-  help="Default threshold_backward implementation inside "
-  "jax_threshold.implementation(...); None defers to "
-  f"${ENV_VAR}, then 'auto'.",
-  include_in_jit_key=True,
-  include_in_trace_context=True,
-)
-
+# The implementation of a `jax_threshold.implementation(...)` block (None outside any).
+_scoped_implementation = jax.make_user_context(default_value=None)
 
 _registered: set[str] = set()  # implementations with a lowering on at least one platform
 _missing_reasons: dict[str, str] = {}  # implementation name -> why it is unavailable

@@ -1,56 +1,40 @@
 """The `threshold_backward` primitive and its transformation rules.
 
-    out = threshold_backward_p.bind(grad_output, x, threshold, implementation=name)
+    out = threshold_backward_p.bind(grad_output, x, threshold, implementation=name, relu_grad=b)
     out[i] = grad_output[i] if x[i] > threshold[i] else 0      (a select, docs/behaviour.md §1)
 
 Operands
-  grad_output, x: the same supported dtype (see `_dtypes`); they broadcast
-    against each other with NumPy rules. grad_output is the linear operand.
-  threshold: an operand, not a param, so jit does not recompile for a new value
-    and vmap can batch it. Its dtype is fixed by x's dtype:
-      x float16 / bfloat16 / float32 -> float32 (the user's threshold rounded once);
-      x float64 -> float64;
-      x integer of dtype D -> D, or float32 / float64 holding a real t that is
-        compared exactly: k = floor(t); k < min(D) -> every x passes;
-        k >= max(D) or t NaN -> none passes; else x > D(k).
-    `_threshold.canonicalize_threshold` builds it from the user's value.
-    Its shape: () from the public API. The batching rule may make it non-scalar:
-    then its rank equals the output's rank, every dim is 1 or the output's dim,
-    and only leading (batch) dims differ from 1. A lowering that wants a flat
-    threshold can take p = 1 + (index of its last non-1 dim), broadcast it to
-    out.shape[:p], and use element `flat_out_index // prod(out.shape[p:])`.
+  grad_output, x: one supported dtype (`_dtypes`); they broadcast against each other with NumPy
+    rules. grad_output is the linear operand.
+  threshold: an operand, not a param, so jit does not recompile for a new value and vmap can
+    batch it; `_threshold.operand` builds it from the user's value (its dtypes:
+    `_dtypes.threshold_operand_dtypes`). Its shape is () from the public API; the batching rule
+    gives it the output's rank with only leading (batch) dims other than 1 (`_shapes`).
 
 Params
-  implementation: "auto", "reference" or "ffi", validated but not resolved to a
-    platform; `lowering.py` resolves it when lowering (so "auto" can differ by
-    platform).
-  relu_grad: True when the threshold was known at trace time to be exactly 0
-    (either sign). A flag, not the value, so no recompile per threshold: the
-    custom call then runs CANN's ReluGrad kernel, which gives the same bits as
-    ThresholdGradV2D at 0; the reference lowering ignores it. Optional (False).
+  implementation: "auto", "reference" or "ffi", resolved per platform when lowering
+    (`lowering.py`).
+  relu_grad: whether the threshold is known at trace time to be exactly 0 (a flag, not the value:
+    no recompile per threshold). The custom call then runs CANN's ReluGrad kernel, with the same
+    bits; the reference lowering ignores it. Optional (False).
 
-Output: the broadcast shape of grad_output, x and threshold (`_shapes.output_shape`); x's
-dtype; on a mesh, the sharding JAX's elementwise ops would give it.
-
-Rules (registered right below the primitive): impl through dispatch, abstract
-eval (shape, dtype and sharding), batching (one bind for the whole batch), JVP
-(linear in grad_output; x and threshold get zero tangents), transpose (w.r.t.
-grad_output, summing over the dims grad_output was broadcast along) and
-`jax.experimental.jet` (linear in grad_output too). Lowerings live in `lowering.py`.
+Output: the broadcast shape of the operands (`_shapes.output_shape`), x's dtype and, on a mesh,
+the sharding JAX's elementwise ops would give it. The rules below: impl through dispatch,
+abstract eval, batching (one bind for the whole batch), JVP and jet (linear in grad_output),
+transpose (w.r.t. grad_output, summed over the dims it was broadcast along).
 """
 
 import functools
 
 import jax
 from jax import lax
-from jax._src import core as _jax_core  # shard_map's manual-axis typing has no public home
-from jax._src import dispatch  # apply_primitive has no public home
-from jax._src.lax import lax as _lax_internal  # JAX's broadcasting sharding rule
 import jax.extend.core
+from jax.experimental import jet
 from jax.interpreters import ad
 from jax.interpreters import batching
-from jax.experimental import jet
+from jax.interpreters import xla
 from jax.sharding import AxisType
+from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec
 import numpy as np
 
@@ -99,10 +83,9 @@ def match_varying_axes(*operands):
 def explicit_output_sharding(operands):
   """The sharding JAX's elementwise ops give a broadcast result, where the type carries one.
 
-  On a mesh with Explicit axes (jax/_src/lax/lax.py's broadcasting rule): every operand is
-  rank-promoted, then each output dim takes the mesh axis its non-broadcast operands agree
-  on; a disagreement is JAX's own ShardingTypeError. None on Auto/Manual meshes and without
-  a mesh, where the type carries no sharding (XLA's partitioner decides).
+  On a mesh with Explicit axes: the sharding of a broadcasting op (`lax.add`) of the operands,
+  rank-promoted, by `jax.eval_shape`: JAX's own rule, so a disagreement is its own
+  ShardingTypeError. None on Auto/Manual meshes and without a mesh (XLA's partitioner decides).
   """
   shardings = [getattr(o, "sharding", None) for o in operands]
   if any(s is None for s in shardings):
@@ -112,15 +95,16 @@ def explicit_output_sharding(operands):
     return None
   rank = max(len(o.shape) for o in operands)
   padded = [
-    o.update(
-      shape=(1,) * (rank - len(o.shape)) + tuple(o.shape),
+    jax.ShapeDtypeStruct(
+      (1,) * (rank - len(o.shape)) + tuple(o.shape),
+      np.float32,
       sharding=o.sharding.update(
         spec=PartitionSpec(*(None,) * (rank - len(o.shape)), *o.sharding.spec)
       ),
     )
     for o in operands
   ]
-  return _lax_internal.broadcasting_sharding_rule("threshold_backward", *padded)
+  return jax.eval_shape(lambda *a: functools.reduce(lax.add, a), *padded).sharding
 
 
 def _has_explicit_axes(mesh) -> bool:
@@ -132,10 +116,7 @@ def _output_aval(shape, dtype, operands):
   it varies over the operands' (common) manual axes."""
   mats = [getattr(o, "mat", None) for o in operands]
   if any(m is None for m in mats) or not any(m.varying for m in mats):
-    sharding = explicit_output_sharding(operands)
-    if sharding is None:
-      return jax.core.ShapedArray(shape, dtype)
-    return _jax_core.ShapedArray(shape, dtype, sharding=sharding)
+    return jax.core.ShapedArray(shape, dtype, sharding=explicit_output_sharding(operands))
   if len({frozenset(m.varying) for m in mats}) > 1:
     raise ValueError(
       "threshold_backward: grad_output, x and threshold must vary over the same "
@@ -143,13 +124,12 @@ def _output_aval(shape, dtype, operands):
       + ", ".join(sorted(str(set(m.varying)) for m in mats))
       + " (threshold_backward() brings them to a common set before binding)"
     )
-  return _jax_core.ShapedArray(
-    shape, dtype, sharding=_jax_core.get_cur_mesh_sharding(), manual_axis_type=mats[0]
-  )
+  sharding = NamedSharding(jax.sharding.get_abstract_mesh(), PartitionSpec())
+  return jax.core.ShapedArray(shape, dtype, sharding=sharding, manual_axis_type=mats[0])
 
 
 threshold_backward_p = jax.extend.core.Primitive("threshold_backward")
-threshold_backward_p.def_impl(functools.partial(dispatch.apply_primitive, threshold_backward_p))
+threshold_backward_p.def_impl(functools.partial(xla.apply_primitive, threshold_backward_p))
 
 
 def _threshold_backward_abstract_eval(
@@ -163,8 +143,7 @@ def _threshold_backward_abstract_eval(
     raise TypeError(
       f"threshold_backward: the threshold operand for x of dtype {dtype.name} "
       f"must have dtype {' or '.join(d.name for d in allowed)}; got "
-      f"{np.dtype(threshold.dtype).name} (use "
-      "_threshold.canonicalize_threshold)"
+      f"{np.dtype(threshold.dtype).name} (use _threshold.operand)"
     )
   shape = _shapes.output_shape(grad_output.shape, x.shape, threshold.shape)
   return _output_aval(shape, dtype, (grad_output, x, threshold))
