@@ -6,7 +6,7 @@ trace time to be exactly 0 (the primitive's `relu_grad`). For integer x of dtype
 D holding floor(t), or float32 -inf when every x passes; D(max) lets none pass.
 
 A static threshold (a Python or NumPy number, a Fraction, a Decimal, a 0-d NumPy array) is read as
-its exact value (`exact_value`) and rounded once (`round_to_float`, `clamped_floor`); aclnn.py
+its exact value (`exact_value`) and rounded once (`round_to`, `clamped_floor`); aclnn.py
 hands the executor the results of the same functions. A traced threshold, and the compare
 (`threshold_mask`), are array operations that no flush-to-zero / denormals-are-zero mode changes:
 XLA's CPU threads set both, and subnormals are numbers on every path. They work on the bits as
@@ -15,6 +15,7 @@ integers, or use a float operation only where the modes cannot change its result
 
 import decimal
 import fractions
+import functools
 import math
 import numbers
 from typing import Union
@@ -97,21 +98,21 @@ _F32_MIN_NORMAL = 2.0**-126
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
-def round_to_float(value: Exact, dtype) -> float:
-  """`value` rounded once, to nearest even, to float32 or float64 (`dtype`): beyond the range
-  ±inf, as IEEE rounding says; exactly 0 gives +0. Returned as an (exact) Python float."""
+def round_to(value: Exact, dtype) -> np.ndarray:
+  """`value` rounded once, to nearest even, to float32 or float64: a 0-d array of `dtype`.
+
+  Beyond the range ±inf, as IEEE rounding says; exactly 0 gives +0.
+  """
   if isinstance(value, int) and abs(value) <= 2**53:
     value = float(value)  # exact
   if isinstance(value, float):
     if value == 0:
-      return 0.0
-    if not math.isfinite(value) or np.dtype(dtype) == _F64:
-      return value
-    if _F32_MIN_NORMAL <= abs(value) <= _F32_MAX:
-      return float(np.float32(value))  # one rounding to a normal float32: no flush mode applies
+      return np.asarray(0.0, dtype)
+    if not math.isfinite(value) or dtype == _F64 or _F32_MIN_NORMAL <= abs(value) <= _F32_MAX:
+      return np.asarray(value, dtype)  # NumPy's one rounding, to a normal float32 (no flush mode)
     value = fractions.Fraction(value)
   if value == 0:
-    return 0.0
+    return np.asarray(0.0, dtype)
   info = np.finfo(dtype)
   sign = -1.0 if value < 0 else 1.0
   a = abs(fractions.Fraction(value))
@@ -126,8 +127,14 @@ def round_to_float(value: Exact, dtype) -> float:
     q += 1
   # q <= 2^(nmant + 1), so q * 2^ulp_exponent is exact in a Python float (or out of range).
   if ulp_exponent + q.bit_length() - 1 >= info.maxexp:
-    return sign * math.inf
-  return sign * math.ldexp(float(q), ulp_exponent)
+    return np.asarray(sign * math.inf, dtype)
+  return np.asarray(sign * math.ldexp(float(q), ulp_exponent), dtype)
+
+
+@functools.cache
+def _integer_range(dtype) -> tuple[int, int]:
+  info = np.iinfo(dtype)
+  return int(info.min), int(info.max)
 
 
 def clamped_floor(value: Exact, dtype) -> int:
@@ -135,10 +142,10 @@ def clamped_floor(value: Exact, dtype) -> int:
 
   For x of dtype D, x > value <=> x > that: below D's range every x passes, above it none.
   """
-  info = np.iinfo(dtype)
+  low, high = _integer_range(np.dtype(dtype))
   if isinstance(value, float) and not math.isfinite(value):
-    return int(info.min) - 1 if value == -math.inf else int(info.max) + 1
-  return min(max(math.floor(value), int(info.min) - 1), int(info.max) + 1)
+    return low - 1 if value == -math.inf else high + 1
+  return min(max(math.floor(value), low - 1), high + 1)
 
 
 # --- The threshold operand ----------------------------------------------------------------
@@ -153,16 +160,16 @@ def _is_static(threshold) -> bool:
   return isinstance(threshold, (numbers.Number, np.generic, np.ndarray))
 
 
-def _static_operand(value: Exact, x_dtype: np.dtype) -> np.ndarray:
-  if x_dtype in _dtypes.NARROW_FLOAT_DTYPES:
-    return np.asarray(round_to_float(value, _F32), _F32)
-  if x_dtype == _F64:
-    return np.asarray(round_to_float(value, _F64), _F64)
+def _static_operand(value: Exact, x_dtype: np.dtype) -> tuple[np.ndarray, bool]:
+  if x_dtype in _dtypes.NARROW_FLOAT_DTYPES or x_dtype == _F64:
+    rounded = round_to(value, _F64 if x_dtype == _F64 else _F32)
+    return rounded, rounded.item() == 0
   k = clamped_floor(value, x_dtype)
-  info = np.iinfo(x_dtype)
-  if k < info.min:
-    return np.asarray(-np.inf, _F32)
-  return np.asarray(min(k, info.max), x_dtype)
+  low, high = _integer_range(x_dtype)
+  if k < low:
+    return np.asarray(-np.inf, _F32), False
+  k = min(k, high)
+  return np.asarray(k, x_dtype), k == 0
 
 
 def _traced_integer_operand(t, x_dtype: np.dtype):
@@ -221,8 +228,7 @@ def operand(threshold, x_dtype) -> tuple:
   x_dtype = np.dtype(x_dtype)
   if not _is_static(threshold):
     return _traced_operand(threshold, x_dtype), False
-  static = _static_operand(exact_value(threshold), x_dtype)
-  return static, static.item() == 0
+  return _static_operand(exact_value(threshold), x_dtype)
 
 
 # --- The compare ----------------------------------------------------------------------------

@@ -108,7 +108,11 @@ _INTEGER_DTYPES = {
   _ACL_DTYPES[d.name]: d for d in _dtypes.SUPPORTED_DTYPES if _dtypes.is_integer(d)
 }
 _F32, _F64, _I64 = (_ACL_DTYPES[name] for name in ("float32", "float64", "int64"))
-_SCALAR_TYPES = {_F32: np.float32, _F64: np.float64, _I64: np.int64}
+_SCALAR_TYPES: dict[int, type[np.float32 | np.float64 | np.int64]] = {
+  _F32: np.float32,
+  _F64: np.float64,
+  _I64: np.int64,
+}
 # The smallest positive float64: its float32 rounding is 0, yet it is not 0 (see _scalar).
 _TINY = math.ldexp(1.0, -1074)
 
@@ -152,7 +156,7 @@ def _scalar(threshold, x_code: int):
       return _scalar_bytes(math.copysign(math.inf, k), _F64)
     return _scalar_bytes(0.5, _F64) if k == 0 and value != 0 else _scalar_bytes(k, _I64)
   code = _F32 if x_code in _NARROW_FLOAT_CODES else _F64
-  rounded = _threshold.round_to_float(value, _SCALAR_TYPES[code])
+  rounded = _threshold.round_to(value, _SCALAR_TYPES[code])
   if rounded == 0 and value != 0 and x_code != _F64:
     return _scalar_bytes(math.copysign(_TINY, rounded), _F64)
   return _scalar_bytes(rounded, code)

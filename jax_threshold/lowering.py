@@ -34,19 +34,9 @@ _registered: set[str] = set()  # implementations with a lowering on at least one
 _missing_reasons: dict[str, str] = {}  # implementation name -> why it is unavailable
 
 
-def mark_available(name: str) -> None:
-  """Records that `name` has a lowering (called by `register_lowering_implementation`)."""
-  _registered.add(name)
-  _missing_reasons.pop(name, None)
-
-
 def note_unavailable(name: str, reason: str) -> None:
   """Records why implementation `name` is missing (shown in the errors that need it)."""
   _missing_reasons[name] = reason
-
-
-def missing_reason(name: str, default: str) -> str:
-  return _missing_reasons.get(name, default)
 
 
 def available_implementations() -> tuple[str, ...]:
@@ -67,7 +57,7 @@ def check_available(name: str, where: str = "threshold_backward") -> None:
   """Raises ValueError when `name` ("auto"/"reference" always are) is not registered."""
   if name in ("auto", "reference") or name in _registered:
     return
-  reason = missing_reason(
+  reason = _missing_reasons.get(
     name,
     "the native extension jax_threshold._aclnn_ext is missing; build the package "
     "with its C++ extension (pip install .)",
@@ -91,11 +81,8 @@ def default_implementation() -> str:
 
 
 def resolve(name: str | None) -> str:
-  """Validates a call's `implementation` argument; None becomes the default.
-
-  The result is still unresolved with respect to the platform ("auto" stays
-  "auto"); the lowering picks the platform's implementation.
-  """
+  """A call's `implementation` argument, validated; None becomes the default. "auto" stays
+  "auto": the lowering resolves it per platform."""
   name = default_implementation() if name is None else validate_name(name)
   check_available(name)
   return name
@@ -159,7 +146,7 @@ def _make_dispatch_rule(platform: str | None):
     if lowering is None:
       where = platform or "/".join(_lowering_platforms(ctx))
       registered = sorted(_lowerings.get(chosen, {})) or "no platform"
-      hint = missing_reason(chosen, "use implementation='reference' there")
+      hint = _missing_reasons.get(chosen, "use implementation='reference' there")
       raise NotImplementedError(
         f"threshold_backward: implementation {chosen!r} has no lowering for platform "
         f"{where!r} (registered for: {registered}; {hint})"
@@ -173,10 +160,8 @@ def _make_dispatch_rule(platform: str | None):
   return rule
 
 
-# Cacheable (JAX's default): identical equations share one lowered function, so a
-# lowering sees a constant threshold as a block argument. Registering the rule
-# uncacheable would expose constants, but breaks multi-platform lowering (e.g.
-# jax.export for ("cuda", "cpu")) in jax 0.12's lower_per_platform.
+# Cacheable (JAX's default), so a lowering sees a constant threshold as a block argument: an
+# uncacheable rule would expose constants, but breaks multi-platform lowering in jax 0.12.
 mlir.register_lowering(threshold_backward_p, _make_dispatch_rule(None))
 mlir.register_lowering(threshold_backward_p, _make_dispatch_rule("cpu"), platform="cpu")
 
@@ -218,7 +203,8 @@ def register_lowering_implementation(
   for target in ffi_targets:
     if target not in _ffi_targets:
       _ffi_targets.append(target)
-  mark_available(name)
+  _registered.add(name)
+  _missing_reasons.pop(name, None)
   if platform not in _platforms_with_rules:
     _platforms_with_rules.add(platform)
     mlir.register_lowering(threshold_backward_p, _make_dispatch_rule(platform), platform=platform)

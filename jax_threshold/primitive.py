@@ -159,7 +159,7 @@ def _move_batch_dim_to_front(operand, bdim, out_rank):
   return lax.reshape(operand, (size,) + _shapes.right_align(rest, out_rank))
 
 
-def _threshold_backward_batch_rule(batched_args, batch_dims, *, implementation, relu_grad=False):
+def _threshold_backward_batch_rule(batched_args, batch_dims, **params):
   grad_output, x, threshold = batched_args
   g_bdim, x_bdim, t_bdim = batch_dims
   unbatched_rank = lambda a, d: a.ndim - (d is not None)
@@ -168,36 +168,26 @@ def _threshold_backward_batch_rule(batched_args, batch_dims, *, implementation, 
     unbatched_rank(x, x_bdim),
     unbatched_rank(threshold, t_bdim),
   )
-  # grad_output and x: a batched one gets its batch dim in front (plus 1s so the
-  # unbatched dims line up); an unbatched one right-aligns by NumPy broadcasting.
+  # A batched operand gets its batch dim in front; an unbatched one right-aligns by broadcasting.
+  # The threshold keeps its convention: 0-d, or the output's rank with only leading dims not 1.
   if g_bdim is not None:
     grad_output = _move_batch_dim_to_front(grad_output, g_bdim, out_rank)
   if x_bdim is not None:
     x = _move_batch_dim_to_front(x, x_bdim, out_rank)
-  # The threshold keeps its convention: 0-d, or the output's rank with only the
-  # leading (batch) dims different from 1.
   if t_bdim is not None:
     threshold = _move_batch_dim_to_front(threshold, t_bdim, out_rank)
   elif threshold.ndim:
     threshold = lax.expand_dims(threshold, (0,))
-  out = threshold_backward_p.bind(
-    grad_output, x, threshold, implementation=implementation, relu_grad=relu_grad
-  )
-  return out, 0
+  return threshold_backward_p.bind(grad_output, x, threshold, **params), 0
 
 
 batching.primitive_batchers[threshold_backward_p] = _threshold_backward_batch_rule
 
 
-def _threshold_backward_jvp(
-  grad_output_dot, grad_output, x, threshold, *, implementation, relu_grad=False
-):
-  # Linear in grad_output: the tangent goes through the same mask. x and
-  # threshold only choose the mask, so their tangents contribute nothing.
+def _threshold_backward_jvp(grad_output_dot, grad_output, x, threshold, **params):
+  # Linear in grad_output; x and the threshold only choose the mask: their tangents give nothing.
   del grad_output
-  return threshold_backward_p.bind(
-    grad_output_dot, x, threshold, implementation=implementation, relu_grad=relu_grad
-  )
+  return threshold_backward_p.bind(grad_output_dot, x, threshold, **params)
 
 
 ad.defjvp(threshold_backward_p, _threshold_backward_jvp, None, None)
@@ -215,9 +205,7 @@ def _unbroadcast(aval, ct):
   return lax.reshape(summed, shape, out_sharding=sharding)
 
 
-def _threshold_backward_transpose(
-  ct, grad_output, x, threshold, *, implementation, relu_grad=False
-):
+def _threshold_backward_transpose(ct, grad_output, x, threshold, **params):
   if ad.is_undefined_primal(x) or ad.is_undefined_primal(threshold):
     raise ValueError(
       "threshold_backward is linear in grad_output only; it cannot be "
@@ -227,22 +215,17 @@ def _threshold_backward_transpose(
   if type(ct) is ad.Zero:
     return ad.Zero(grad_output.aval), None, None
   # The mask is elementwise and symmetric: the transpose applies it again.
-  ct_grad_output = threshold_backward_p.bind(
-    ct, x, threshold, implementation=implementation, relu_grad=relu_grad
-  )
+  ct_grad_output = threshold_backward_p.bind(ct, x, threshold, **params)
   return _unbroadcast(grad_output.aval, ct_grad_output), None, None
 
 
 ad.primitive_transposes[threshold_backward_p] = _threshold_backward_transpose
 
 
-def _threshold_backward_jet(primals_in, series_in, *, implementation, relu_grad=False):
-  # Linear in grad_output: each Taylor coefficient goes through the same mask. x and the
-  # threshold only choose the mask, so their series contribute nothing.
+def _threshold_backward_jet(primals_in, series_in, **params):
+  # Linear in grad_output: each Taylor coefficient goes through the same mask.
   grad_output, x, threshold = primals_in
-  bind = lambda g: threshold_backward_p.bind(
-    g, x, threshold, implementation=implementation, relu_grad=relu_grad
-  )
+  bind = lambda g: threshold_backward_p.bind(g, x, threshold, **params)
   return bind(grad_output), [bind(term) for term in series_in[0]]
 
 
