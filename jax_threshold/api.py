@@ -208,10 +208,7 @@ def _value_argument(value):
 
 
 def _scalar_value(value, dtype):
-  try:
-    value = jnp.asarray(value)
-  except (TypeError, ValueError):
-    raise _not_real_value(value) from None
+  """The replacement value (an argument of the jitted body) as a scalar of x's dtype."""
   if value.ndim:
     raise ValueError(
       "threshold: value must be a scalar (a Python number or a 0-d array); "
@@ -238,11 +235,6 @@ def _threshold_activation(x, threshold, value, implementation, relu_grad):
   return _select(threshold_mask(x, threshold), x, value)
 
 
-def _is_symbolic_zero(tangent) -> bool:
-  """Whether a tangent is JAX's symbolic zero: its primal gets no gradient."""
-  return isinstance(tangent, jax.custom_derivatives.SymbolicZero)
-
-
 # symbolic_zeros: the rule sees which inputs get no gradient. A constant value then needs no
 # select, so the linearized backward keeps x (the primitive's operand) and not the mask as well.
 @functools.partial(_threshold_activation.defjvp, symbolic_zeros=True)
@@ -254,13 +246,13 @@ def _threshold_activation_jvp(implementation, relu_grad, primals, tangents):
   # d/dx through the primitive (so every order of derivative runs through it); it is exactly 0
   # where x does not pass, the same bits the select below would put there for a zero value
   # tangent. d/dvalue is 1 exactly where x does not pass.
-  if _is_symbolic_zero(x_dot):
+  if isinstance(x_dot, jax.custom_derivatives.SymbolicZero):
     x_part = jax.custom_derivatives.zero_from_primal(out)
   else:
     x_part = threshold_backward_p.bind(
       x_dot, x, threshold, implementation=implementation, relu_grad=relu_grad
     )
-  if _is_symbolic_zero(value_dot):
+  if isinstance(value_dot, jax.custom_derivatives.SymbolicZero):
     return out, x_part
   return out, _select(mask, x_part, value_dot)
 

@@ -83,16 +83,11 @@ def ffi_targets() -> tuple[str, ...]:
 
 # --- The XLA FFI API version ---------------------------------------------------------------
 #
-# A handler reports to XLA the XLA FFI API version of the headers it was compiled against. XLA
-# accepts a handler whose version has XLA's major version and a minor version no newer than its
-# own; anything else fails at registration, and on CPU that failure is raised when JAX
-# initialises its backend: every later JAX call of the process fails, not only this package's.
-# So `register` asks here first and, when the answer is no, registers nothing.
-#
-# The running jaxlib's API version is read from the `xla/ffi/api/c_api.h` that jaxlib ships
-# (`jax.ffi.include_dir()`), the header of the very build that runs. Without it, the fallback is
-# the jaxlib version: XLA keeps loading handlers built against older headers, so a jaxlib at
-# least as new as the one whose headers the extension was built with accepts them.
+# XLA accepts a handler built against its own major version and a minor version no newer than
+# its own; anything else fails when JAX initialises its CPU backend, breaking every later JAX
+# call of the process. So `register` asks first: the running jaxlib's version is read from the
+# c_api.h it ships (`jax.ffi.include_dir()`), else inferred from the jaxlib version (XLA keeps
+# loading handlers built against older headers).
 
 ApiVersion = tuple[int, int]
 
@@ -201,38 +196,23 @@ def check_api_version(native) -> None:
 
 # --- The batch-transposed call (CPU) -------------------------------------------------------
 #
-# `vmap` over B thresholds of a function on an x of N elements gives the primitive a threshold
-# of shape (B, 1, ..., 1) and an output of B x N. The custom call plans once and runs the kernel
-# once per threshold element (a slice of the batch), so B = 10^6 thresholds on N = 3 elements
-# are 10^6 kernel runs of 3 elements each: a kernel's fixed work per run for a few elements of
-# data. This rewrites the call so that the kernel runs N times on B elements instead, with the
-# roles of x and the threshold swapped:
-#
-#     x[j] > t[b]  <=>  key(t[b]) > key(x[j])
-#
-# for an order-reversing map `key` that is exact on both operands: negation for floats (NaN
-# stays NaN, so either side being NaN still fails; -0 and +0 stay equal), bitwise NOT for
-# integers (~v = -1 - v reverses the order of every signed and unsigned value without
-# overflow). So one custom call with x' = key(t) of shape (1, B), threshold' = key(x) of shape
-# (N, 1) and grad_output' = grad_output moved to (N, B) (or (N, 1) when it does not vary over
-# the batch) computes out transposed: N slices of B elements each. The same kernels select the
-# same bits; only the number of kernel runs changes.
-#
-# The comparison type decides what key(t) can be:
-#   float32 / float64 x: the threshold has x's dtype: key = negation, grad_output as it is.
-#   float16 / bfloat16 x: the comparison is in float32 (docs/behaviour.md §1) and key(t) needs
-#     float32, so the call runs the float32 kernel; grad_output travels as its 16 bits
-#     zero-extended in a float32 (a select moves bits, and the handler runs with subnormals as
-#     numbers), and the result's low 16 bits are the answer.
-#   integer x with a threshold of its own dtype D: key = bitwise NOT, in D.
-#   int8 / uint8 / int32 x with a float threshold t (compared as a real): k = floor(t), clamped
-#     to [min(D) - 1, max(D)] (below: every x passes; at or above max(D), or NaN: none passes)
-#     is exact in a wider integer type W (int32, or int64 for int32 x under x64), and
-#     x > t <=> ~k > ~x in W; grad_output is widened to W and narrowed back, both exact.
-# Everything else (int64 x with a float threshold, int32 x with one without x64, symbolic
-# shapes, a call the SPMD partitioner will split) keeps one kernel run per threshold.
-#
-# Only on CPU: the NPU handler takes no broadcast operands (README, NPU build).
+# `vmap` over B thresholds of a function on x of N elements gives an output of B x N and a
+# threshold of shape (B, 1, ..., 1): the kernel runs once per threshold, B runs of N elements.
+# For small N and large B the call is rewritten so that it runs N times on B elements, with the
+# roles of x and the threshold swapped: x[j] > t[b] <=> key(t[b]) > key(x[j]) for an exact
+# order-reversing `key` (negation for floats, NaN staying NaN; bitwise NOT for integers). One
+# custom call with x' = key(t) of shape (1, B), threshold' = key(x) of shape (N, 1) and
+# grad_output moved to (N, B) computes out transposed, with the same bits:
+#   float32 / float64 x: key = negation.
+#   float16 / bfloat16 x: the comparison is in float32, so the float32 kernel runs, grad_output
+#     carried as its 16 bits in a float32 (a select moves bits) and read back from the result.
+#   integer x of dtype D with a threshold of dtype D: key = bitwise NOT, in D.
+#   int8 / uint8 / int32 x with a float threshold: floor(t) clamped to [min(D) - 1, max(D)] is
+#     exact in a wider integer type W (int32; int64 for int32 under x64), and grad_output is
+#     widened to W and narrowed back.
+# Anything else (int64 x with a float threshold, int32 x with one without x64, symbolic shapes,
+# a call the SPMD partitioner splits) keeps one kernel run per threshold. CPU only: the NPU
+# handler takes no broadcast operands.
 
 # Transpose only where it cuts kernel runs by a wide margin: at most this many elements per
 # threshold (one kernel run each), and at least this many thresholds per element.
