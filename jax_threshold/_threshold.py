@@ -151,15 +151,6 @@ def clamped_floor(value: Exact, dtype) -> int:
 # --- The threshold operand ----------------------------------------------------------------
 
 
-def _is_static(threshold) -> bool:
-  """Whether the threshold's value is known without tracing (a number, never a jax.Array)."""
-  if type(threshold) is float or type(threshold) is int:  # the common call, before the ABCs
-    return True
-  if isinstance(threshold, jax.Array):  # concrete arrays and tracers alike
-    return False
-  return isinstance(threshold, (numbers.Number, np.generic, np.ndarray))
-
-
 def _static_operand(value: Exact, x_dtype: np.dtype) -> tuple[np.ndarray, bool]:
   if x_dtype in _dtypes.NARROW_FLOAT_DTYPES or x_dtype == _F64:
     rounded = round_to(value, _F64 if x_dtype == _F64 else _F32)
@@ -226,9 +217,13 @@ def operand(threshold, x_dtype) -> tuple:
   that is not a real number, ValueError for one that is not a scalar.
   """
   x_dtype = np.dtype(x_dtype)
-  if not _is_static(threshold):
-    return _traced_operand(threshold, x_dtype), False
-  return _static_operand(exact_value(threshold), x_dtype)
+  # Static: a number, never a jax.Array (concrete arrays and tracers alike are traced).
+  if type(threshold) in (float, int) or (
+    not isinstance(threshold, jax.Array)
+    and isinstance(threshold, (numbers.Number, np.generic, np.ndarray))
+  ):
+    return _static_operand(exact_value(threshold), x_dtype)
+  return _traced_operand(threshold, x_dtype), False
 
 
 # --- The compare ----------------------------------------------------------------------------

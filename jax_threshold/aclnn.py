@@ -330,8 +330,7 @@ def threshold_backward_get_workspace_size(
   core_num / ub_size default to the SoC's: 48 cores and a 196608-byte unified buffer (for "host":
   HOST_CORE_NUM, a few blocks per hardware thread, and HOST_UB_SIZE). Phase one refuses others it
   cannot run with (ACLNN_ERR_PARAM_INVALID): ub_size must be a multiple of 32 in [16 KiB, 1 MiB]
-  and within the SoC's unified buffer, core_num in [1, 4096]. The threshold is any real number
-  (docs/behaviour.md §1; see _scalar); a bool raises TypeError.
+  and within the SoC's unified buffer, core_num in [1, 4096].
   """
   code = _soc_code(soc)
   ub_size = _platform_int(ub_size, "ub_size", 64)

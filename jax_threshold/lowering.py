@@ -21,8 +21,8 @@ import jax
 from jax.interpreters import mlir
 
 from jax_threshold.primitive import IMPLEMENTATIONS
+from jax_threshold.primitive import check_implementation
 from jax_threshold.primitive import threshold_backward_p
-from jax_threshold.primitive import validate_name
 from jax_threshold.reference import reference_lowering
 
 ENV_VAR = "JAX_THRESHOLD_IMPLEMENTATION"
@@ -83,7 +83,7 @@ def default_implementation() -> str:
 def resolve(name: str | None) -> str:
   """A call's `implementation` argument, validated; None becomes the default. "auto" stays
   "auto": the lowering resolves it per platform."""
-  name = default_implementation() if name is None else validate_name(name)
+  name = default_implementation() if name is None else check_implementation(name)
   check_available(name)
   return name
 
@@ -110,7 +110,7 @@ def implementation(name: str) -> Iterator[None]:
     >>> with jax_threshold.implementation("reference"):
     ...   y = jax.jit(f)(x)  # every threshold_backward inside f lowers to jnp
   """
-  name = validate_name(name, where="jax_threshold.implementation")
+  name = check_implementation(name, where="jax_threshold.implementation")
   check_available(name, where="jax_threshold.implementation")
   with _scoped_implementation(name):
     yield

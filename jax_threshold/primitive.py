@@ -45,7 +45,7 @@ from jax_threshold import _shapes
 IMPLEMENTATIONS = ("auto", "reference", "ffi")
 
 
-def validate_name(name: object, where: str = "threshold_backward") -> str:
+def check_implementation(name: object, where: str = "threshold_backward") -> str:
   """`name` if it is an implementation name, else ValueError (prefixed by `where`)."""
   if not isinstance(name, str) or name not in IMPLEMENTATIONS:
     hint = ""
@@ -136,7 +136,7 @@ def _threshold_backward_abstract_eval(
   grad_output, x, threshold, *, implementation, relu_grad=False
 ):
   del relu_grad  # a kernel choice: the result's type does not depend on it
-  validate_name(implementation)
+  check_implementation(implementation)
   dtype = _dtypes.check_same_dtype(grad_output.dtype, x.dtype)
   allowed = _dtypes.threshold_operand_dtypes(dtype)
   if np.dtype(threshold.dtype) not in allowed:
