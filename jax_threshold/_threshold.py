@@ -108,7 +108,7 @@ def round_to(value: Exact, dtype) -> np.ndarray:
   if isinstance(value, float):
     if value == 0:
       return np.asarray(0.0, dtype)
-    if not math.isfinite(value) or dtype == _F64 or _F32_MIN_NORMAL <= abs(value) <= _F32_MAX:
+    if _F32_MIN_NORMAL <= abs(value) <= _F32_MAX or not math.isfinite(value) or dtype == _F64:
       return np.asarray(value, dtype)  # NumPy's one rounding, to a normal float32 (no flush mode)
     value = fractions.Fraction(value)
   if value == 0:
@@ -151,9 +151,18 @@ def clamped_floor(value: Exact, dtype) -> int:
 # --- The threshold operand ----------------------------------------------------------------
 
 
+def _is_static(threshold) -> bool:
+  """Whether the threshold's value is known without tracing (a number, never a jax.Array)."""
+  if type(threshold) is float or type(threshold) is int:  # the common call, before the ABCs
+    return True
+  if isinstance(threshold, jax.Array):  # concrete arrays and tracers alike
+    return False
+  return isinstance(threshold, (numbers.Number, np.generic, np.ndarray))
+
+
 def _static_operand(value: Exact, x_dtype: np.dtype) -> tuple[np.ndarray, bool]:
   if x_dtype in _dtypes.NARROW_FLOAT_DTYPES or x_dtype == _F64:
-    rounded = round_to(value, _F64 if x_dtype == _F64 else _F32)
+    rounded = round_to(value, _F32 if x_dtype in _dtypes.NARROW_FLOAT_DTYPES else _F64)
     return rounded, rounded.item() == 0
   k = clamped_floor(value, x_dtype)
   low, high = _integer_range(x_dtype)
@@ -217,11 +226,7 @@ def operand(threshold, x_dtype) -> tuple:
   that is not a real number, ValueError for one that is not a scalar.
   """
   x_dtype = np.dtype(x_dtype)
-  # Static: a number, never a jax.Array (concrete arrays and tracers alike are traced).
-  if type(threshold) in (float, int) or (
-    not isinstance(threshold, jax.Array)
-    and isinstance(threshold, (numbers.Number, np.generic, np.ndarray))
-  ):
+  if _is_static(threshold):
     return _static_operand(exact_value(threshold), x_dtype)
   return _traced_operand(threshold, x_dtype), False
 
