@@ -161,15 +161,18 @@ def _is_static(threshold) -> bool:
 
 
 def _static_operand(value: Exact, x_dtype: np.dtype) -> tuple[np.ndarray, bool]:
-  if x_dtype in _dtypes.NARROW_FLOAT_DTYPES or x_dtype == _F64:
-    rounded = round_to(value, _F32 if x_dtype in _dtypes.NARROW_FLOAT_DTYPES else _F64)
-    return rounded, rounded.item() == 0
-  k = clamped_floor(value, x_dtype)
-  low, high = _integer_range(x_dtype)
-  if k < low:
-    return np.asarray(-np.inf, _F32), False
-  k = min(k, high)
-  return np.asarray(k, x_dtype), k == 0
+  if x_dtype in _dtypes.NARROW_FLOAT_DTYPES:
+    rounded = round_to(value, _F32)
+  elif x_dtype == _F64:
+    rounded = round_to(value, _F64)
+  else:
+    k = clamped_floor(value, x_dtype)
+    low, high = _integer_range(x_dtype)
+    if k < low:
+      return np.asarray(-np.inf, _F32), False
+    k = min(k, high)
+    return np.asarray(k, x_dtype), k == 0
+  return rounded, rounded.item() == 0
 
 
 def _traced_integer_operand(t, x_dtype: np.dtype):
