@@ -80,7 +80,7 @@ def _functions(jax, jt, dtype, threshold):
   fns["auto_traced"] = lambda g, x: traced(g, x, t_traced)
   floating = np.dtype(dtype).kind == "f" or np.dtype(dtype).name == "bfloat16"
   if floating and hasattr(threshold_module, "greater_by_bits"):
-    t_operand = threshold_module.canonicalize_threshold(threshold, dtype)
+    t_operand, _ = threshold_module.operand(threshold, dtype)
 
     def bits_form(g, x):
       mask = threshold_module.greater_by_bits(threshold_module.to_float32(x), t_operand)

@@ -26,7 +26,7 @@ def _register_ffi() -> None:
   """Registers the "ffi" implementation, or records why it is unavailable."""
   try:
     _ffi.register()
-  except (_ffi.IncompatibleFfiApi, _ffi.LayoutCheckUnavailable) as e:  # this jax/jaxlib cannot
+  except _ffi.FfiUnavailable as e:  # this jax/jaxlib cannot take it
     _lowering.note_unavailable("ffi", str(e))
     warnings.warn(str(e), RuntimeWarning, stacklevel=2)
   except ImportError as e:  # no compiled extension (e.g. a source checkout)

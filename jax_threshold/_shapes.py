@@ -6,8 +6,8 @@ batching rule's convention, primitive.py). The primitive's shape rule, its trans
 rules, the batch-transposed custom call (ffi.py) and the partitioner all read shapes through here.
 """
 
+import jax
 from jax import lax
-from jax._src import core as _jax_core  # symbolic-dim comparisons have no public home
 import numpy as np
 
 
@@ -18,7 +18,7 @@ def right_align(shape, rank: int) -> tuple:
 
 def _check_size(shape, grad_output_shape, x_shape):
   """ValueError if a concrete shape has more elements than int64 can count (symbolic: unknown)."""
-  if not all(_jax_core.is_constant_dim(d) for d in shape):
+  if any(jax.export.is_symbolic_dim(d) for d in shape):
     return
   size = 1
   for d in shape:
@@ -55,13 +55,11 @@ def output_shape(grad_output_shape, x_shape, threshold_shape):
   if not threshold_shape:
     return shape
   rank = max(len(shape), len(threshold_shape))
-  ok = len(threshold_shape) == rank
-  if ok:
-    padded = right_align(shape, rank)
-    one = lambda d: _jax_core.definitely_equal(d, 1)
-    ok = all(
-      one(t) or one(s) or _jax_core.definitely_equal(t, s) for t, s in zip(threshold_shape, padded)
-    )
+  # `==` on symbolic dims is True only where it is provably so.
+  padded = right_align(shape, rank)
+  ok = len(threshold_shape) == rank and all(
+    t == 1 or s == 1 or t == s for t, s in zip(threshold_shape, padded)
+  )
   if not ok:
     raise ValueError(
       "threshold_backward: the threshold operand must be 0-d or have the "

@@ -107,6 +107,12 @@ _NARROW_FLOAT_CODES = frozenset(_ACL_DTYPES[d.name] for d in _dtypes.NARROW_FLOA
 _INTEGER_DTYPES = {
   _ACL_DTYPES[d.name]: d for d in _dtypes.SUPPORTED_DTYPES if _dtypes.is_integer(d)
 }
+_F32, _F64, _I64 = (_ACL_DTYPES[name] for name in ("float32", "float64", "int64"))
+_SCALAR_TYPES: dict[int, type[np.float32 | np.float64 | np.int64]] = {
+  _F32: np.float32,
+  _F64: np.float64,
+  _I64: np.int64,
+}
 # The smallest positive float64: its float32 rounding is 0, yet it is not 0 (see _scalar).
 _TINY = math.ldexp(1.0, -1074)
 
@@ -121,28 +127,17 @@ def _as_numpy_scalar(threshold):
   return threshold
 
 
-def _scalar_bytes(value, code: int):
-  dtypes: dict[int, type[np.float32 | np.float64 | np.int64]] = {
-    _ACL_DTYPES["float32"]: np.float32,
-    _ACL_DTYPES["float64"]: np.float64,
-    _ACL_DTYPES["int64"]: np.int64,
-  }
-  dtype = dtypes[code]
-  return (dtype(value).tobytes(), code)
-
-
 def _scalar(threshold, x_code: int):
   """The threshold -> (value bytes, aclDataType) that gives the executor exactly the comparison
   of docs/behaviour.md §1 for x of aclDataType `x_code`, or None for None.
 
-  The exact value is converted once (_threshold.py) and handed over in a form the executor
-  uses unchanged: float16 / bfloat16 / float32 x get the threshold already rounded to float32,
-  float64 x rounded to float64, integer x floor(t) clamped to the dtype's range (or -inf / +inf
-  for "every x passes" / "none passes"). Whether the threshold is exactly 0 (the ReluGrad
-  kernel, Ascend950's int64) is the given value's: a nonzero threshold that rounds to float32 0
-  is passed as the smallest float64 of its sign, which rounds to the same float32 0. (For
-  float64 x, a nonzero value below 2^-1075 rounds to 0 and runs as 0: the same comparison.)
-  A complex threshold is passed on as complex128, which phase one refuses; bools and other
+  The executor uses the value unchanged: for float16 / bfloat16 / float32 x the exact threshold
+  rounded once to float32, for float64 x (and a dtype phase one refuses) to float64, for integer
+  x its floor, or -inf / +inf below / above the dtype's range (_threshold's functions). Whether
+  the threshold is exactly 0 (the ReluGrad kernel, Ascend950's int64) is the given value's: a
+  nonzero one whose conversion is 0 is passed as a nonzero value of the same comparison (0.5 for
+  integer x, else the smallest float64 of its sign, which rounds to the same float32 0). A
+  complex threshold is passed on as complex128, which phase one refuses; bools and other
   non-real values raise TypeError.
   """
   if threshold is None:
@@ -154,27 +149,21 @@ def _scalar(threshold, x_code: int):
   if isinstance(item, (complex, np.complexfloating)):
     return (np.complex128(item).tobytes(), _ACL_DTYPES["complex128"])
   value = _threshold.exact_value(threshold)
-  zero = _threshold.is_exactly_zero(value)
-  f32, f64, i64 = _ACL_DTYPES["float32"], _ACL_DTYPES["float64"], _ACL_DTYPES["int64"]
   if x_code in _INTEGER_DTYPES:
-    mode, k = _threshold.integer_comparison(value, _INTEGER_DTYPES[x_code])
-    if mode == _threshold.ALL_PASS:
-      return _scalar_bytes(-math.inf, f64)
-    if mode == _threshold.NONE_PASS:
-      return _scalar_bytes(math.inf, f64)
-    if k == 0 and not zero:  # 0 < t < 1: the same comparison, not the zero threshold
-      return _scalar_bytes(0.5, f64)
-    return _scalar_bytes(k, i64)
-  if x_code in _NARROW_FLOAT_CODES:
-    rounded = _threshold.round_to_float(value, _threshold.FLOAT32)
-    if rounded == 0 and not zero:
-      return _scalar_bytes(math.copysign(_TINY, value), f64)
-    return _scalar_bytes(rounded, f32)
-  # float64 x, and x of a dtype phase one refuses (or absent): rounded once to float64.
-  rounded = _threshold.round_to_float(value, _threshold.FLOAT64)
-  if rounded == 0 and not zero and x_code != f64:
-    rounded = math.copysign(_TINY, value)
-  return _scalar_bytes(rounded, f64)
+    info = np.iinfo(_INTEGER_DTYPES[x_code])
+    k = _threshold.clamped_floor(value, info.dtype)
+    if not info.min <= k <= info.max:
+      return _scalar_bytes(math.copysign(math.inf, k), _F64)
+    return _scalar_bytes(0.5, _F64) if k == 0 and value != 0 else _scalar_bytes(k, _I64)
+  code = _F32 if x_code in _NARROW_FLOAT_CODES else _F64
+  rounded = _threshold.round_to(value, _SCALAR_TYPES[code])
+  if rounded == 0 and value != 0 and x_code != _F64:
+    return _scalar_bytes(math.copysign(_TINY, rounded), _F64)
+  return _scalar_bytes(rounded, code)
+
+
+def _scalar_bytes(value, code: int):
+  return (_SCALAR_TYPES[code](value).tobytes(), code)
 
 
 def _platform_int(value, name: str, bits: int):
@@ -341,8 +330,7 @@ def threshold_backward_get_workspace_size(
   core_num / ub_size default to the SoC's: 48 cores and a 196608-byte unified buffer (for "host":
   HOST_CORE_NUM, a few blocks per hardware thread, and HOST_UB_SIZE). Phase one refuses others it
   cannot run with (ACLNN_ERR_PARAM_INVALID): ub_size must be a multiple of 32 in [16 KiB, 1 MiB]
-  and within the SoC's unified buffer, core_num in [1, 4096]. The threshold is any real number
-  (docs/behaviour.md §1; see _scalar); a bool raises TypeError.
+  and within the SoC's unified buffer, core_num in [1, 4096].
   """
   code = _soc_code(soc)
   ub_size = _platform_int(ub_size, "ub_size", 64)

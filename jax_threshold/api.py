@@ -1,7 +1,7 @@
 """The public functions: `threshold_backward` and the `threshold` activation.
 
-Both validate at trace time (TypeError for dtypes, ValueError for shapes and
-names), turn the threshold into the primitive's operand and bind the primitive.
+Both check their operands once, before anything is traced (TypeError for dtypes, ValueError for
+shapes and names), turn the threshold into the primitive's operand and bind the primitive.
 """
 
 import decimal
@@ -19,7 +19,6 @@ from jax_threshold import _dtypes
 from jax_threshold import _threshold
 from jax_threshold import lowering as _lowering
 from jax_threshold._shapes import broadcast_shapes
-from jax_threshold._threshold import canonicalize_threshold
 from jax_threshold.primitive import explicit_output_sharding
 from jax_threshold.primitive import match_varying_axes
 from jax_threshold.primitive import threshold_backward_p
@@ -147,14 +146,14 @@ def threshold_backward(
   implementation = _lowering.resolve(implementation)
   grad_output, x = _as_operand(grad_output), _as_operand(x)
   dtype, convert = _checked_dtype(grad_output, x)
-  threshold = canonicalize_threshold(threshold, dtype)
+  threshold, relu_grad = _threshold.operand(threshold, dtype)
   return _threshold_backward(
     grad_output,
     x,
     threshold,
     implementation=implementation,
     convert_to=dtype if convert else None,
-    relu_grad=_threshold.is_known_zero(threshold),
+    relu_grad=relu_grad,
   )
 
 
@@ -209,10 +208,7 @@ def _value_argument(value):
 
 
 def _scalar_value(value, dtype):
-  try:
-    value = jnp.asarray(value)
-  except (TypeError, ValueError):
-    raise _not_real_value(value) from None
+  """The replacement value (an argument of the jitted body) as a scalar of x's dtype."""
   if value.ndim:
     raise ValueError(
       "threshold: value must be a scalar (a Python number or a 0-d array); "
@@ -239,11 +235,6 @@ def _threshold_activation(x, threshold, value, implementation, relu_grad):
   return _select(threshold_mask(x, threshold), x, value)
 
 
-def _is_symbolic_zero(tangent) -> bool:
-  """Whether a tangent is JAX's symbolic zero: its primal gets no gradient."""
-  return isinstance(tangent, jax.custom_derivatives.SymbolicZero)
-
-
 # symbolic_zeros: the rule sees which inputs get no gradient. A constant value then needs no
 # select, so the linearized backward keeps x (the primitive's operand) and not the mask as well.
 @functools.partial(_threshold_activation.defjvp, symbolic_zeros=True)
@@ -255,13 +246,13 @@ def _threshold_activation_jvp(implementation, relu_grad, primals, tangents):
   # d/dx through the primitive (so every order of derivative runs through it); it is exactly 0
   # where x does not pass, the same bits the select below would put there for a zero value
   # tangent. d/dvalue is 1 exactly where x does not pass.
-  if _is_symbolic_zero(x_dot):
+  if isinstance(x_dot, jax.custom_derivatives.SymbolicZero):
     x_part = jax.custom_derivatives.zero_from_primal(out)
   else:
     x_part = threshold_backward_p.bind(
       x_dot, x, threshold, implementation=implementation, relu_grad=relu_grad
     )
-  if _is_symbolic_zero(value_dot):
+  if isinstance(value_dot, jax.custom_derivatives.SymbolicZero):
     return out, x_part
   return out, _select(mask, x_part, value_dot)
 
@@ -304,14 +295,10 @@ def threshold(
   dtype = getattr(x, "dtype", None)
   if dtype not in _dtypes.CANONICAL_DTYPES:
     dtype = _dtypes.check_supported(jax.typeof(x).dtype, "x")
-  threshold = canonicalize_threshold(threshold, dtype)
+  threshold, relu_grad = _threshold.operand(threshold, dtype)
   _check_static_value(value, dtype)
   return _threshold_forward(
-    x,
-    threshold,
-    _value_argument(value),
-    implementation=implementation,
-    relu_grad=_threshold.is_known_zero(threshold),
+    x, threshold, _value_argument(value), implementation=implementation, relu_grad=relu_grad
   )
 
 

@@ -1,11 +1,13 @@
 """The XLA FFI custom call of threshold_backward: implementation "ffi".
 
 `register()` (jax_threshold's __init__ calls it) registers the native handlers of the compiled
-extension with XLA, its partitioner (partitioning.py) and the MLIR lowering with
+extension with XLA, their partitioner (partitioning.py, the one module that reaches into JAX's
+internals, imported here only) and the MLIR lowering with
 `lowering.register_lowering_implementation`. The handlers run the aclnn two-phase executor on
 the AscendC kernels (cpp/xla_ffi/ffi_handler.h). It registers nothing, and "ffi" is unavailable
 with the reason, when the extension is missing, when its handlers were built for an XLA FFI API
-the running jaxlib cannot load, or when the layout check cannot be installed in this JAX.
+the running jaxlib cannot load, or when this JAX keeps the internals partitioning.py needs
+elsewhere.
 
 The lowering emits one target per platform (`jax_threshold.ffi_targets()`; its name comes from
 the extension, whose registration list also keeps the names exported modules carry):
@@ -16,9 +18,12 @@ which the handler plans CANN's ReluGrad kernel without reading the threshold. Ot
 reads the threshold on the device (ThresholdGradV2D, which gives ReluGrad's bits at 0), so one
 compiled call serves every threshold value.
 
+The handlers read every buffer row-major: XLA FFI hands them no layout, and this package's
+lowering declares row-major. A custom call that declares other layouts is not supported.
+
 On a mesh the call is partitioned as an elementwise op (each device runs it on its own block):
-`partitioning.py` gives it a Shardy sharding rule and registers an XLA partitioner for every
-target name.
+the lowering attaches a Shardy sharding rule, and partitioning.py registers an XLA partitioner
+for every target name.
 
 `out` is a buffer of its own, not an alias of `grad_output`: with the alias XLA copies
 grad_output first, in a stand-alone call and in a training step's backward pass alike
@@ -28,9 +33,6 @@ Exporting: `jax.export` refuses custom calls it does not know. Pass
 `disabled_checks=[jax.export.DisabledSafetyCheck.custom_call(t) for t in
 jax_threshold.ffi_targets()]`; the process that deserializes and runs the
 module must `import jax_threshold` (which registers the targets).
-
-The sections below: the XLA FFI API version check, the layout check, the batch-transposed call,
-the lowering and its registration, and where the wheel keeps the executor's header and library.
 """
 
 import functools
@@ -39,21 +41,19 @@ import importlib.metadata
 import math
 import os
 import re
-from typing import Iterable, cast
 
 import jax
 import jax.numpy as jnp
 from jax import lax
-from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import sdy
 from jax.interpreters import mlir
-import jaxlib.version
+import jax.lib
 import numpy as np
 
 from jax_threshold import _dtypes
 from jax_threshold import _shapes
 from jax_threshold import _threshold
 from jax_threshold import lowering as _lowering
-from jax_threshold import partitioning as _partitioning
 from jax_threshold.primitive import threshold_backward_p
 
 # XLA custom-call platform -> JAX lowering platform. "ASCEND" is the custom-call
@@ -69,16 +69,11 @@ _AUTO_PLATFORMS = frozenset({"ascend"})
 
 # --- The XLA FFI API version ---------------------------------------------------------------
 #
-# A handler reports to XLA the XLA FFI API version of the headers it was compiled against. XLA
-# accepts a handler whose version has XLA's major version and a minor version no newer than its
-# own; anything else fails at registration, and on CPU that failure is raised when JAX
-# initialises its backend: every later JAX call of the process fails, not only this package's.
-# So `register` asks here first and, when the answer is no, registers nothing.
-#
-# The running jaxlib's API version is read from the `xla/ffi/api/c_api.h` that jaxlib ships
-# (`jax.ffi.include_dir()`), the header of the very build that runs. Without it, the fallback is
-# the jaxlib version: XLA keeps loading handlers built against older headers, so a jaxlib at
-# least as new as the one whose headers the extension was built with accepts them.
+# XLA accepts a handler built against its own major version and a minor version no newer than
+# its own; anything else fails when JAX initialises its CPU backend, breaking every later JAX
+# call of the process. So `register` asks first: the running jaxlib's version is read from the
+# c_api.h it ships (`jax.ffi.include_dir()`), else inferred from the jaxlib version (XLA keeps
+# loading handlers built against older headers).
 
 ApiVersion = tuple[int, int]
 
@@ -91,8 +86,8 @@ _DEFINE = re.compile(r"^\s*#\s*define\s+XLA_FFI_API_(MAJOR|MINOR)\s+(\d+)\s*$", 
 OLDEST_JAXLIB = "0.10.2"
 
 
-class IncompatibleFfiApi(ImportError):
-  """The extension's handlers would not register with the running jaxlib."""
+class FfiUnavailable(ImportError):
+  """The running jax/jaxlib cannot take the extension's custom call (the reason says why)."""
 
 
 def parse_c_api_header(text: str) -> ApiVersion | None:
@@ -170,7 +165,7 @@ def incompatibility(
 
 
 def check_api_version(native) -> None:
-  """Raises IncompatibleFfiApi when the native module's handlers cannot load in this jaxlib.
+  """Raises FfiUnavailable when the native module's handlers cannot load in this jaxlib.
 
   Args:
     native: the extension module (jax_threshold._aclnn_ext), built with the FFI handler.
@@ -179,181 +174,31 @@ def check_api_version(native) -> None:
     tuple(native.XLA_FFI_API_VERSION),
     running_api_version(),
     built_jaxlib=native.XLA_FFI_HEADERS_JAXLIB_VERSION,
-    running_jaxlib=jaxlib.version.__version__,
+    running_jaxlib=jax.lib.__version__,
   )
   if reason is not None:
-    raise IncompatibleFfiApi(reason)
-
-
-# --- The layout check ----------------------------------------------------------------------
-#
-# The handler reads every buffer row-major, and XLA FFI hands it no layout: a custom call that
-# declares other `operand_layouts` / `result_layouts` (via `jax.ffi.ffi_call(...,
-# input_layouts=...)`, or an edited `jax.export` module) would get its buffers in that physical
-# order and be read wrongly. The layouts are visible only in the StableHLO `custom_call` op, so
-# they are checked where JAX builds that op for the program it compiles:
-#
-# - `jax.ffi.ffi_call` to one of the project's targets: after JAX's own lowering rule has built
-#   the op (wrapping the `ffi_call` primitive's rule);
-# - a `jax.export.Exported` being called (also after deserialization): its module is read
-#   before JAX inlines it (wrapping the exported-call rule).
-#
-# Either raises `ValueError` at lowering time. The project's own lowering declares row-major.
-# Under SPMD partitioning the partitioner replaces the call by a per-device call that declares
-# row-major, so XLA lays the blocks out row-major for it. What is not checked: a module compiled
-# without JAX's lowering (StableHLO or HLO handed to XLA directly); there nothing in reach of the
-# project sees the layouts. The check is installed before anything is registered; where this
-# JAX keeps those rules elsewhere, "ffi" stays unavailable (`LayoutCheckUnavailable`).
-
-
-class LayoutCheckUnavailable(ImportError):
-  """This JAX keeps the lowering rules the layout check wraps elsewhere."""
-
-
-_CUSTOM_CALL = "stablehlo.custom_call"
-
-
-def _rank(value_type) -> int | None:
-  try:
-    return ir.RankedTensorType(value_type).rank
-  except (ValueError, TypeError):
-    return None  # a token or tuple: the handler refuses those calls itself
-
-
-def _layouts(op, name):
-  if name not in op.attributes:
-    return None  # XLA's default: row-major
-  # Iterable at run time; the MLIR stubs do not say so.
-  return [
-    list(cast(Iterable[int], ir.DenseIntElementsAttr(a))) for a in ir.ArrayAttr(op.attributes[name])
-  ]
-
-
-def check_custom_call(op, targets) -> None:
-  """ValueError if `op` is a custom call to one of `targets` with a non-row-major layout."""
-  if op.name != _CUSTOM_CALL:
-    return
-  target = ir.StringAttr(op.attributes["call_target_name"]).value
-  if target not in targets:
-    return
-  for kind, attribute, values in (
-    ("operand", "operand_layouts", op.operands),
-    ("result", "result_layouts", op.results),
-  ):
-    layouts = _layouts(op, attribute)
-    if layouts is None:
-      continue
-    for i, (layout, value) in enumerate(zip(layouts, values)):
-      rank = _rank(value.type)
-      if rank is not None and layout != list(range(rank - 1, -1, -1)):
-        raise ValueError(
-          f"jax_threshold: custom call {target} declares {kind} {i} with layout "
-          f"(minor_to_major) {layout}; it reads and writes every buffer row-major "
-          f"({list(range(rank - 1, -1, -1))}) and XLA FFI does not tell it otherwise"
-        )
-
-
-def check_module(module, targets) -> None:
-  """check_custom_call for every op of an MLIR module (nested regions included)."""
-
-  def walk(operation):
-    for region in operation.regions:
-      for block in region.blocks:
-        for child in block.operations:
-          check_custom_call(child.operation, targets)
-          walk(child.operation)
-
-  walk(module.operation)
-
-
-def _checked_ffi_call_rule(rule, targets):
-  def lowering(ctx, *operands, **params):
-    results = rule(ctx, *operands, **params)
-    if params.get("target_name") in targets:
-      flat = [r for r in results for r in (r if isinstance(r, (list, tuple)) else [r])]
-      if flat:
-        check_custom_call(flat[0].owner.operation, targets)
-      elif operands:  # no results: find the op among the operands' users
-        for use in operands[0].uses:
-          check_custom_call(use.owner.operation, targets)
-    return results
-
-  return lowering
-
-
-def _checked_exported_rule(rule, targets):
-  def lowering(ctx, *args, exported, **params):
-    text = exported.mlir_module()
-    if any(t in text for t in targets):
-      with mlir.make_ir_context():
-        check_module(ir.Module.parse(text), targets)
-    return rule(ctx, *args, exported=exported, **params)
-
-  return lowering
-
-
-def install_layout_check(targets) -> bool:
-  """Wraps JAX's lowering rules of `jax.ffi.ffi_call` and of exported calls with the check.
-
-  Returns False (nothing installed) where this JAX keeps those rules elsewhere.
-  """
-  try:
-    from jax._src import ffi as _jax_ffi  # the rules have no public registry
-    from jax._src.export import _export
-    from jax._src.interpreters import mlir as _mlir
-
-    entries = [
-      (_jax_ffi.ffi_call_p, _checked_ffi_call_rule),
-      (_export.call_exported_p, _checked_exported_rule),
-    ]
-    current = [(_mlir._lowerings[p], wrap) for p, wrap in entries]  # pylint: disable=protected-access
-  except (ImportError, AttributeError, KeyError):
-    return False
-  targets = frozenset(targets)
-  for (prim, _), (entry, wrap) in zip(entries, current):
-    rule = getattr(entry, "rule", entry)
-    if getattr(rule, "_jax_threshold_layout_check", False):
-      continue
-    checked = wrap(rule, targets)
-    checked._jax_threshold_layout_check = True  # pylint: disable=protected-access
-    mlir.register_lowering(prim, checked, inline=getattr(entry, "inline", True))
-  return True
+    raise FfiUnavailable(reason)
 
 
 # --- The batch-transposed call (CPU) -------------------------------------------------------
 #
-# `vmap` over B thresholds of a function on an x of N elements gives the primitive a threshold
-# of shape (B, 1, ..., 1) and an output of B x N. The custom call plans once and runs the kernel
-# once per threshold element (a slice of the batch), so B = 10^6 thresholds on N = 3 elements
-# are 10^6 kernel runs of 3 elements each: a kernel's fixed work per run for a few elements of
-# data. This rewrites the call so that the kernel runs N times on B elements instead, with the
-# roles of x and the threshold swapped:
-#
-#     x[j] > t[b]  <=>  key(t[b]) > key(x[j])
-#
-# for an order-reversing map `key` that is exact on both operands: negation for floats (NaN
-# stays NaN, so either side being NaN still fails; -0 and +0 stay equal), bitwise NOT for
-# integers (~v = -1 - v reverses the order of every signed and unsigned value without
-# overflow). So one custom call with x' = key(t) of shape (1, B), threshold' = key(x) of shape
-# (N, 1) and grad_output' = grad_output moved to (N, B) (or (N, 1) when it does not vary over
-# the batch) computes out transposed: N slices of B elements each. The same kernels select the
-# same bits; only the number of kernel runs changes.
-#
-# The comparison type decides what key(t) can be:
-#   float32 / float64 x: the threshold has x's dtype: key = negation, grad_output as it is.
-#   float16 / bfloat16 x: the comparison is in float32 (docs/behaviour.md §1) and key(t) needs
-#     float32, so the call runs the float32 kernel; grad_output travels as its 16 bits
-#     zero-extended in a float32 (a select moves bits, and the handler runs with subnormals as
-#     numbers), and the result's low 16 bits are the answer.
-#   integer x with a threshold of its own dtype D: key = bitwise NOT, in D.
-#   int8 / uint8 / int32 x with a float threshold t (compared as a real): k = floor(t), clamped
-#     to [min(D) - 1, max(D)] (below: every x passes; at or above max(D), or NaN: none passes)
-#     is exact in a wider integer type W (int32, or int64 for int32 x under x64), and
-#     x > t <=> ~k > ~x in W; grad_output is widened to W and narrowed back, both exact.
-# Everything else (int64 x with a float threshold, int32 x with one without x64, symbolic
-# shapes, a call the SPMD partitioner will split) keeps one kernel run per threshold.
-#
-# Only on CPU: the NPU handler takes no broadcast operands (README, NPU build).
+# `vmap` over B thresholds of a function on x of N elements gives an output of B x N and a
+# threshold of shape (B, 1, ..., 1): the kernel runs once per threshold, B runs of N elements.
+# For small N and large B the call is rewritten so that it runs N times on B elements, with the
+# roles of x and the threshold swapped: x[j] > t[b] <=> key(t[b]) > key(x[j]) for an exact
+# order-reversing `key` (negation for floats, NaN staying NaN; bitwise NOT for integers). One
+# custom call with x' = key(t) of shape (1, B), threshold' = key(x) of shape (N, 1) and
+# grad_output moved to (N, B) computes out transposed, with the same bits:
+#   float32 / float64 x: key = negation.
+#   float16 / bfloat16 x: the comparison is in float32, so the float32 kernel runs, grad_output
+#     carried as its 16 bits in a float32 (a select moves bits) and read back from the result.
+#   integer x of dtype D with a threshold of dtype D: key = bitwise NOT, in D.
+#   int8 / uint8 / int32 x with a float threshold: floor(t) clamped to [min(D) - 1, max(D)] is
+#     exact in a wider integer type W (int32; int64 for int32 under x64), and grad_output is
+#     widened to W and narrowed back.
+# Anything else (int64 x with a float threshold, int32 x with one without x64, symbolic shapes,
+# a call the SPMD partitioner splits) keeps one kernel run per threshold. CPU only: the NPU
+# handler takes no broadcast operands.
 
 # Transpose only where it cuts kernel runs by a wide margin: at most this many elements per
 # threshold (one kernel run each), and at least this many thresholds per element.
@@ -468,12 +313,45 @@ _batch_transposed_lowering = mlir.lower_fun(threshold_backward_transposed, multi
 # --- The lowering and its registration -----------------------------------------------------
 
 
+def sharding_rule(operand_shapes, out_shape):
+  """The Shardy rule of an elementwise op with NumPy broadcasting, or None for symbolic shapes.
+
+  One factor per output dim, shared by every operand dim of the same size; a dim an operand is
+  broadcast along (size 1, or missing) gets a size-1 factor of its own, so it is never sharded.
+  """
+  shapes = [tuple(s) for s in operand_shapes] + [tuple(out_shape)]
+  if not all(isinstance(d, int) for s in shapes for d in s):
+    return None  # shape polymorphism: factor sizes must be known; XLA gathers instead
+  out_shape = tuple(out_shape)
+  factor_sizes = list(out_shape)
+  operand_mappings = []
+  for shape in operand_shapes:
+    stretched = _shapes.broadcast_dims(shape, out_shape)
+    dims = []
+    for i in range(len(out_shape) - len(shape), len(out_shape)):
+      factor = i
+      if i in stretched:
+        factor_sizes.append(1)
+        factor = len(factor_sizes) - 1
+      dims.append(sdy.DimMappingAttr.get(factor_indices=[factor]))
+    operand_mappings.append(sdy.TensorMappingAttr.get(dim_mappings=dims))
+  result = sdy.TensorMappingAttr.get(
+    dim_mappings=[sdy.DimMappingAttr.get(factor_indices=[i]) for i in range(len(out_shape))]
+  )
+  return sdy.OpShardingRuleAttr.get(
+    factor_sizes=factor_sizes,
+    operand_mappings=operand_mappings,
+    result_mappings=[result],
+    is_custom=True,
+  )
+
+
 def _ffi_rule(target, ctx):
   """jax.ffi's lowering of `target`, with the elementwise Shardy rule when Shardy partitions."""
-  rule = None
-  if _partitioning.use_shardy():
-    rule = _partitioning.sharding_rule([a.shape for a in ctx.avals_in], ctx.avals_out[0].shape)
-  extra = None if rule is None else {"sdy.sharding_rule": rule}
+  extra = None
+  if jax.config.jax_use_shardy_partitioner:
+    rule = sharding_rule([a.shape for a in ctx.avals_in], ctx.avals_out[0].shape)
+    extra = None if rule is None else {"sdy.sharding_rule": rule}
   return jax.ffi.ffi_lowering(target, extra_attributes=extra)
 
 
@@ -514,42 +392,30 @@ def _extension():
   return _aclnn_ext
 
 
-def _register_types_now() -> None:
-  """Makes jax.ffi.register_ffi_type reach XLA at once on CPU.
-
-  XLA refuses a handler whose state type it does not know yet. Registrations made before the CPU
-  backend exists wait in jaxlib's xla_client, and its CPU client flushes the waiting targets
-  before the waiting types; installing the type handler that client installs (the same
-  function: a no-op once installed) registers the types first.
-  """
-  from jaxlib import xla_client  # noqa: PLC0415
-
-  xla_client.register_custom_type_handler("cpu", xla_client._xla.register_custom_type)
-
-
 def register() -> None:
-  """Registers the handlers, the partitioner, the layout check and the "ffi" lowering.
+  """Registers the handlers, the partitioner and the "ffi" lowering.
 
-  Raises (registering nothing): ImportError without the extension, IncompatibleFfiApi when the
-  running jaxlib cannot load its handlers, LayoutCheckUnavailable when this JAX keeps the
-  lowering rules the layout check wraps elsewhere.
+  Raises (registering nothing): ImportError without the extension, FfiUnavailable when the
+  running jaxlib cannot load its handlers or this JAX keeps the internals partitioning.py uses
+  elsewhere.
   """
   native = _extension()
   # Before anything is registered: a handler the running jaxlib cannot load would break JAX.
   check_api_version(native)
   handlers = native.ffi_handlers()
   names = sorted({name for name, _, _ in handlers})
-  if not install_layout_check(names):
-    raise LayoutCheckUnavailable(
-      f"jax_threshold cannot check the layouts of its custom calls in jax {jax.__version__} "
-      "(the lowering rules of jax.ffi.ffi_call and of exported calls are not where it "
-      "looks), and the handler reads every buffer row-major; implementation 'ffi' is "
-      "disabled, the reference lowering works as usual"
-    )
+  try:
+    from jax_threshold import partitioning as _partitioning  # JAX internals: imported here only
+  except (ImportError, AttributeError) as e:
+    raise FfiUnavailable(
+      f"jax_threshold's custom call needs JAX internals that jax {jax.__version__} keeps "
+      f"elsewhere ({type(e).__name__}: {e}); implementation 'ffi' is disabled, the reference "
+      "lowering works as usual"
+    ) from e
   platforms = set()
   types = native.ffi_types()
   if types:
-    _register_types_now()
+    _partitioning.register_types_now()
   for name, platform, registration in types:
     jax.ffi.register_ffi_type(name, registration, platform=platform)
   for name, platform, capsule in handlers:

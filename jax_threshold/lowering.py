@@ -3,72 +3,40 @@
 Names (`primitive.IMPLEMENTATIONS`): "reference" (the fusable jnp lowering, every platform),
 "ffi" (the XLA FFI custom call, where the native extension registered it) and "auto" (resolved
 per platform when lowering). A call's `implementation=None` means the default: the innermost
-`jax_threshold.implementation(...)` block, else the environment variable
-JAX_THRESHOLD_IMPLEMENTATION (read when tracing), else "auto". The block's value lives in a JAX
-config state that is part of jit's cache key: a function jitted under "reference" and called
-again inside `implementation("ffi")` is traced again instead of silently reusing the reference
-trace.
+`jax_threshold.implementation(...)` block of this thread, else the environment variable
+JAX_THRESHOLD_IMPLEMENTATION (read when tracing), else "auto". The block is a JAX user context,
+part of jit's cache key: a function jitted under "reference" and called again inside
+`implementation("ffi")` is traced again.
 
-The reference lowering is registered for every platform. Other implementations plug in with
-`register_lowering_implementation`, e.g. the FFI module does, once its native targets are
-registered with XLA:
-
-    register_lowering_implementation("ffi", ffi_lowering, platform="cpu",
-                                     ffi_targets=("jax_threshold_threshold_backward_v2",),
-                                     use_for_auto=True)
-
-where `ffi_lowering(ctx, grad_output, x, threshold, *, implementation)` is an MLIR lowering
-rule. The primitive's `implementation` param is resolved here, at lowering time: "auto" takes
-the platform's `use_for_auto` implementation, else the reference; "ffi" on a platform without
-an ffi lowering is an error naming that platform. This module also keeps which implementations
-are available (registered, or noted missing with the reason).
+Every platform lowers through a rule here that resolves the primitive's `implementation` param:
+"reference" (and "auto" where the platform chose nothing else) is `reference.py`; other
+implementations plug in with `register_lowering_implementation` (ffi.py does, for "ffi").
 """
 
 import contextlib
 import os
 from typing import Any, Callable, Iterator
 
-from jax._src import config as jax_config  # no public API creates a jit-keyed state
+import jax
 from jax.interpreters import mlir
 
 from jax_threshold.primitive import IMPLEMENTATIONS
+from jax_threshold.primitive import check_implementation
 from jax_threshold.primitive import threshold_backward_p
-from jax_threshold.primitive import validate_name
 from jax_threshold.reference import reference_lowering
 
 ENV_VAR = "JAX_THRESHOLD_IMPLEMENTATION"
 
-# Named so that JAX's own env-var lookup (the upper-cased name) does not read
-# ENV_VAR at import time, where a bad value would break `import jax_threshold`.
-_scoped_implementation = jax_config.optional_enum_state(
-  name="jax_threshold_scoped_implementation",
-  enum_values=IMPLEMENTATIONS,
-  default=None,
-  help="Default threshold_backward implementation inside "
-  "jax_threshold.implementation(...); None defers to "
-  f"${ENV_VAR}, then 'auto'.",
-  include_in_jit_key=True,
-  include_in_trace_context=True,
-)
-
+# The implementation of a `jax_threshold.implementation(...)` block (None outside any).
+_scoped_implementation = jax.make_user_context(default_value=None)
 
 _registered: set[str] = set()  # implementations with a lowering on at least one platform
 _missing_reasons: dict[str, str] = {}  # implementation name -> why it is unavailable
 
 
-def mark_available(name: str) -> None:
-  """Records that `name` has a lowering (called by `register_lowering_implementation`)."""
-  _registered.add(name)
-  _missing_reasons.pop(name, None)
-
-
 def note_unavailable(name: str, reason: str) -> None:
   """Records why implementation `name` is missing (shown in the errors that need it)."""
   _missing_reasons[name] = reason
-
-
-def missing_reason(name: str, default: str) -> str:
-  return _missing_reasons.get(name, default)
 
 
 def available_implementations() -> tuple[str, ...]:
@@ -89,7 +57,7 @@ def check_available(name: str, where: str = "threshold_backward") -> None:
   """Raises ValueError when `name` ("auto"/"reference" always are) is not registered."""
   if name in ("auto", "reference") or name in _registered:
     return
-  reason = missing_reason(
+  reason = _missing_reasons.get(
     name,
     "the native extension jax_threshold._aclnn_ext is missing; build the package "
     "with its C++ extension (pip install .)",
@@ -113,12 +81,9 @@ def default_implementation() -> str:
 
 
 def resolve(name: str | None) -> str:
-  """Validates a call's `implementation` argument; None becomes the default.
-
-  The result is still unresolved with respect to the platform ("auto" stays
-  "auto"); the lowering picks the platform's implementation.
-  """
-  name = default_implementation() if name is None else validate_name(name)
+  """A call's `implementation` argument, validated; None becomes the default. "auto" stays
+  "auto": the lowering resolves it per platform."""
+  name = default_implementation() if name is None else check_implementation(name)
   check_available(name)
   return name
 
@@ -145,7 +110,7 @@ def implementation(name: str) -> Iterator[None]:
     >>> with jax_threshold.implementation("reference"):
     ...   y = jax.jit(f)(x)  # every threshold_backward inside f lowers to jnp
   """
-  name = validate_name(name, where="jax_threshold.implementation")
+  name = check_implementation(name, where="jax_threshold.implementation")
   check_available(name, where="jax_threshold.implementation")
   with _scoped_implementation(name):
     yield
@@ -181,7 +146,7 @@ def _make_dispatch_rule(platform: str | None):
     if lowering is None:
       where = platform or "/".join(_lowering_platforms(ctx))
       registered = sorted(_lowerings.get(chosen, {})) or "no platform"
-      hint = missing_reason(chosen, "use implementation='reference' there")
+      hint = _missing_reasons.get(chosen, "use implementation='reference' there")
       raise NotImplementedError(
         f"threshold_backward: implementation {chosen!r} has no lowering for platform "
         f"{where!r} (registered for: {registered}; {hint})"
@@ -195,10 +160,8 @@ def _make_dispatch_rule(platform: str | None):
   return rule
 
 
-# Cacheable (JAX's default): identical equations share one lowered function, so a
-# lowering sees a constant threshold as a block argument. Registering the rule
-# uncacheable would expose constants, but breaks multi-platform lowering (e.g.
-# jax.export for ("cuda", "cpu")) in jax 0.12's lower_per_platform.
+# Cacheable (JAX's default), so a lowering sees a constant threshold as a block argument: an
+# uncacheable rule would expose constants, but breaks multi-platform lowering in jax 0.12.
 mlir.register_lowering(threshold_backward_p, _make_dispatch_rule(None))
 mlir.register_lowering(threshold_backward_p, _make_dispatch_rule("cpu"), platform="cpu")
 
@@ -240,7 +203,8 @@ def register_lowering_implementation(
   for target in ffi_targets:
     if target not in _ffi_targets:
       _ffi_targets.append(target)
-  mark_available(name)
+  _registered.add(name)
+  _missing_reasons.pop(name, None)
   if platform not in _platforms_with_rules:
     _platforms_with_rules.add(platform)
     mlir.register_lowering(threshold_backward_p, _make_dispatch_rule(platform), platform=platform)

@@ -1,43 +1,34 @@
-"""How XLA partitions the threshold_backward custom call: as the elementwise op it is.
+"""How XLA partitions the threshold_backward custom call: as the elementwise op it is, and the
+other registrations that reach into JAX's internals. Only `ffi.register()` imports this module;
+if the internals move, "ffi" is unavailable with the reason and nothing else changes.
 
-Without help XLA treats a custom call as opaque: on a mesh it all-gathers the
-operands, runs the call on the whole array on every device and slices the
-result. Two pieces make each device run the executor on its own block instead:
+Without help XLA treats a custom call as opaque: on a mesh it all-gathers the operands, runs the
+call on the whole array on every device and slices the result. Instead:
 
-- Propagation. Shardy (JAX's default partitioner) reads the
-  `sdy.sharding_rule` attribute `sharding_rule()` builds for the op: one factor
-  per output dim, shared by every operand dim of the same size; a dim an operand
-  is broadcast along (size 1, or missing) gets a size-1 factor of its own, so it
-  is never sharded. GSPMD (`jax_use_shardy_partitioner=False`) asks the
-  partitioner registered below (`_infer_from_operands`, `_propagate_user`).
-- Partitioning. Under both, XLA's SPMD partitioner calls `_partition`, registered
-  with XLA for the custom-call *target names* when `jax_threshold.ffi` is
-  imported. It keeps the result's sharding, gives each operand that sharding on
-  the dims it shares with the output (replicated along its broadcast dims) and
-  returns the per-device program: the same custom call on the local blocks.
+- Propagation. Shardy reads the `sdy.sharding_rule` the lowering attaches (`ffi.sharding_rule`).
+  GSPMD (`jax_use_shardy_partitioner=False`) asks the partitioner registered here
+  (`_infer_from_operands`, `_propagate_user`).
+- Partitioning. Under both, XLA's SPMD partitioner calls `partition`, registered for the
+  custom-call target names: it keeps the result's sharding, gives each operand that sharding on
+  the dims it shares with the output (replicated along its broadcast dims) and returns the
+  per-device program: the same custom call on the local blocks.
+- Validation. Every callback checks the call first (`check_call`): one array result, the
+  target's operand count, the dtypes, operands that broadcast to the result as `_shapes` says,
+  row-major layouts. `partition` raises `UnsupportedCallError` for any other call (XLA reports
+  a compile error); the GSPMD propagation callbacks return None instead, since XLA aborts on an
+  exception from them. Nothing calls `dimensions()` on a tuple shape, which CHECK-fails in XLA.
 
-- Validation. Every callback checks the call first (`check_call`): one array
-  result, the target's operand count, the dtypes, operands that broadcast to the
-  result as `_shapes` says, row-major shapes. `partition` raises
-  `UnsupportedCallError` for any other call (XLA reports a compile error); the
-  GSPMD propagation callbacks return None instead, since XLA aborts on an
-  exception from them. Nothing calls `dimensions()` on a tuple shape, which
-  CHECK-fails in XLA.
-
-Because the partitioner is keyed by target name, not by an object of the process
-that traced the function, a `jax.export`ed module partitions the same way in any
-process that imports jax_threshold (which it must anyway, to run the targets).
+Keyed by target name, the partitioner also partitions a `jax.export`ed module in any process
+that imports jax_threshold (which it must anyway, to run the targets).
 """
 
 import functools
 import math
 
-import jax
-from jax._src import xla_bridge as _xla_bridge  # plugin callbacks have no public API
-from jax._src.lib import xla_client as _xc  # the custom-call partitioner has no public API
+from jax._src import xla_bridge  # PJRT plugin callbacks: no public API
+from jax._src.lib import xla_client  # the custom-call partitioner, HloSharding: no public API
 from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import func as func_dialect
-from jax.extend.mlir.dialects import sdy
 from jax.extend.mlir.dialects import stablehlo
 from jax.interpreters import mlir
 import numpy as np
@@ -45,7 +36,21 @@ import numpy as np
 from jax_threshold import _dtypes
 from jax_threshold import _shapes
 
-_REPLICATED = _xc.OpSharding.Type.REPLICATED
+# The private uses, each waiting for a public API; read at import, so that a JAX that moved them
+# fails here (and "ffi" is unavailable) instead of halfway through a registration.
+# 1. A custom-call partitioner keyed by target name, and HloSharding to speak to it (waits for
+#    `jax.ffi` to partition a target elementwise, as register_ffi_target_as_batch_partitionable
+#    does for batch dims only).
+_register_custom_call_partitioner = xla_client.register_custom_call_partitioner
+_HloSharding = xla_client.HloSharding
+_REPLICATED = xla_client.OpSharding.Type.REPLICATED
+# 2. Registering it with each PJRT plugin once JAX discovers it (waits for a public hook, as
+#    jax.ffi.register_ffi_target_as_batch_partitionable uses this one internally).
+_register_plugin_callbacks = xla_bridge.register_plugin_callbacks
+# 3. XLA's CPU registration of FFI types (waits for jax.ffi.register_ffi_type to reach XLA
+#    before the targets that use the type, when both wait for the CPU backend).
+_register_cpu_type = xla_client._xla.register_custom_type  # pylint: disable=protected-access
+
 _TYPED_FFI_API_VERSION = 4
 
 
@@ -136,39 +141,6 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
   return shapes
 
 
-def sharding_rule(operand_shapes, out_shape):
-  """The Shardy rule of an elementwise op with NumPy broadcasting, or None for symbolic shapes.
-
-  Factors 0..rank-1 are the output dims; each broadcast operand dim adds a size-1 factor.
-  """
-  shapes = [tuple(s) for s in operand_shapes] + [tuple(out_shape)]
-  if not all(isinstance(d, int) for s in shapes for d in s):
-    return None  # shape polymorphism: factor sizes must be known; XLA gathers instead
-  out_shape = tuple(out_shape)
-  factor_sizes = list(out_shape)
-  operand_mappings = []
-  for shape in operand_shapes:
-    lead = len(out_shape) - len(shape)
-    stretched = _shapes.broadcast_dims(shape, out_shape)
-    dims = []
-    for i in range(lead, len(out_shape)):
-      if i in stretched:
-        factor_sizes.append(1)
-        dims.append(sdy.DimMappingAttr.get(factor_indices=[len(factor_sizes) - 1]))
-      else:
-        dims.append(sdy.DimMappingAttr.get(factor_indices=[i]))
-    operand_mappings.append(sdy.TensorMappingAttr.get(dim_mappings=dims))
-  result = sdy.TensorMappingAttr.get(
-    dim_mappings=[sdy.DimMappingAttr.get(factor_indices=[i]) for i in range(len(out_shape))]
-  )
-  return sdy.OpShardingRuleAttr.get(
-    factor_sizes=factor_sizes,
-    operand_mappings=operand_mappings,
-    result_mappings=[result],
-    is_custom=True,
-  )
-
-
 def _device_grid(sharding):
   """(device array of the tile assignment, its subgroup types) of a tiled HloSharding."""
   dims = list(sharding.tile_assignment_dimensions())
@@ -203,7 +175,7 @@ def operand_sharding(result_sharding, operand_shape, out_shape):
   replicas = math.prod(grid.shape[len(kept) : len(kept) + len(folded)])
   grid = grid.reshape(operand_tiles + [replicas] + list(grid.shape[len(kept) + len(folded) :]))
   types = [_REPLICATED] + subgroup_types
-  return _xc.HloSharding.subgroup_with_device_ordering(grid, types)
+  return _HloSharding.subgroup_with_device_ordering(grid, types)
 
 
 def _output_grid(sharding, operand_shape, out_shape):
@@ -268,7 +240,7 @@ def _infer_checked(target, arg_shapes, arg_shardings, result_shape, backend_conf
   merged = np.empty(tiles + [replicas.pop()], np.int64)
   for index, devices in groups.items():
     merged[index] = devices
-  return _xc.HloSharding.subgroup_with_device_ordering(merged, [_REPLICATED])
+  return _HloSharding.subgroup_with_device_ordering(merged, [_REPLICATED])
 
 
 def _propagate_user(user_sharding, shape, backend_config):
@@ -327,7 +299,7 @@ def _make_partition(target):
     shapes = check_call(target, arg_shapes, result_shape)  # before any dimensions() call
     out_shape = tuple(result_shape.dimensions())
     if result_sharding is None:
-      result_sharding = _xc.HloSharding.replicate()
+      result_sharding = _HloSharding.replicate()
     if result_sharding.tuple_elements():
       raise UnsupportedCallError(
         f"jax_threshold: custom call {target} has a tuple sharding for its one array result"
@@ -349,7 +321,7 @@ def register_partitioner(targets) -> None:
   """
   for target in targets:
     register = functools.partial(
-      _xc.register_custom_call_partitioner,
+      _register_custom_call_partitioner,
       target,
       _propagate_user,
       _make_partition(target),
@@ -357,8 +329,15 @@ def register_partitioner(targets) -> None:
       can_side_effecting_have_replicated_sharding=True,
     )
     register()
-    _xla_bridge.register_plugin_callbacks(register)
+    _register_plugin_callbacks(register)
 
 
-def use_shardy() -> bool:
-  return bool(jax.config.jax_use_shardy_partitioner)
+def register_types_now() -> None:
+  """Makes jax.ffi.register_ffi_type reach XLA at once on CPU.
+
+  XLA refuses a handler whose state type it does not know yet. Registrations made before the CPU
+  backend exists wait in jaxlib's xla_client, and its CPU client flushes the waiting targets
+  before the waiting types; installing the type handler that client installs (the same
+  function: a no-op once installed) registers the types first.
+  """
+  xla_client.register_custom_type_handler("cpu", _register_cpu_type)

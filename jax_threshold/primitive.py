@@ -1,56 +1,40 @@
 """The `threshold_backward` primitive and its transformation rules.
 
-    out = threshold_backward_p.bind(grad_output, x, threshold, implementation=name)
+    out = threshold_backward_p.bind(grad_output, x, threshold, implementation=name, relu_grad=b)
     out[i] = grad_output[i] if x[i] > threshold[i] else 0      (a select, docs/behaviour.md §1)
 
 Operands
-  grad_output, x: the same supported dtype (see `_dtypes`); they broadcast
-    against each other with NumPy rules. grad_output is the linear operand.
-  threshold: an operand, not a param, so jit does not recompile for a new value
-    and vmap can batch it. Its dtype is fixed by x's dtype:
-      x float16 / bfloat16 / float32 -> float32 (the user's threshold rounded once);
-      x float64 -> float64;
-      x integer of dtype D -> D, or float32 / float64 holding a real t that is
-        compared exactly: k = floor(t); k < min(D) -> every x passes;
-        k >= max(D) or t NaN -> none passes; else x > D(k).
-    `_threshold.canonicalize_threshold` builds it from the user's value.
-    Its shape: () from the public API. The batching rule may make it non-scalar:
-    then its rank equals the output's rank, every dim is 1 or the output's dim,
-    and only leading (batch) dims differ from 1. A lowering that wants a flat
-    threshold can take p = 1 + (index of its last non-1 dim), broadcast it to
-    out.shape[:p], and use element `flat_out_index // prod(out.shape[p:])`.
+  grad_output, x: one supported dtype (`_dtypes`); they broadcast against each other with NumPy
+    rules. grad_output is the linear operand.
+  threshold: an operand, not a param, so jit does not recompile for a new value and vmap can
+    batch it; `_threshold.operand` builds it from the user's value (its dtypes:
+    `_dtypes.threshold_operand_dtypes`). Its shape is () from the public API; the batching rule
+    gives it the output's rank with only leading (batch) dims other than 1 (`_shapes`).
 
 Params
-  implementation: "auto", "reference" or "ffi", validated but not resolved to a
-    platform; `lowering.py` resolves it when lowering (so "auto" can differ by
-    platform).
-  relu_grad: True when the threshold was known at trace time to be exactly 0
-    (either sign). A flag, not the value, so no recompile per threshold: the
-    custom call then runs CANN's ReluGrad kernel, which gives the same bits as
-    ThresholdGradV2D at 0; the reference lowering ignores it. Optional (False).
+  implementation: "auto", "reference" or "ffi", resolved per platform when lowering
+    (`lowering.py`).
+  relu_grad: whether the threshold is known at trace time to be exactly 0 (a flag, not the value:
+    no recompile per threshold). The custom call then runs CANN's ReluGrad kernel, with the same
+    bits; the reference lowering ignores it. Optional (False).
 
-Output: the broadcast shape of grad_output, x and threshold (`_shapes.output_shape`); x's
-dtype; on a mesh, the sharding JAX's elementwise ops would give it.
-
-Rules (registered right below the primitive): impl through dispatch, abstract
-eval (shape, dtype and sharding), batching (one bind for the whole batch), JVP
-(linear in grad_output; x and threshold get zero tangents), transpose (w.r.t.
-grad_output, summing over the dims grad_output was broadcast along) and
-`jax.experimental.jet` (linear in grad_output too). Lowerings live in `lowering.py`.
+Output: the broadcast shape of the operands (`_shapes.output_shape`), x's dtype and, on a mesh,
+the sharding JAX's elementwise ops would give it. The rules below: impl through dispatch,
+abstract eval, batching (one bind for the whole batch), JVP and jet (linear in grad_output),
+transpose (w.r.t. grad_output, summed over the dims it was broadcast along).
 """
 
 import functools
 
 import jax
 from jax import lax
-from jax._src import core as _jax_core  # shard_map's manual-axis typing has no public home
-from jax._src import dispatch  # apply_primitive has no public home
-from jax._src.lax import lax as _lax_internal  # JAX's broadcasting sharding rule
 import jax.extend.core
+from jax.experimental import jet
 from jax.interpreters import ad
 from jax.interpreters import batching
-from jax.experimental import jet
+from jax.interpreters import xla
 from jax.sharding import AxisType
+from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec
 import numpy as np
 
@@ -61,7 +45,7 @@ from jax_threshold import _shapes
 IMPLEMENTATIONS = ("auto", "reference", "ffi")
 
 
-def validate_name(name: object, where: str = "threshold_backward") -> str:
+def check_implementation(name: object, where: str = "threshold_backward") -> str:
   """`name` if it is an implementation name, else ValueError (prefixed by `where`)."""
   if not isinstance(name, str) or name not in IMPLEMENTATIONS:
     hint = ""
@@ -99,10 +83,9 @@ def match_varying_axes(*operands):
 def explicit_output_sharding(operands):
   """The sharding JAX's elementwise ops give a broadcast result, where the type carries one.
 
-  On a mesh with Explicit axes (jax/_src/lax/lax.py's broadcasting rule): every operand is
-  rank-promoted, then each output dim takes the mesh axis its non-broadcast operands agree
-  on; a disagreement is JAX's own ShardingTypeError. None on Auto/Manual meshes and without
-  a mesh, where the type carries no sharding (XLA's partitioner decides).
+  On a mesh with Explicit axes: the sharding of a broadcasting op (`lax.add`) of the operands,
+  rank-promoted, by `jax.eval_shape`: JAX's own rule, so a disagreement is its own
+  ShardingTypeError. None on Auto/Manual meshes and without a mesh (XLA's partitioner decides).
   """
   shardings = [getattr(o, "sharding", None) for o in operands]
   if any(s is None for s in shardings):
@@ -112,15 +95,16 @@ def explicit_output_sharding(operands):
     return None
   rank = max(len(o.shape) for o in operands)
   padded = [
-    o.update(
-      shape=(1,) * (rank - len(o.shape)) + tuple(o.shape),
+    jax.ShapeDtypeStruct(
+      (1,) * (rank - len(o.shape)) + tuple(o.shape),
+      np.float32,
       sharding=o.sharding.update(
         spec=PartitionSpec(*(None,) * (rank - len(o.shape)), *o.sharding.spec)
       ),
     )
     for o in operands
   ]
-  return _lax_internal.broadcasting_sharding_rule("threshold_backward", *padded)
+  return jax.eval_shape(lambda *a: functools.reduce(lax.add, a), *padded).sharding
 
 
 def _has_explicit_axes(mesh) -> bool:
@@ -132,10 +116,7 @@ def _output_aval(shape, dtype, operands):
   it varies over the operands' (common) manual axes."""
   mats = [getattr(o, "mat", None) for o in operands]
   if any(m is None for m in mats) or not any(m.varying for m in mats):
-    sharding = explicit_output_sharding(operands)
-    if sharding is None:
-      return jax.core.ShapedArray(shape, dtype)
-    return _jax_core.ShapedArray(shape, dtype, sharding=sharding)
+    return jax.core.ShapedArray(shape, dtype, sharding=explicit_output_sharding(operands))
   if len({frozenset(m.varying) for m in mats}) > 1:
     raise ValueError(
       "threshold_backward: grad_output, x and threshold must vary over the same "
@@ -143,28 +124,26 @@ def _output_aval(shape, dtype, operands):
       + ", ".join(sorted(str(set(m.varying)) for m in mats))
       + " (threshold_backward() brings them to a common set before binding)"
     )
-  return _jax_core.ShapedArray(
-    shape, dtype, sharding=_jax_core.get_cur_mesh_sharding(), manual_axis_type=mats[0]
-  )
+  sharding = NamedSharding(jax.sharding.get_abstract_mesh(), PartitionSpec())
+  return jax.core.ShapedArray(shape, dtype, sharding=sharding, manual_axis_type=mats[0])
 
 
 threshold_backward_p = jax.extend.core.Primitive("threshold_backward")
-threshold_backward_p.def_impl(functools.partial(dispatch.apply_primitive, threshold_backward_p))
+threshold_backward_p.def_impl(functools.partial(xla.apply_primitive, threshold_backward_p))
 
 
 def _threshold_backward_abstract_eval(
   grad_output, x, threshold, *, implementation, relu_grad=False
 ):
   del relu_grad  # a kernel choice: the result's type does not depend on it
-  validate_name(implementation)
+  check_implementation(implementation)
   dtype = _dtypes.check_same_dtype(grad_output.dtype, x.dtype)
   allowed = _dtypes.threshold_operand_dtypes(dtype)
   if np.dtype(threshold.dtype) not in allowed:
     raise TypeError(
       f"threshold_backward: the threshold operand for x of dtype {dtype.name} "
       f"must have dtype {' or '.join(d.name for d in allowed)}; got "
-      f"{np.dtype(threshold.dtype).name} (use "
-      "_threshold.canonicalize_threshold)"
+      f"{np.dtype(threshold.dtype).name} (use _threshold.operand)"
     )
   shape = _shapes.output_shape(grad_output.shape, x.shape, threshold.shape)
   return _output_aval(shape, dtype, (grad_output, x, threshold))
@@ -180,7 +159,7 @@ def _move_batch_dim_to_front(operand, bdim, out_rank):
   return lax.reshape(operand, (size,) + _shapes.right_align(rest, out_rank))
 
 
-def _threshold_backward_batch_rule(batched_args, batch_dims, *, implementation, relu_grad=False):
+def _threshold_backward_batch_rule(batched_args, batch_dims, **params):
   grad_output, x, threshold = batched_args
   g_bdim, x_bdim, t_bdim = batch_dims
   unbatched_rank = lambda a, d: a.ndim - (d is not None)
@@ -189,36 +168,26 @@ def _threshold_backward_batch_rule(batched_args, batch_dims, *, implementation, 
     unbatched_rank(x, x_bdim),
     unbatched_rank(threshold, t_bdim),
   )
-  # grad_output and x: a batched one gets its batch dim in front (plus 1s so the
-  # unbatched dims line up); an unbatched one right-aligns by NumPy broadcasting.
+  # A batched operand gets its batch dim in front; an unbatched one right-aligns by broadcasting.
+  # The threshold keeps its convention: 0-d, or the output's rank with only leading dims not 1.
   if g_bdim is not None:
     grad_output = _move_batch_dim_to_front(grad_output, g_bdim, out_rank)
   if x_bdim is not None:
     x = _move_batch_dim_to_front(x, x_bdim, out_rank)
-  # The threshold keeps its convention: 0-d, or the output's rank with only the
-  # leading (batch) dims different from 1.
   if t_bdim is not None:
     threshold = _move_batch_dim_to_front(threshold, t_bdim, out_rank)
   elif threshold.ndim:
     threshold = lax.expand_dims(threshold, (0,))
-  out = threshold_backward_p.bind(
-    grad_output, x, threshold, implementation=implementation, relu_grad=relu_grad
-  )
-  return out, 0
+  return threshold_backward_p.bind(grad_output, x, threshold, **params), 0
 
 
 batching.primitive_batchers[threshold_backward_p] = _threshold_backward_batch_rule
 
 
-def _threshold_backward_jvp(
-  grad_output_dot, grad_output, x, threshold, *, implementation, relu_grad=False
-):
-  # Linear in grad_output: the tangent goes through the same mask. x and
-  # threshold only choose the mask, so their tangents contribute nothing.
+def _threshold_backward_jvp(grad_output_dot, grad_output, x, threshold, **params):
+  # Linear in grad_output; x and the threshold only choose the mask: their tangents give nothing.
   del grad_output
-  return threshold_backward_p.bind(
-    grad_output_dot, x, threshold, implementation=implementation, relu_grad=relu_grad
-  )
+  return threshold_backward_p.bind(grad_output_dot, x, threshold, **params)
 
 
 ad.defjvp(threshold_backward_p, _threshold_backward_jvp, None, None)
@@ -236,9 +205,7 @@ def _unbroadcast(aval, ct):
   return lax.reshape(summed, shape, out_sharding=sharding)
 
 
-def _threshold_backward_transpose(
-  ct, grad_output, x, threshold, *, implementation, relu_grad=False
-):
+def _threshold_backward_transpose(ct, grad_output, x, threshold, **params):
   if ad.is_undefined_primal(x) or ad.is_undefined_primal(threshold):
     raise ValueError(
       "threshold_backward is linear in grad_output only; it cannot be "
@@ -248,22 +215,17 @@ def _threshold_backward_transpose(
   if type(ct) is ad.Zero:
     return ad.Zero(grad_output.aval), None, None
   # The mask is elementwise and symmetric: the transpose applies it again.
-  ct_grad_output = threshold_backward_p.bind(
-    ct, x, threshold, implementation=implementation, relu_grad=relu_grad
-  )
+  ct_grad_output = threshold_backward_p.bind(ct, x, threshold, **params)
   return _unbroadcast(grad_output.aval, ct_grad_output), None, None
 
 
 ad.primitive_transposes[threshold_backward_p] = _threshold_backward_transpose
 
 
-def _threshold_backward_jet(primals_in, series_in, *, implementation, relu_grad=False):
-  # Linear in grad_output: each Taylor coefficient goes through the same mask. x and the
-  # threshold only choose the mask, so their series contribute nothing.
+def _threshold_backward_jet(primals_in, series_in, **params):
+  # Linear in grad_output: each Taylor coefficient goes through the same mask.
   grad_output, x, threshold = primals_in
-  bind = lambda g: threshold_backward_p.bind(
-    g, x, threshold, implementation=implementation, relu_grad=relu_grad
-  )
+  bind = lambda g: threshold_backward_p.bind(g, x, threshold, **params)
   return bind(grad_output), [bind(term) for term in series_in[0]]
 
 

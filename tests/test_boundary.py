@@ -1,13 +1,14 @@
 """The custom-call boundary (docs/behaviour.md, "The custom-call boundary").
 
 Custom calls to the project's targets that its lowering never emits — two results or none,
-other operand counts, dtypes, shapes that do not broadcast to the result, non-row-major layouts
-— are a clean error, never a process abort and never a result computed on mismatched blocks:
-on one device and sharded over 4 CPU devices, jitted and from a deserialized `jax.export`
-module, under Shardy and GSPMD. The calls run in child processes (boundary_checks.py), since a
-regression would abort the process; a crashed child fails the case it was running and the
-remaining cases run in a fresh one. The partitioner's checks are also tested here directly, and
-so is the layout check: active on the running JAX, or "ffi" unavailable with the reason.
+other operand counts, dtypes, shapes that do not broadcast to the result, a result that is not
+row-major where the call is partitioned — are a clean error, never a process abort and never a
+result computed on mismatched blocks: on one device and sharded over 4 CPU devices, jitted and
+from a deserialized `jax.export` module, under Shardy and GSPMD. The calls run in child
+processes (boundary_checks.py), since a regression would abort the process; a crashed child
+fails the case it was running and the remaining cases run in a fresh one. The partitioner's
+checks are also tested here directly, and so is where JAX's internals are used: by the "ffi"
+registration only, and if they move, "ffi" is unavailable with the reason.
 """
 
 import functools
@@ -28,7 +29,6 @@ import boundary_checks  # noqa: E402  # pylint: disable=g-import-not-at-top
 from child_process import run_child  # noqa: E402  # pylint: disable=g-import-not-at-top
 import dtype_lists  # noqa: E402  # pylint: disable=g-import-not-at-top
 
-WAYS = ("jit", "jit-sharded", "export", "export-sharded")
 PARTITIONERS = ("shardy", "gspmd")
 
 
@@ -58,12 +58,12 @@ def outcomes(partitioner):
     done = {case for case, _ in result}
     if proc.returncode in (0, 1) or started is None:
       for case in remaining:
-        for way in WAYS:
+        for way in boundary_checks.ways(case):
           result.setdefault((case, way), f"missing (rc {proc.returncode}): {proc.stderr[-2000:]}")
       break
     result[started] = f"crashed (rc {proc.returncode}): {proc.stderr[-2000:]}"
     remaining = [c for c in remaining if c not in done and c != started[0]]
-    for way in WAYS:  # the crashed case's later ways did not run
+    for way in boundary_checks.ways(started[0]):  # the crashed case's later ways did not run
       result.setdefault((started[0], way), "not run: an earlier way crashed")
   return result
 
@@ -73,11 +73,10 @@ class BoundaryCallTest(parameterized.TestCase):
   @parameterized.product(case=boundary_checks.case_names(), partitioner=PARTITIONERS)
   def test_clean_error_or_the_oracle(self, case, partitioner):
     got = outcomes(partitioner)
-    for way in WAYS:
+    for way in boundary_checks.ways(case):
       line = got[(case, way)]
       self.assertTrue(line.startswith("ok "), f"{case}/{way} under {partitioner}: {line}")
-      if not case.startswith("valid-"):
-        self.assertIn("refused", line)
+      self.assertIn("oracle's bits" if boundary_checks.gives_the_oracle(case) else "refused", line)
 
 
 class _FakeShape:
@@ -197,16 +196,46 @@ class CheckCallTest(parameterized.TestCase):
     )
 
 
-_WITHOUT_THE_LAYOUT_HOOKS = """
+# Every import of JAX's or jaxlib's internals by a jax_threshold module, while the package is
+# imported and the reference lowering runs (jit, grad, vmap, the forward): JAX has imported its
+# internals already, so the spy watches the import statements themselves.
+_PRIVATE_IMPORTS = """
+import builtins
+real_import = builtins.__import__
+importers = set()
+
+def spy(name, globals=None, locals=None, fromlist=(), level=0):
+  importer = (globals or {}).get("__name__") or ""
+  private = name.startswith(("jax._src", "jaxlib")) or (name == "jax" and "_src" in (fromlist or ()))
+  if importer.startswith("jax_threshold") and private:
+    importers.add(importer)
+  return real_import(name, globals, locals, fromlist, level)
+
+builtins.__import__ = spy
+import sys
+import jax, jax.numpy as jnp
+import jax_threshold as jt
+g, x = jnp.ones(4), jnp.array([0.0, 0.5, 1.0, 2.0])
+with jt.implementation("reference"):
+  out = jax.jit(jt.threshold_backward)(g, x, 0.5)
+  jax.grad(lambda x: jt.threshold(x, 0.5, 0.0).sum())(x)
+  jax.vmap(lambda t: jt.threshold_backward(g, x, t))(jnp.array([0.0, 1.0]))
+print(out.tolist())
+print(sorted(importers))
+print(sorted(m for m in sys.modules if m.startswith("jax_threshold")))
+"""
+
+# JAX without an internal the "ffi" registration needs, as if a release moved it.
+_WITHOUT_AN_INTERNAL = """
 import warnings
-import jax._src.ffi
-del jax._src.ffi.ffi_call_p  # as if this JAX kept ffi_call's lowering rule elsewhere
+import jax._src.xla_bridge
+del jax._src.xla_bridge.register_plugin_callbacks
 with warnings.catch_warnings(record=True) as caught:
   warnings.simplefilter("always")
   import jax_threshold as jt
 import jax.numpy as jnp
 assert "ffi" not in jt.available_implementations(), jt.available_implementations()
-assert any("cannot check the layouts" in str(w.message) for w in caught), caught
+assert any("JAX internals" in str(w.message) for w in caught), caught
 print(jt.threshold_backward(jnp.ones(2), jnp.array([0.0, 1.0]), 0.5).tolist())
 try:
   jt.threshold_backward(jnp.ones(2), jnp.ones(2), 0.5, implementation="ffi")
@@ -215,34 +244,27 @@ except ValueError as e:
 """
 
 
-@absltest.skipUnless(HAS_FFI, SKIP_REASON)
-class LayoutCheckTest(absltest.TestCase):
-  """The check that refuses non-row-major layouts is installed, or "ffi" is unavailable."""
+class JaxInternalsTest(absltest.TestCase):
+  """JAX's internals are used by one module, which only the "ffi" registration imports."""
 
-  def test_the_check_is_active_on_this_jax(self):
-    import jax  # pylint: disable=g-import-not-at-top
-    import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  def test_only_the_partitioning_module_imports_them(self):
+    proc = run_child(["-c", _PRIVATE_IMPORTS], devices=1, timeout=300)
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    result, importers, modules = proc.stdout.splitlines()[-3:]
+    self.assertEqual(result, "[0.0, 0.0, 1.0, 1.0]")
+    registered = "jax_threshold.partitioning" in modules
+    self.assertEqual(registered, HAS_FFI, modules)
+    self.assertEqual(importers, str(["jax_threshold.partitioning"] if registered else []))
 
-    x = jnp.ones((2, 3), jnp.float32)
-    column_major = jax.ffi.ffi_call(
-      jt.ffi_targets()[0],
-      jax.ShapeDtypeStruct((2, 3), jnp.float32),
-      input_layouts=[(0, 1), (1, 0), ()],
-    )
-    row_major = jax.ffi.ffi_call(jt.ffi_targets()[0], jax.ShapeDtypeStruct((2, 3), jnp.float32))
-    jax.jit(row_major).lower(x, x, jnp.float32(0.5))
-    with self.assertRaisesRegex(ValueError, "row-major"):
-      jax.jit(column_major).lower(x, x, jnp.float32(0.5))
-
-  def test_without_the_hooks_ffi_is_unavailable_with_the_reason(self):
-    proc = run_child(
-      ["-c", _WITHOUT_THE_LAYOUT_HOOKS], devices=boundary_checks.DEVICES, timeout=300
-    )
+  @absltest.skipUnless(HAS_FFI, SKIP_REASON)
+  def test_without_an_internal_only_ffi_is_unavailable_with_the_reason(self):
+    proc = run_child(["-c", _WITHOUT_AN_INTERNAL], devices=boundary_checks.DEVICES, timeout=300)
     self.assertEqual(proc.returncode, 0, proc.stderr)
     lines = proc.stdout.splitlines()
     self.assertEqual(lines[0], "[0.0, 1.0]")
     self.assertIn("implementation 'ffi' is not available", lines[1])
-    self.assertIn("cannot check the layouts of its custom calls", lines[1])
+    self.assertIn("needs JAX internals", lines[1])
+    self.assertIn("register_plugin_callbacks", lines[1])
 
 
 if __name__ == "__main__":

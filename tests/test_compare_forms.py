@@ -21,7 +21,6 @@ import numpy as np
 
 import jax_threshold as jt
 from jax_threshold import _threshold
-from jax_threshold._threshold import canonicalize_threshold
 import dtype_lists
 import oracle
 
@@ -243,7 +242,7 @@ class FusedProgramTest(parameterized.TestCase):
 
   def test_static_operand_is_a_constant_of_the_fused_program(self):
     # The folding relies on the static threshold reaching XLA as a constant.
-    self.assertIsInstance(canonicalize_threshold(0.5, np.float32), np.ndarray)
+    self.assertIsInstance(_threshold.operand(0.5, np.float32)[0], np.ndarray)
 
 
 class ForwardJaxprTest(absltest.TestCase):
@@ -262,7 +261,7 @@ class ForwardJaxprTest(absltest.TestCase):
         ours = _fused_ops(lambda x, t=t: jt.threshold(x, t, 0.0), x)
         inline = _fused_ops(
           lambda x, t=t: jnp.where(
-            _threshold.threshold_mask(x, jnp.asarray(canonicalize_threshold(t, F32))), x, 0.0
+            _threshold.threshold_mask(x, jnp.asarray(_threshold.operand(t, F32)[0])), x, 0.0
           ),
           x,
         )

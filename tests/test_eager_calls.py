@@ -127,36 +127,37 @@ def _sample_ints(rng, count):
 
 
 class PythonNumberThresholdTest(parameterized.TestCase):
-  """The operand of a Python float or int is the one its exact value gives (an np.float64 or a
-  Fraction of the same value takes the exact path)."""
+  """The operand of a Python float or int (rounded by NumPy where that is one rounding to a
+  normal float32) is the one the exact rounding of its Fraction gives."""
+
+  def _assert_same_operand(self, t, exact, dtype):
+    ours, ours_zero = _threshold.operand(t, dtype)
+    want, want_zero = _threshold.operand(exact, dtype)
+    self.assertEqual(ours.dtype, want.dtype, t)
+    self.assertEqual(_bits(ours).tobytes(), _bits(want).tobytes(), t)
+    self.assertEqual(ours_zero, want_zero, t)
 
   @parameterized.parameters(*dtype_lists.SUPPORTED)
   def test_floats(self, dtype):
     for t in _sample_floats(np.random.default_rng(0), 2000):
-      ours = _threshold.canonicalize_threshold(t, dtype)
-      exact = _threshold.canonicalize_threshold(np.float64(t), dtype)
-      self.assertEqual(ours.dtype, exact.dtype, t)
-      self.assertEqual(_bits(ours).tobytes(), _bits(exact).tobytes(), t)
+      self._assert_same_operand(t, Fraction(t) if math.isfinite(t) else np.float64(t), dtype)
 
   @parameterized.parameters(*dtype_lists.SUPPORTED)
   def test_ints(self, dtype):
     for t in _sample_ints(np.random.default_rng(1), 2000):
-      ours = _threshold.canonicalize_threshold(t, dtype)
-      exact = _threshold.canonicalize_threshold(Fraction(t), dtype)
-      self.assertEqual(ours.dtype, exact.dtype, t)
-      self.assertEqual(_bits(ours).tobytes(), _bits(exact).tobytes(), t)
+      self._assert_same_operand(t, Fraction(t), dtype)
 
   def test_the_rounding_is_the_oracles(self):
     rng = np.random.default_rng(2)
     for t in _sample_floats(rng, 200) + [float(v) for v in _sample_ints(rng, 100)]:
-      ours = _threshold.canonicalize_threshold(t, np.float32)
+      ours, _ = _threshold.operand(t, np.float32)
       self.assertEqual(
         _bits(ours).tobytes(), _bits(np.float32(oracle._round(t, np.float32))).tobytes(), t
       )
 
   def test_a_bool_is_still_refused(self):
     with self.assertRaisesRegex(TypeError, "got a bool"):
-      _threshold.canonicalize_threshold(True, np.float32)
+      _threshold.operand(True, np.float32)
 
 
 class SixteenBitSelectTest(parameterized.TestCase):

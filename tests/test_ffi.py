@@ -216,7 +216,7 @@ class FfiMatchesReferenceTest(parameterized.TestCase):
     g, x = _random(rng, g_shape, dtype), _random(rng, x_shape, dtype, threshold)
     # A traced threshold (the operand target, compiled once per shape/dtype) ...
     ref, ffi = _jit_both(jt.threshold_backward)
-    t_op = _threshold.canonicalize_threshold(threshold, np.dtype(dtype))
+    t_op, _ = _threshold.operand(threshold, np.dtype(dtype))
     expected = ref(g, x, t_op)
     np.testing.assert_array_equal(oracle.bits(ffi(g, x, t_op)), oracle.bits(expected))
     # ... and the same value as a constant.

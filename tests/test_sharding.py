@@ -29,6 +29,7 @@ SKIP_REASON = (
   f"{jt.available_implementations()}); pip install . to build it"
 )
 if HAS_FFI:
+  from jax_threshold import ffi as jt_ffi
   from jax_threshold import partitioning
 
 try:
@@ -165,11 +166,11 @@ class PartitionerShardingMathTest(absltest.TestCase):
     from jax.interpreters import mlir  # pylint: disable=g-import-not-at-top
 
     with mlir.make_ir_context():
-      rule = partitioning.sharding_rule([(128,), (64, 128), ()], (64, 128))
+      rule = jt_ffi.sharding_rule([(128,), (64, 128), ()], (64, 128))
       self.assertEqual(
         str(rule), "#sdy.op_sharding_rule<([j], [i, j], [])->([i, j]) {i=64, j=128}, custom>"
       )
-      rule = partitioning.sharding_rule([(1, 128), (64, 1)], (64, 128))
+      rule = jt_ffi.sharding_rule([(1, 128), (64, 1)], (64, 128))
       self.assertEqual(
         str(rule),
         "#sdy.op_sharding_rule<([k, j], [i, l])->([i, j]) {i=64, j=128, k=1, l=1}, custom>",
