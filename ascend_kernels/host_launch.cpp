@@ -1,8 +1,7 @@
-// host_launch.h on the CPU: each operator's one entry, wrapped so that run_block(i) runs block i
-// on the calling thread, as AI core i of the SoC's arch with its own UB.
+// host_launch.h on the CPU: each operator's one entry, run as block i of the launch on the
+// calling thread, as AI core i of the SoC's arch with its own UB.
 #include "ascend_kernels/host_launch.h"
 
-#include <utility>
 #include <vector>
 
 #include "cpu_ascendc/core_state.h"
@@ -23,59 +22,63 @@ namespace {
 
 uint8_t* Gm(const void* p) { return const_cast<uint8_t*>(static_cast<const uint8_t*>(p)); }
 
-// `call()` runs the entry with the launch's arguments; `regions` are the GM tensors of the launch
-// besides grad, feature and out (GlobalTensor views must stay inside them).
-template <typename TilingData, typename Call>
-HostLaunch MakeLaunch(const void* grad, const void* feature, void* out, const TilingData* tiling,
-                      uint64_t ub_size, Soc soc, std::vector<cpu_ascendc::GmRegion> regions,
-                      Call call) {
-  HostLaunch launch;
-  if (tiling == nullptr || !HasKernel(tiling->dtype) || !HasSocRow(soc)) return launch;
-  launch.block_dim = static_cast<uint32_t>(tiling->tiling.block_dim);
-  const uint64_t elem_bytes = DtypeSize(tiling->dtype);
-  regions.reserve(regions.size() + 3);
-  regions.push_back(
-      {static_cast<const uint8_t*>(grad), LaunchSpan(*tiling, kOperandGrad) * elem_bytes});
-  regions.push_back(
-      {static_cast<const uint8_t*>(feature), LaunchSpan(*tiling, kOperandX) * elem_bytes});
-  regions.push_back(
-      {static_cast<const uint8_t*>(out), LaunchSpan(*tiling, kOperandOut) * elem_bytes});
-  const uint32_t block_dim = launch.block_dim;
-  const uint32_t arch = SocRowOf(soc).arch;
-  launch.run_block = [=, regions = std::move(regions)](uint32_t block_idx) {
-    cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions, arch);
-    call();
-  };
+template <typename TilingData>
+HostLaunch MakeLaunch(KernelOp op, const void* grad, const void* feature, const void* threshold,
+                      void* out, void* workspace, const TilingData* tiling, uint64_t ub_size,
+                      Soc soc) {
+  HostLaunch launch{0, op, grad, feature, threshold, out, workspace, tiling, ub_size, soc};
+  if (tiling != nullptr && HasKernel(tiling->dtype) && HasSocRow(soc)) {
+    launch.block_dim = static_cast<uint32_t>(tiling->tiling.block_dim);
+  }
   return launch;
 }
 
+int32_t ThresholdDtype(const ThresholdGradV2DTilingData& t) { return t.threshold.gm_dtype; }
+int32_t ThresholdDtype(const ReluGradTilingData&) { return 0; }  // no threshold to read
+
+// The GM tensors of a launch, which GlobalTensor views must stay inside: what the tiling spans
+// of each operand from its base.
+template <typename TilingData>
+void Regions(const HostLaunch& l, const TilingData& t, std::vector<cpu_ascendc::GmRegion>* out) {
+  const void* bases[kNumOperands] = {l.grad, l.feature, l.threshold, l.out};
+  out->clear();
+  for (int j = 0; j < kNumOperands; ++j) {
+    const uint64_t bytes =
+        LaunchSpan(t, j) * DtypeSize(j == kOperandThreshold ? ThresholdDtype(t) : t.dtype);
+    if (bytes > 0) out->push_back({static_cast<const uint8_t*>(bases[j]), bytes});
+  }
+}
+
 }  // namespace
+
+void HostLaunch::RunBlock(uint32_t block_idx) const {
+  thread_local std::vector<cpu_ascendc::GmRegion> regions;  // grown once per thread
+  const uint32_t arch = SocRowOf(soc).arch;
+  if (op == KernelOp::kReluGrad) {
+    const auto& t = *static_cast<const ReluGradTilingData*>(tiling);
+    Regions(*this, t, &regions);
+    cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions, arch);
+    relu_grad(Gm(grad), Gm(feature), Gm(out), Gm(workspace), t);
+  } else {
+    const auto& t = *static_cast<const ThresholdGradV2DTilingData*>(tiling);
+    Regions(*this, t, &regions);
+    cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions, arch);
+    threshold_grad_v2_d(Gm(grad), Gm(feature), Gm(threshold), Gm(out), Gm(workspace), t);
+  }
+}
 
 HostLaunch MakeThresholdGradV2DLaunch(const void* grad, const void* feature, const void* threshold,
                                       void* out, void* workspace,
                                       const ThresholdGradV2DTilingData* tiling, uint64_t ub_size,
                                       Soc soc) {
-  std::vector<cpu_ascendc::GmRegion> regions;
-  regions.reserve(4);  // with grad, feature and out (MakeLaunch): one allocation
-  const uint64_t threshold_bytes = tiling == nullptr ? 0
-                                                     : LaunchSpan(*tiling, kOperandThreshold) *
-                                                           DtypeSize(tiling->threshold.gm_dtype);
-  if (threshold_bytes > 0)
-    regions.push_back({static_cast<const uint8_t*>(threshold), threshold_bytes});
-  return MakeLaunch(grad, feature, out, tiling, ub_size, soc, std::move(regions), [=] {
-    threshold_grad_v2_d(Gm(grad), Gm(feature), Gm(threshold), static_cast<uint8_t*>(out),
-                        static_cast<uint8_t*>(workspace), *tiling);
-  });
+  return MakeLaunch(KernelOp::kThresholdGradV2D, grad, feature, threshold, out, workspace, tiling,
+                    ub_size, soc);
 }
 
 HostLaunch MakeReluGradLaunch(const void* grad, const void* feature, void* out, void* workspace,
                               const ReluGradTilingData* tiling, uint64_t ub_size, Soc soc) {
-  std::vector<cpu_ascendc::GmRegion> regions;
-  regions.reserve(3);  // grad, feature and out (MakeLaunch): one allocation
-  return MakeLaunch(grad, feature, out, tiling, ub_size, soc, std::move(regions), [=] {
-    relu_grad(Gm(grad), Gm(feature), static_cast<uint8_t*>(out), static_cast<uint8_t*>(workspace),
-              *tiling);
-  });
+  return MakeLaunch(KernelOp::kReluGrad, grad, feature, nullptr, out, workspace, tiling, ub_size,
+                    soc);
 }
 
 }  // namespace ascend_kernels

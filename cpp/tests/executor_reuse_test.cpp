@@ -231,12 +231,14 @@ TEST(ExecutorReuse, DeviceThresholdPlanRebindsItsThreshold) {
   EXPECT_EQ(out, Expected(g, x, -1.0f));
   EXPECT_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
 
-  // A threshold phase one read cannot be rebound: its value is part of the plan.
-  ASSERT_EQ(aclnnThresholdBackwardBatchedGetWorkspaceSize(tg.get(), tx.get(), tt.get(), tout.get(),
-                                                          &ws, &e, &host),
+  // A scalar threshold is part of the plan: there is no input 2 to rebind.
+  ScalarPtr scalar(aclCreateScalar(t1.data(), ACL_FLOAT));
+  ASSERT_EQ(aclnnThresholdBackwardGetWorkspaceSize(tg.get(), tx.get(), scalar.get(), tout.get(),
+                                                   &ws, &e, &host),
             ACLNN_SUCCESS);
   ASSERT_EQ(aclSetAclOpExecutorRepeatable(e), ACLNN_SUCCESS);
   EXPECT_EQ(aclSetInputTensorAddr(e, 2, tt.get(), t2.data()), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("index 2 is out of range"), std::string::npos);
   EXPECT_EQ(aclDestroyAclOpExecutor(e), ACLNN_SUCCESS);
 }
 
