@@ -2,7 +2,7 @@
 // calling thread, as AI core i of the SoC's arch with its own UB.
 #include "ascend_kernels/host_launch.h"
 
-#include <vector>
+#include <initializer_list>
 
 #include "cpu_ascendc/core_state.h"
 
@@ -33,38 +33,41 @@ HostLaunch MakeLaunch(KernelOp op, const void* grad, const void* feature, const 
   return launch;
 }
 
-int32_t ThresholdDtype(const ThresholdGradV2DTilingData& t) { return t.threshold.gm_dtype; }
-int32_t ThresholdDtype(const ReluGradTilingData&) { return 0; }  // no threshold to read
-
-// The GM tensors of a launch, which GlobalTensor views must stay inside: what the tiling spans
-// of each operand from its base.
-template <typename TilingData>
-void Regions(const HostLaunch& l, const TilingData& t, std::vector<cpu_ascendc::GmRegion>* out) {
-  const void* bases[kNumOperands] = {l.grad, l.feature, l.threshold, l.out};
-  out->clear();
-  for (int j = 0; j < kNumOperands; ++j) {
-    const uint64_t bytes =
-        LaunchSpan(t, j) * DtypeSize(j == kOperandThreshold ? ThresholdDtype(t) : t.dtype);
-    if (bytes > 0) out->push_back({static_cast<const uint8_t*>(bases[j]), bytes});
-  }
+// Runs `entry` as block `block_idx` of launch `l`, its GlobalTensor views bounded to `regions`.
+template <typename Entry>
+void RunAsCore(const HostLaunch& l, uint32_t block_idx,
+               std::initializer_list<cpu_ascendc::GmRegion> regions, Entry entry) {
+  cpu_ascendc::CoreScope core(block_idx, l.block_dim, l.ub_size, regions, SocRowOf(l.soc).arch);
+  entry();
 }
 
 }  // namespace
 
+// The GM tensors are what the tiling spans of each operand from its base.
 void HostLaunch::RunBlock(uint32_t block_idx) const {
-  thread_local std::vector<cpu_ascendc::GmRegion> regions;  // grown once per thread
-  const uint32_t arch = SocRowOf(soc).arch;
+  const auto region = [](const void* base, uint64_t elements, int32_t dtype) {
+    return cpu_ascendc::GmRegion{static_cast<const uint8_t*>(base), elements * DtypeSize(dtype)};
+  };
   if (op == KernelOp::kReluGrad) {
     const auto& t = *static_cast<const ReluGradTilingData*>(tiling);
-    Regions(*this, t, &regions);
-    cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions, arch);
-    relu_grad(Gm(grad), Gm(feature), Gm(out), Gm(workspace), t);
-  } else {
-    const auto& t = *static_cast<const ThresholdGradV2DTilingData*>(tiling);
-    Regions(*this, t, &regions);
-    cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions, arch);
-    threshold_grad_v2_d(Gm(grad), Gm(feature), Gm(threshold), Gm(out), Gm(workspace), t);
+    RunAsCore(*this, block_idx,
+              {region(grad, LaunchSpan(t, kOperandGrad), t.dtype),
+               region(feature, LaunchSpan(t, kOperandX), t.dtype),
+               region(out, LaunchSpan(t, kOperandOut), t.dtype)},
+              [&] { relu_grad(Gm(grad), Gm(feature), Gm(out), Gm(workspace), t); });
+    return;
   }
+  const auto& t = *static_cast<const ThresholdGradV2DTilingData*>(tiling);
+  const auto run = [&] {
+    threshold_grad_v2_d(Gm(grad), Gm(feature), Gm(threshold), Gm(out), Gm(workspace), t);
+  };
+  const cpu_ascendc::GmRegion g = region(grad, LaunchSpan(t, kOperandGrad), t.dtype);
+  const cpu_ascendc::GmRegion f = region(feature, LaunchSpan(t, kOperandX), t.dtype);
+  const cpu_ascendc::GmRegion o = region(out, LaunchSpan(t, kOperandOut), t.dtype);
+  const uint64_t threshold_elements = LaunchSpan(t, kOperandThreshold);  // 0: not read from GM
+  if (threshold_elements == 0) return RunAsCore(*this, block_idx, {g, f, o}, run);
+  RunAsCore(*this, block_idx,
+            {g, f, o, region(threshold, threshold_elements, t.threshold.gm_dtype)}, run);
 }
 
 HostLaunch MakeThresholdGradV2DLaunch(const void* grad, const void* feature, const void* threshold,

@@ -355,7 +355,6 @@ aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, c
                        "tensors) overflows a 64-bit byte count");
   }
   ws.planned = workspace_bytes;
-  std::copy(bounds, bounds + 3, ws.tensors);
   *workspace_size = ws.size;
   *executor = exec;
   return ACLNN_SUCCESS;

@@ -46,12 +46,12 @@ aclnnStatus FailNotLive(const char* api) {
               std::string(api) + "not a live executor (destroyed, or never created)");
 }
 
-// Under plan.bindings_mu: after a rebinding, an input may overlap out only as it did at planning
-// (at the same relative position), since phase one's copies and in-place runs assume that.
+// Under plan.bindings_mu: an input may overlap out only as it did at planning (at the same
+// relative position), since phase one's copies and in-place runs assume that.
 aclnnStatus CheckRebinding(const ExecutorPlan& plan) {
   const ExecutorBindings& b = plan.bindings;
   const TensorBinding& out = b.tensors[ascend_kernels::kOperandOut];
-  if (!b.rebound || !out.present) return ACLNN_SUCCESS;
+  if (!out.present) return ACLNN_SUCCESS;
   for (int i = 0; i < b.inputs; ++i) {
     const TensorBinding& in = b.tensors[i];
     if (!in.present || !Overlaps(in.bounds, out.bounds)) continue;
@@ -65,17 +65,17 @@ aclnnStatus CheckRebinding(const ExecutorPlan& plan) {
   return ACLNN_SUCCESS;
 }
 
-// The aligned base of the workspace's planned buffers inside the caller's workspace (null when
-// none is planned), or why the workspace cannot hold them.
-aclnnStatus PlaceWorkspace(const WorkspacePlan& plan, void* workspace, uint64_t workspace_size,
+// Under plan.bindings_mu: the aligned base of the workspace's planned buffers inside the caller's
+// workspace (null when none is planned), or why the workspace cannot hold them.
+aclnnStatus PlaceWorkspace(const ExecutorPlan& plan, void* workspace, uint64_t workspace_size,
                            char** base) {
   *base = nullptr;
-  if (workspace_size < plan.size) {
+  if (workspace_size < plan.workspace.size) {
     return Fail(ACLNN_ERR_PARAM_INVALID, "workspace_size " + std::to_string(workspace_size) +
                                              " is smaller than the planned " +
-                                             std::to_string(plan.size));
+                                             std::to_string(plan.workspace.size));
   }
-  if (plan.planned == 0) return ACLNN_SUCCESS;  // nothing is read or written there
+  if (plan.workspace.planned == 0) return ACLNN_SUCCESS;  // nothing is read or written there
   if (workspace == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "workspace is null");
   const uintptr_t begin = reinterpret_cast<uintptr_t>(workspace);
   uintptr_t end;
@@ -83,11 +83,11 @@ aclnnStatus PlaceWorkspace(const WorkspacePlan& plan, void* workspace, uint64_t 
     return Fail(ACLNN_ERR_PARAM_INVALID,
                 "the workspace's address range wraps around the address space");
   }
-  const char* const names[3] = {"grad_output", "x", "out"};
-  for (int i = 0; i < 3; ++i) {
-    if (Overlaps({begin, begin, end}, plan.tensors[i])) {
+  for (int i :
+       {ascend_kernels::kOperandGrad, ascend_kernels::kOperandX, ascend_kernels::kOperandOut}) {
+    if (Overlaps({begin, begin, end}, plan.bindings.tensors[i].bounds)) {
       return Fail(ACLNN_ERR_PARAM_INVALID,
-                  std::string("the workspace overlaps ") + names[i] +
+                  std::string("the workspace overlaps ") + kOperandNames[i] +
                       " (the workspace must not share a byte with any tensor of the call)");
     }
   }
@@ -263,13 +263,6 @@ aclnnStatus SetTensorAddr(aclOpExecutor* executor, int slot, const char* api_nam
   const uintptr_t delta = now - planned;
   t.data = now;
   t.bounds = {t.planned.first + delta, t.planned.begin + delta, t.planned.end + delta};
-  if (slot != ascend_kernels::kOperandThreshold) {
-    plan->workspace.tensors[slot == ascend_kernels::kOperandOut ? 2 : slot] = t.bounds;
-  }
-  b.rebound = false;
-  for (const TensorBinding& other : b.tensors) {
-    b.rebound |= other.present && other.data != reinterpret_cast<uintptr_t>(other.view.data);
-  }
   return ACLNN_SUCCESS;
 }
 
@@ -350,7 +343,7 @@ aclnnStatus StartRun(void* workspace, uint64_t workspace_size, aclOpExecutor* ex
   std::lock_guard<std::mutex> lock(p.bindings_mu);
   if (p.destroyed) return FailNotLive("");  // a destroy between LivePlan and the lock
   if (aclnnStatus status = CheckRebinding(p); status != ACLNN_SUCCESS) return status;
-  if (aclnnStatus status = PlaceWorkspace(p.workspace, workspace, workspace_size, base);
+  if (aclnnStatus status = PlaceWorkspace(p, workspace, workspace_size, base);
       status != ACLNN_SUCCESS) {
     return status;
   }
@@ -366,7 +359,7 @@ aclnnStatus StartRun(void* workspace, uint64_t workspace_size, aclOpExecutor* ex
 
 void EndRun(ExecutorPlan* plan) {
   std::lock_guard<std::mutex> lock(plan->bindings_mu);
-  if (--plan->bindings.runs_in_flight == 0) plan->runs_ended.notify_all();
+  if (--plan->bindings.runs_in_flight == 0 && plan->destroyed) plan->runs_ended.notify_all();
 }
 
 LaunchArgs LaunchAt(const ExecutorPlan& p, int64_t k, const char* grad, const char* x, char* out) {
@@ -427,14 +420,6 @@ aclnnStatus aclnnThresholdBackwardRunStatus(const aclOpExecutor* executor) {
   if (executor == nullptr) return ACLNN_ERR_PARAM_NULLPTR;
   const std::shared_ptr<ExecutorPlan> plan = LivePlan(executor);
   return plan == nullptr ? ACLNN_ERR_PARAM_INVALID : plan->run_status.load();
-}
-
-aclnnStatus aclnnThresholdBackwardCheckBindings(const aclOpExecutor* executor) {
-  if (executor == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
-  const std::shared_ptr<ExecutorPlan> plan = LivePlan(executor);
-  if (plan == nullptr) return FailNotLive("");
-  std::lock_guard<std::mutex> lock(plan->bindings_mu);
-  return plan->destroyed ? FailNotLive("") : CheckRebinding(*plan);
 }
 
 // Reuse is enabled right after phase one, as CANN documents it: an executor that has run (or

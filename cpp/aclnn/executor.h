@@ -43,13 +43,11 @@ struct ExecutorBindings {
 };
 
 // What phase one fixes about the workspace: the bytes its buffers use from the aligned base
-// (`planned`), the size it asks for (`size`: planned plus kWorkspaceAlignment - 1 of slack, so
-// phase two finds an aligned base inside any allocation; 0 when nothing is planned), and the
-// extents of grad_output, x and out, which the workspace must not touch.
+// (`planned`), and the size it asks for (`size`: planned plus kWorkspaceAlignment - 1 of slack,
+// so phase two finds an aligned base inside any allocation; 0 when nothing is planned).
 struct WorkspacePlan {
   uint64_t planned = 0;
   uint64_t size = 0;
-  ViewBounds tensors[3];
 };
 
 // Dims of out looped over one launch per slice (a device threshold's batch that the tiling's

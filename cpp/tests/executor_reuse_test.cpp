@@ -67,11 +67,9 @@ TEST(ExecutorReuse, NonRepeatableRunsOnceAndDestroyIsAnErrorCode) {
   EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_ERR_PARAM_INVALID);
   EXPECT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_ERR_PARAM_INVALID);
   EXPECT_EQ(aclSetInputTensorAddr(p.executor, 0, p.tg.get(), p.g.data()), ACLNN_ERR_PARAM_INVALID);
-  EXPECT_EQ(aclnnThresholdBackwardCheckBindings(p.executor), ACLNN_ERR_PARAM_INVALID);
   EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_ERR_PARAM_INVALID);
   EXPECT_EQ(aclDestroyAclOpExecutor(nullptr), ACLNN_ERR_PARAM_NULLPTR);
   EXPECT_EQ(aclSetAclOpExecutorRepeatable(nullptr), ACLNN_ERR_PARAM_NULLPTR);
-  EXPECT_EQ(aclnnThresholdBackwardCheckBindings(nullptr), ACLNN_ERR_PARAM_NULLPTR);
 }
 
 TEST(ExecutorReuse, RepeatableRunsUntilDestroyedWithReboundAddresses) {
@@ -131,11 +129,9 @@ TEST(ExecutorReuse, ReboundOutMayNotOverlapAnInputUnlikeThePlan) {
   ASSERT_EQ(aclSetAclOpExecutorRepeatable(p.executor), ACLNN_SUCCESS);
   // out onto x: planned disjoint (direct kernel writes), so the run refuses it.
   ASSERT_EQ(aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), p.x.data()), ACLNN_SUCCESS);
-  EXPECT_EQ(aclnnThresholdBackwardCheckBindings(p.executor), ACLNN_ERR_PARAM_INVALID);
   EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_ERR_PARAM_INVALID);
   // Back to a disjoint out: runs.
   ASSERT_EQ(aclSetOutputTensorAddr(p.executor, 0, p.tout.get(), p.out.data()), ACLNN_SUCCESS);
-  EXPECT_EQ(aclnnThresholdBackwardCheckBindings(p.executor), ACLNN_SUCCESS);
   EXPECT_EQ(aclnnThresholdBackward(nullptr, 0, p.executor, nullptr), ACLNN_SUCCESS);
   EXPECT_EQ(p.out, Expected(p.g, p.x, 0.5f));
   EXPECT_EQ(aclDestroyAclOpExecutor(p.executor), ACLNN_SUCCESS);

@@ -146,15 +146,12 @@ aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor);
 // used). Errors: null executor or tensor, or a null `addr` for a non-empty tensor ->
 // PARAM_NULLPTR; destroyed executor, index out of range, another layout, an address not aligned
 // like the planned one, or a run of this executor in flight -> PARAM_INVALID. Phase two refuses
-// (PARAM_INVALID) bindings under which an input overlaps out other than it did at planning.
+// (PARAM_INVALID, running nothing) bindings under which an input overlaps out other than it did
+// at planning: plan afresh for those.
 aclnnStatus aclSetInputTensorAddr(aclOpExecutor* executor, size_t index, aclTensor* tensor,
                                   void* addr);
 aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, size_t index, aclTensor* tensor,
                                    void* addr);
-// Beyond CANN: whether phase two will take the current bindings, so a caller can plan afresh
-// instead of failing a run. PARAM_INVALID (reason in aclGetRecentErrMsg) when an input overlaps
-// out other than at planning, or for a destroyed executor; PARAM_NULLPTR for a null one.
-aclnnStatus aclnnThresholdBackwardCheckBindings(const aclOpExecutor* executor);
 
 // Releases an executor; runs in flight end first (a synchronous run returns, a run on a
 // HostStream finishes, an NPU run is submitted), so never call it from a stream's own work for a
