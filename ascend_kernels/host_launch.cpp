@@ -1,9 +1,8 @@
-// host_launch.h on the CPU: each operator's one entry, wrapped so that run_block(i) runs block i
-// on the calling thread, as AI core i of the SoC's arch with its own UB.
+// host_launch.h on the CPU: each operator's one entry, run as block i of the launch on the
+// calling thread, as AI core i of the SoC's arch with its own UB.
 #include "ascend_kernels/host_launch.h"
 
-#include <utility>
-#include <vector>
+#include <initializer_list>
 
 #include "cpu_ascendc/core_state.h"
 
@@ -23,59 +22,66 @@ namespace {
 
 uint8_t* Gm(const void* p) { return const_cast<uint8_t*>(static_cast<const uint8_t*>(p)); }
 
-// `call()` runs the entry with the launch's arguments; `regions` are the GM tensors of the launch
-// besides grad, feature and out (GlobalTensor views must stay inside them).
-template <typename TilingData, typename Call>
-HostLaunch MakeLaunch(const void* grad, const void* feature, void* out, const TilingData* tiling,
-                      uint64_t ub_size, Soc soc, std::vector<cpu_ascendc::GmRegion> regions,
-                      Call call) {
-  HostLaunch launch;
-  if (tiling == nullptr || !HasKernel(tiling->dtype) || !HasSocRow(soc)) return launch;
-  launch.block_dim = static_cast<uint32_t>(tiling->tiling.block_dim);
-  const uint64_t elem_bytes = DtypeSize(tiling->dtype);
-  regions.reserve(regions.size() + 3);
-  regions.push_back(
-      {static_cast<const uint8_t*>(grad), LaunchSpan(*tiling, kOperandGrad) * elem_bytes});
-  regions.push_back(
-      {static_cast<const uint8_t*>(feature), LaunchSpan(*tiling, kOperandX) * elem_bytes});
-  regions.push_back(
-      {static_cast<const uint8_t*>(out), LaunchSpan(*tiling, kOperandOut) * elem_bytes});
-  const uint32_t block_dim = launch.block_dim;
-  const uint32_t arch = SocRowOf(soc).arch;
-  launch.run_block = [=, regions = std::move(regions)](uint32_t block_idx) {
-    cpu_ascendc::CoreScope core(block_idx, block_dim, ub_size, regions, arch);
-    call();
-  };
+template <typename TilingData>
+HostLaunch MakeLaunch(KernelOp op, const void* grad, const void* feature, const void* threshold,
+                      void* out, void* workspace, const TilingData* tiling, uint64_t ub_size,
+                      Soc soc) {
+  HostLaunch launch{0, op, grad, feature, threshold, out, workspace, tiling, ub_size, soc};
+  if (tiling != nullptr && HasKernel(tiling->dtype) && HasSocRow(soc)) {
+    launch.block_dim = static_cast<uint32_t>(tiling->tiling.block_dim);
+  }
   return launch;
 }
 
+// Runs `entry` as block `block_idx` of launch `l`, its GlobalTensor views bounded to `regions`.
+template <typename Entry>
+void RunAsCore(const HostLaunch& l, uint32_t block_idx,
+               std::initializer_list<cpu_ascendc::GmRegion> regions, Entry entry) {
+  cpu_ascendc::CoreScope core(block_idx, l.block_dim, l.ub_size, regions, SocRowOf(l.soc).arch);
+  entry();
+}
+
 }  // namespace
+
+// The GM tensors are what the tiling spans of each operand from its base.
+void HostLaunch::RunBlock(uint32_t block_idx) const {
+  const auto region = [](const void* base, uint64_t elements, int32_t dtype) {
+    return cpu_ascendc::GmRegion{static_cast<const uint8_t*>(base), elements * DtypeSize(dtype)};
+  };
+  if (op == KernelOp::kReluGrad) {
+    const auto& t = *static_cast<const ReluGradTilingData*>(tiling);
+    RunAsCore(*this, block_idx,
+              {region(grad, LaunchSpan(t, kOperandGrad), t.dtype),
+               region(feature, LaunchSpan(t, kOperandX), t.dtype),
+               region(out, LaunchSpan(t, kOperandOut), t.dtype)},
+              [&] { relu_grad(Gm(grad), Gm(feature), Gm(out), Gm(workspace), t); });
+    return;
+  }
+  const auto& t = *static_cast<const ThresholdGradV2DTilingData*>(tiling);
+  const auto run = [&] {
+    threshold_grad_v2_d(Gm(grad), Gm(feature), Gm(threshold), Gm(out), Gm(workspace), t);
+  };
+  const cpu_ascendc::GmRegion g = region(grad, LaunchSpan(t, kOperandGrad), t.dtype);
+  const cpu_ascendc::GmRegion f = region(feature, LaunchSpan(t, kOperandX), t.dtype);
+  const cpu_ascendc::GmRegion o = region(out, LaunchSpan(t, kOperandOut), t.dtype);
+  const uint64_t threshold_elements = LaunchSpan(t, kOperandThreshold);  // 0: not read from GM
+  if (threshold_elements == 0) return RunAsCore(*this, block_idx, {g, f, o}, run);
+  RunAsCore(*this, block_idx,
+            {g, f, o, region(threshold, threshold_elements, t.threshold.gm_dtype)}, run);
+}
 
 HostLaunch MakeThresholdGradV2DLaunch(const void* grad, const void* feature, const void* threshold,
                                       void* out, void* workspace,
                                       const ThresholdGradV2DTilingData* tiling, uint64_t ub_size,
                                       Soc soc) {
-  std::vector<cpu_ascendc::GmRegion> regions;
-  regions.reserve(4);  // with grad, feature and out (MakeLaunch): one allocation
-  const uint64_t threshold_bytes = tiling == nullptr ? 0
-                                                     : LaunchSpan(*tiling, kOperandThreshold) *
-                                                           DtypeSize(tiling->threshold.gm_dtype);
-  if (threshold_bytes > 0)
-    regions.push_back({static_cast<const uint8_t*>(threshold), threshold_bytes});
-  return MakeLaunch(grad, feature, out, tiling, ub_size, soc, std::move(regions), [=] {
-    threshold_grad_v2_d(Gm(grad), Gm(feature), Gm(threshold), static_cast<uint8_t*>(out),
-                        static_cast<uint8_t*>(workspace), *tiling);
-  });
+  return MakeLaunch(KernelOp::kThresholdGradV2D, grad, feature, threshold, out, workspace, tiling,
+                    ub_size, soc);
 }
 
 HostLaunch MakeReluGradLaunch(const void* grad, const void* feature, void* out, void* workspace,
                               const ReluGradTilingData* tiling, uint64_t ub_size, Soc soc) {
-  std::vector<cpu_ascendc::GmRegion> regions;
-  regions.reserve(3);  // grad, feature and out (MakeLaunch): one allocation
-  return MakeLaunch(grad, feature, out, tiling, ub_size, soc, std::move(regions), [=] {
-    relu_grad(Gm(grad), Gm(feature), static_cast<uint8_t*>(out), static_cast<uint8_t*>(workspace),
-              *tiling);
-  });
+  return MakeLaunch(KernelOp::kReluGrad, grad, feature, nullptr, out, workspace, tiling, ub_size,
+                    soc);
 }
 
 }  // namespace ascend_kernels

@@ -81,7 +81,7 @@ CoreState& CurrentCore() {
 }
 
 CoreScope::CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t platform_ub_size,
-                     const std::vector<GmRegion>& gm_regions, uint32_t npu_arch) {
+                     std::initializer_list<GmRegion> gm_regions, uint32_t npu_arch) {
   const ArchRules& rules = RulesOf(npu_arch);
   // A platform claiming more UB than the arch has is a host bug (phase one refuses it).
   CPU_ASCENDC_CHECK(rules.total_ub_size == 0 || platform_ub_size <= rules.total_ub_size,

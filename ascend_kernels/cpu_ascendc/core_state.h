@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "arch_rules.h"
@@ -46,7 +47,7 @@ inline const ArchRules& CurrentRules() { return *CurrentCore().rules; }
 class CoreScope {
  public:
   CoreScope(uint32_t block_idx, uint32_t block_num, uint64_t ub_size,
-            const std::vector<GmRegion>& gm_regions = {}, uint32_t npu_arch = 0);
+            std::initializer_list<GmRegion> gm_regions = {}, uint32_t npu_arch = 0);
   ~CoreScope();
   CoreScope(const CoreScope&) = delete;
   CoreScope& operator=(const CoreScope&) = delete;

@@ -249,14 +249,14 @@ inline LaunchResult<T> Run(bool relu, const std::vector<T>& grad, const std::vec
            : ascend_kernels::MakeThresholdGradV2DLaunch(g.get(), f.get(), /*threshold=*/nullptr,
                                                         out, nullptr, &td, ub_size, soc);
   if (threads <= 1) {
-    for (uint32_t i = 0; i < launch.block_dim; ++i) launch.run_block(i);
+    for (uint32_t i = 0; i < launch.block_dim; ++i) launch.RunBlock(i);
   } else {
     std::vector<std::thread> pool;
     for (unsigned w = 0; w < threads; ++w) {
       pool.emplace_back([&, w] {
         for (uint32_t i = launch.block_dim - 1 - w; i < launch.block_dim;
              i -= threads) {  // reverse order
-          launch.run_block(i);
+          launch.RunBlock(i);
         }
       });
     }

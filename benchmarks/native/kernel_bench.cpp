@@ -92,13 +92,13 @@ void Bench(uint64_t n, unsigned threads) {
   const uint32_t blocks = launch.block_dim;
   auto run_launch = [&] {
     if (threads <= 1) {
-      for (uint32_t i = 0; i < blocks; ++i) launch.run_block(i);
+      for (uint32_t i = 0; i < blocks; ++i) launch.RunBlock(i);
       return;
     }
     std::vector<std::thread> pool;
     for (unsigned w = 0; w < threads; ++w) {
       pool.emplace_back([&, w] {
-        for (uint32_t i = w; i < blocks; i += threads) launch.run_block(i);
+        for (uint32_t i = w; i < blocks; i += threads) launch.RunBlock(i);
       });
     }
     for (auto& t : pool) t.join();

@@ -1,50 +1,122 @@
-// The op_api of threshold_backward: aclnnThresholdBackwardGetWorkspaceSize (phase one: validate in
-// docs/behaviour.md §2 order, choose the kernel, plan copies, tile, size the workspace), its
-// threshold-tensor forms (the same plan for one slice, run once per threshold element), and
-// aclnnThresholdBackward (phase two: run the planned launches, synchronously or in order on a
-// HostStream).
-#include "aclnn/executor.h"
-
+// Phase one of threshold_backward (docs/behaviour.md §2), with a threshold scalar or a device
+// threshold tensor: validates in the contract's order, checks the SoC and platform, chooses the
+// kernel, converts the threshold, tiles, plans the copies and sizes the workspace.
 #include <algorithm>
-#include <array>
 #include <cstdint>
-#include <exception>
-#include <mutex>
-#include <new>
+#include <cstring>
+#include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "aclnn/broadcast.h"
-#include "aclnn/denormal_mode.h"
+#include "aclnn/executor.h"
 #include "aclnn/host_stream.h"
-#include "aclnn/soc.h"
 #include "aclnn/tensor.h"
-#include "aclnn/threshold_params.h"
-#include "aclnn/view_bounds.h"
-#include "aclnn/workspace.h"
 #include "ascend_kernels/dtype_soc_table.h"
-#include "ascend_kernels/host_launch.h"
+#include "ascend_kernels/threshold_from_bits.h"
 #include "common/op_host/elementwise_tiling.h"
 
 namespace jax_threshold::aclnn {
 namespace {
 
-thread_local std::string recent_error;
+using ascend_kernels::Dtype;
+using ascend_kernels::Soc;
+using ascend_kernels::SocRow;
 
-}  // namespace
+constexpr size_t kMaxRank = 8;  // step 4
+static_assert(kMaxRank == ascend_kernels::kMaxBroadcastRank,
+              "the kernel's broadcast read holds every rank phase one takes");
+constexpr uint64_t kMaxPlannedBytes = static_cast<uint64_t>(INT64_MAX);  // one allocation at most
 
-aclnnStatus Fail(aclnnStatus status, std::string message) {
-  recent_error = std::move(message);
-  return status;
+// Platform bounds: ub_size a multiple of 32 bytes (UB allocations are 32-byte aligned) in
+// [kMinUbSize, kMaxUbSize] and at most the SoC's UB; kMinUbSize holds the largest per-kernel plan
+// (every dtype, both kernels, double buffering and scratch), kMaxUbSize is 4x the largest Ascend
+// core's UB. core_num in [1, kMaxCoreNum], far above any SoC's AI vector cores (each core is a
+// kernel block: an absurd count would only multiply per-block overhead).
+constexpr uint64_t kUbAlignment = 32;
+constexpr uint64_t kMinUbSize = 16 * 1024;
+constexpr uint64_t kMaxUbSize = 1024 * 1024;
+constexpr uint32_t kMaxCoreNum = 4096;
+
+// The public header's SocVersion (standing alone) names the SoC table's rows.
+constexpr bool Names(SocVersion soc, const char* name) {
+  const char* own = ascend_kernels::SocRowOf(static_cast<Soc>(soc)).name;
+  while (*own != '\0' && *own == *name) ++own, ++name;
+  return *own == *name;
+}
+static_assert(Names(SocVersion::kAscend910, "Ascend910") &&
+                  Names(SocVersion::kAscend910B, "Ascend910B") &&
+                  Names(SocVersion::kAscend950, "Ascend950") && Names(SocVersion::kHost, "host") &&
+                  sizeof(ascend_kernels::kSocs) / sizeof(ascend_kernels::kSocs[0]) == 4,
+              "SocVersion's enumerators are the SoC table's rows");
+
+const SocRow& RowOf(SocVersion soc) { return ascend_kernels::SocRowOf(static_cast<Soc>(soc)); }
+
+// Whether `soc` runs x of `dtype`: ReluGrad's list at a zero threshold, else ThresholdGradV2D's.
+bool Runs(SocVersion soc, int32_t dtype, bool zero) {
+  return ascend_kernels::SocRunsKernel(
+      static_cast<Soc>(soc), zero ? KernelOp::kReluGrad : KernelOp::kThresholdGradV2D, dtype);
 }
 
-namespace {
+// "float32, int32, ...": the table's dtypes for which `taken(code)` holds.
+template <typename Taken>
+std::string DtypeList(Taken taken) {
+  std::string out;
+  for (const ascend_kernels::DtypeRow& row : ascend_kernels::kDtypes) {
+    if (taken(static_cast<int32_t>(row.dtype)))
+      out += (out.empty() ? "" : ", ") + std::string(row.name);
+  }
+  return out;
+}
 
-using ascend_kernels::KernelOp;
+// Step 3's refusal of an input dtype, saying what `soc` takes (or why it takes nothing).
+aclnnStatus FailDtype(const char* name, aclDataType dtype, SocVersion soc, bool zero) {
+  std::string why;
+  if (!ascend_kernels::HasSocRow(static_cast<Soc>(soc))) {
+    std::string names, last;  // "Ascend910B, Ascend950 or host": the SoCs the kernels run on
+    for (const SocRow& row : ascend_kernels::kSocs) {
+      if (row.refusal != nullptr) continue;
+      if (!last.empty()) names += (names.empty() ? "" : ", ") + last;
+      last = row.name;
+    }
+    why = ": unknown soc (expected " + (names.empty() ? last : names + " or " + last) + ")";
+  } else if (RowOf(soc).refusal != nullptr) {
+    why = std::string(": soc ") + RowOf(soc).name + " is not supported: " + RowOf(soc).refusal;
+  } else {
+    const auto any = [soc, zero](int32_t d) { return Runs(soc, d, zero); };
+    if (!zero && DtypeList(any) != DtypeList([soc](int32_t d) { return Runs(soc, d, true); })) {
+      why = " with a nonzero threshold";
+    }
+    why += " (supported: " + DtypeList(any) + ")";
+  }
+  return Fail(ACLNN_ERR_PARAM_INVALID, std::string(name) + " has dtype " + DtypeName(dtype) +
+                                           ", not supported on " + RowOf(soc).name + why);
+}
 
-// Steps 1 and 2 of phase one (docs/behaviour.md §2), for a threshold scalar or tensor alike:
-// threshold, out, workspace_size and the executor out-parameter, then grad_output and x.
+bool ValidatePlatform(const PlatformInfo& info, std::string* error) {
+  const uint64_t ub_size = info.ub_size.value_or(0);
+  const uint32_t core_num = info.core_num.value_or(0);
+  const SocRow& row = RowOf(info.soc);
+  if (ub_size % kUbAlignment != 0 || ub_size < kMinUbSize || ub_size > kMaxUbSize) {
+    *error = "platform ub_size " + std::to_string(ub_size) + " is not a multiple of " +
+             std::to_string(kUbAlignment) + " bytes in [" + std::to_string(kMinUbSize) + ", " +
+             std::to_string(kMaxUbSize) + "]";
+  } else if (row.ub_bytes != 0 && ub_size > row.ub_bytes) {  // a real SoC's UB is fixed
+    *error = "platform ub_size " + std::to_string(ub_size) + " exceeds the " +
+             std::to_string(row.ub_bytes) + "-byte unified buffer of " + row.name;
+  } else if (core_num < 1 || core_num > kMaxCoreNum) {
+    *error = "platform core_num " + std::to_string(core_num) + " is not in [1, " +
+             std::to_string(kMaxCoreNum) + "]";
+  } else if (!ascend_kernels::HasSocRow(static_cast<Soc>(info.soc))) {
+    *error = "platform soc " + std::to_string(static_cast<int32_t>(info.soc)) + " is unknown";
+  } else {
+    return true;
+  }
+  return false;
+}
+
+// Steps 1 and 2: threshold, out, workspace_size and the executor out-parameter, then the inputs.
 aclnnStatus CheckPointers(const void* threshold, const aclTensor* grad_output, const aclTensor* x,
                           const aclTensor* out, const uint64_t* workspace_size,
                           aclOpExecutor** executor) {
@@ -58,354 +130,55 @@ aclnnStatus CheckPointers(const void* threshold, const aclTensor* grad_output, c
   return ACLNN_SUCCESS;
 }
 
-// Step 5's refusal, in the same words whatever the threshold.
 aclnnStatus FailNotBroadcasting(const std::vector<int64_t>& grad_output,
                                 const std::vector<int64_t>& x) {
   return Fail(ACLNN_ERR_PARAM_INVALID, "grad_output shape " + ShapeString(grad_output) +
                                            " and x shape " + ShapeString(x) + " do not broadcast");
 }
 
-constexpr size_t kMaxRank = 8;
-static_assert(kMaxRank <= ascend_kernels::kMaxBroadcastRank,
-              "the kernel's broadcast tiling holds every tensor rank phase one takes");
-
-std::vector<int64_t> BroadcastStrides(const aclTensor& t, const std::vector<int64_t>& shape) {
-  return aclnn::BroadcastStrides(t.shape, t.strides, shape);
-}
-
-// A call in out's index space: size-1 dims dropped, adjacent dims merged where every one of its K
-// operands is either contiguous across both or broadcast along both. Stride 0: broadcast.
-template <size_t K>
-struct Layout {
-  std::vector<int64_t> sizes;
-  std::vector<std::array<int64_t, K>> strides;
-};
-
-template <size_t K>
-Layout<K> MakeLayout(const std::vector<int64_t>& out,
-                     const std::array<std::vector<int64_t>, K>& strides) {
-  Layout<K> layout;
-  for (size_t d = 0; d < out.size(); ++d) {
-    if (out[d] == 1) continue;
-    std::array<int64_t, K> s;
-    for (size_t k = 0; k < K; ++k) s[k] = strides[k][d];
-    if (!layout.sizes.empty()) {
-      auto& prev = layout.strides.back();
-      bool mergeable = true;
-      for (size_t k = 0; k < K; ++k) {
-        int64_t outer;
-        mergeable &= (prev[k] == 0) == (s[k] == 0) &&
-                     !__builtin_mul_overflow(s[k], out[d], &outer) && prev[k] == outer;
-      }
-      if (mergeable) {
-        layout.sizes.back() *= out[d];
-        prev = s;
-        continue;
-      }
-    }
-    layout.sizes.push_back(out[d]);
-    layout.strides.push_back(s);
-  }
-  return layout;
-}
-
-// The kernel's broadcast read of two inputs of `grad_shape` and `x_shape`, each contiguous in its
-// own shape, over out's `shape` (kernel_args.h): their layout in out's index space. False when it
-// has no dims (out has one element) or more than kMaxBroadcastRank.
-bool PlanInputBroadcast(const std::vector<int64_t>& shape, const std::vector<int64_t>& grad_shape,
-                        const std::vector<int64_t>& x_shape,
-                        ascend_kernels::InputBroadcastTiling* tiling) {
-  const Layout<2> layout = MakeLayout<2>(
-      shape, {aclnn::BroadcastStrides(grad_shape, ContiguousStrides(grad_shape), shape),
-              aclnn::BroadcastStrides(x_shape, ContiguousStrides(x_shape), shape)});
-  const size_t rank = layout.sizes.size();
-  if (rank == 0 || rank > ascend_kernels::kMaxBroadcastRank) return false;
-  *tiling = {};
-  tiling->rank = rank;
-  for (size_t d = 0; d < rank; ++d) {
-    tiling->sizes[d] = static_cast<uint64_t>(layout.sizes[d]);
-    for (int j = 0; j < 2; ++j) tiling->strides[j][d] = static_cast<uint64_t>(layout.strides[d][j]);
-  }
-  return true;
-}
-
-// Largest byte count phase one plans: anything larger cannot be one allocation (ptrdiff_t).
-constexpr uint64_t kMaxPlannedBytes = static_cast<uint64_t>(INT64_MAX);
-
-// v rounded up to kWorkspaceAlignment; false if that passes kMaxPlannedBytes.
+// v rounded up to kWorkspaceAlignment; false past kMaxPlannedBytes.
 bool AlignUp(uint64_t v, uint64_t* out) {
   if (v > kMaxPlannedBytes - (kWorkspaceAlignment - 1)) return false;
   *out = (v + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
   return true;
 }
 
-// One step of phase two: block_dim independent blocks.
-struct Step {
-  const char* name;  // for messages
-  bool kernel;       // the kernel's launch (else a copy, or a batch's ranges)
-  uint32_t block_dim;
-  std::function<void(uint32_t)> run_block;
-};
-
-// One run of the plan's kernel: the whole tensors, or one slice of a threshold batch.
-struct SliceArgs {
-  const char* grad;
-  const char* x;
-  char* out;
-  KernelOp kernel;
-  const ascend_kernels::ThresholdGradV2DTilingData* threshold_grad_tiling;
-  const char* device_threshold;  // the device threshold's element (device-threshold plans)
-};
-
-SliceArgs WholeTensors(const ExecutorPlan& p) {
-  return {p.grad, p.x, p.out, *p.kernel, &p.threshold_grad_tiling, p.device_threshold};
+// The kernel's broadcast read (kernel_args.h) of inputs of `grad_shape` and `x_shape`, each
+// contiguous in its own shape, over out's `shape`; false when out has one element.
+bool PlanInputBroadcast(const std::vector<int64_t>& shape, const std::vector<int64_t>& grad_shape,
+                        const std::vector<int64_t>& x_shape,
+                        ascend_kernels::InputBroadcastTiling* tiling) {
+  const Layout<2> layout =
+      MergeDims<2>(shape, {BroadcastStrides(grad_shape, ContiguousStrides(grad_shape), shape),
+                           BroadcastStrides(x_shape, ContiguousStrides(x_shape), shape)});
+  *tiling = {};
+  tiling->rank = layout.sizes.size();  // at most the rank of out: kMaxRank
+  for (size_t d = 0; d < layout.sizes.size(); ++d) {
+    tiling->sizes[d] = static_cast<uint64_t>(layout.sizes[d]);
+    for (int j = 0; j < 2; ++j) tiling->strides[j][d] = static_cast<uint64_t>(layout.strides[d][j]);
+  }
+  return tiling->rank > 0;
 }
 
-// Slice k of p's batch, with its threshold's kernel; ThresholdGradV2D's tiling (the plan's with
-// the slice's threshold) goes to *tiling, which must live as long as the slice runs. In a
-// device-threshold plan the slice is ThresholdGradV2D with the plan's tiling and the address of
-// its threshold element, which is not read here.
-SliceArgs BatchSlice(const ExecutorPlan& p, int64_t k,
-                     ascend_kernels::ThresholdGradV2DTilingData* tiling) {
-  ScopedDenormalsAsNumbers guard;  // a subnormal threshold is read and narrowed here
-  const ThresholdBatch& b = *p.batch;
-  const ThresholdBatch::Slice slice = b.At(k, p.grad, p.x, p.out);
-  SliceArgs s{slice.grad, slice.x, slice.out, KernelOp::kReluGrad, tiling, nullptr};
-  if (p.HasDeviceThreshold()) {
-    s.kernel = KernelOp::kThresholdGradV2D;
-    s.threshold_grad_tiling = &p.threshold_grad_tiling;
-    s.device_threshold = slice.threshold;
-    return s;
-  }
-  aclScalar threshold;
-  LoadScalar(slice.threshold, b.threshold_dtype, &threshold);
-  if (!threshold.IsExactlyZero()) {
-    s.kernel = KernelOp::kThresholdGradV2D;
-    *tiling = p.threshold_grad_tiling;
-    tiling->threshold = MakeThresholdParams(threshold, p.dtype);
-  }
-  return s;
-}
-
-std::vector<Step> BuildSteps(const ExecutorPlan* p, char* workspace, const SliceArgs& s) {
-  std::vector<Step> steps;
-  const char* grad = s.grad;
-  const char* x = s.x;
-  char* out = s.out;
-  if (p->grad_copy) {
-    char* dst = workspace + p->grad_ws_offset;
-    steps.push_back(
-        {"MaterializeGradOutput", false, p->grad_copy->block_dim,
-         [p, src = s.grad, dst](uint32_t b) { RunStridedCopyBlock(*p->grad_copy, src, dst, b); }});
-    grad = dst;
-  }
-  if (p->x_copy) {
-    char* dst = workspace + p->x_ws_offset;
-    steps.push_back({"MaterializeX", false, p->x_copy->block_dim, [p, src = s.x, dst](uint32_t b) {
-                       RunStridedCopyBlock(*p->x_copy, src, dst, b);
-                     }});
-    x = dst;
-  }
-  char* kernel_out = p->out_copy ? workspace + p->out_ws_offset : out;
-  void* library_workspace = workspace == nullptr ? nullptr : workspace + p->library_ws_offset;
-  ascend_kernels::HostLaunch launch =
-      s.kernel == KernelOp::kReluGrad
-          ? ascend_kernels::MakeReluGradLaunch(grad, x, kernel_out, library_workspace,
-                                               &p->relu_grad_tiling, p->ub_size, p->soc)
-          : ascend_kernels::MakeThresholdGradV2DLaunch(grad, x, s.device_threshold, kernel_out,
-                                                       library_workspace, s.threshold_grad_tiling,
-                                                       p->ub_size, p->soc);
-  steps.push_back({ascend_kernels::KernelOpName(s.kernel), true, launch.block_dim,
-                   std::move(launch.run_block)});
-  if (p->out_copy) {
-    steps.push_back(
-        {"CopyToOut", false, p->out_copy->block_dim, [p, src = kernel_out, dst = out](uint32_t b) {
-           RunStridedCopyBlock(*p->out_copy, src, dst, b);
-         }});
-  }
-  return steps;
-}
-
-// Runs every block of `steps` on the calling thread, in order (a small slice of a batch).
-void RunStepsInline(const std::vector<Step>& steps) {
-  for (const Step& step : steps) {
-    for (uint32_t b = 0; b < step.block_dim; ++b) step.run_block(b);
-  }
-}
-
-// Block r of a batch of small slices: its range of whole slices, one after another, in its own
-// part of the workspace.
-void RunSliceRange(const ExecutorPlan* p, char* workspace, uint32_t r) {
-  const ThresholdBatch& b = *p->batch;
-  char* range_workspace = workspace == nullptr ? nullptr : workspace + r * b.range_workspace_bytes;
-  const int64_t begin = b.count * r / b.ranges, end = b.count * (r + 1) / b.ranges;
-  const bool copies = p->grad_copy || p->x_copy || p->out_copy;
-  for (int64_t k = begin; k < end; ++k) {
-    ascend_kernels::ThresholdGradV2DTilingData tiling;
-    const SliceArgs s = BatchSlice(*p, k, &tiling);
-    if (copies) {
-      RunStepsInline(BuildSteps(p, range_workspace, s));
-      continue;
-    }
-    // The common small slice: just the kernel, without building its steps.
-    void* library_workspace =
-        range_workspace == nullptr ? nullptr : range_workspace + p->library_ws_offset;
-    const ascend_kernels::HostLaunch launch =
-        s.kernel == KernelOp::kReluGrad
-            ? ascend_kernels::MakeReluGradLaunch(s.grad, s.x, s.out, library_workspace,
-                                                 &p->relu_grad_tiling, p->ub_size, p->soc)
-            : ascend_kernels::MakeThresholdGradV2DLaunch(s.grad, s.x, s.device_threshold, s.out,
-                                                         library_workspace, s.threshold_grad_tiling,
-                                                         p->ub_size, p->soc);
-    for (uint32_t b = 0; b < launch.block_dim; ++b) launch.run_block(b);
-  }
-}
-
-// The steps of the plan's run: the whole tensors; for a batch of small slices, every range of
-// whole slices as one step; for a batch of large slices, each step of a slice launched for all
-// slices at once (block i: slice i / d, that slice's block i % d of the step's d blocks), each
-// slice in its own part of the workspace. So a run is at most four launches, whatever the batch.
-std::vector<Step> PlanSteps(const ExecutorPlan* p, char* workspace) {
-  if (!p->batch) return BuildSteps(p, workspace, WholeTensors(*p));
-  const ThresholdBatch& b = *p->batch;
-  if (b.ranges > 0) {
-    return {Step{"ThresholdBatch", false, b.ranges,
-                 [p, workspace](uint32_t r) { RunSliceRange(p, workspace, r); }}};
-  }
-  ascend_kernels::ThresholdGradV2DTilingData tiling;
-  std::vector<Step> steps = BuildSteps(p, workspace, BatchSlice(*p, 0, &tiling));
-  for (size_t j = 0; j < steps.size(); ++j) {
-    // The kernel step: as many blocks as the larger of the two kernels' tilings (slices pick
-    // their kernel by their threshold).
-    const uint32_t d =
-        steps[j].kernel ? static_cast<uint32_t>(std::max(p->relu_grad_tiling.tiling.block_dim,
-                                                         p->threshold_grad_tiling.tiling.block_dim))
-                        : steps[j].block_dim;
-    steps[j].block_dim = static_cast<uint32_t>(b.count) * d;  // phase one checked the product
-    steps[j].run_block = [p, workspace, j, d](uint32_t i) {
-      const int64_t k = i / d;
-      char* slice_workspace =
-          workspace == nullptr ? nullptr : workspace + k * p->batch->range_workspace_bytes;
-      ascend_kernels::ThresholdGradV2DTilingData slice_tiling;
-      const std::vector<Step> slice =
-          BuildSteps(p, slice_workspace, BatchSlice(*p, k, &slice_tiling));
-      if (i % d < slice[j].block_dim) slice[j].run_block(i % d);
-    };
-  }
-  return steps;
-}
-
-// State of an asynchronous run: the steps are launched one after another, each from the
-// previous one's done().
-struct AsyncRun {
-  std::shared_ptr<ExecutorPlan> plan;  // keeps tilings and copy plans alive
-  std::vector<Step> steps;
-  HostStream* stream;
-  std::function<void()> on_done;
-  std::atomic<bool> failed{false};
-  std::mutex error_mu;
-  std::string error;
-};
-
-void LaunchFrom(const std::shared_ptr<AsyncRun>& run, size_t i) {
-  if (i == run->steps.size() || run->failed.load()) {
-    if (run->failed.load()) run->plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
-    EndRun(run->plan.get());
-    if (run->on_done) run->on_done();
-    return;
-  }
-  Step* step = &run->steps[i];
-  run->stream->Launch(
-      step->block_dim,
-      [run, step](uint32_t b) {
-        if (run->failed.load()) return;
-        try {
-          ScopedDenormalsAsNumbers guard;
-          step->run_block(b);
-        } catch (const std::exception& e) {
-          std::lock_guard<std::mutex> lock(run->error_mu);
-          if (!run->failed.exchange(true)) run->error = e.what();
-        } catch (...) {
-          run->failed.store(true);
-        }
-      },
-      [run, i] { LaunchFrom(run, i + 1); });
-}
-
-}  // namespace
-
-ThresholdBatch::Slice ThresholdBatch::At(int64_t k, const char* grad, const char* x,
-                                         char* out) const {
-  int64_t off[ascend_kernels::kNumOperands];
-  ascend_kernels::SliceOffsets(static_cast<uint64_t>(k), sizes.size(), sizes, strides, off);
-  const auto bytes = [this](int64_t elements) {
-    return elements * static_cast<int64_t>(element_bytes);
-  };
-  return {
-      grad + bytes(off[ascend_kernels::kOperandGrad]), x + bytes(off[ascend_kernels::kOperandX]),
-      threshold + off[ascend_kernels::kOperandThreshold] * static_cast<int64_t>(threshold_bytes),
-      out + bytes(off[ascend_kernels::kOperandOut])};
-}
-
-// The kernel's tiling for `op` over the plan's element count and platform, into `plan`; false
-// with a message when it cannot be made.
-static bool TileKernel(KernelOp op, uint32_t core_num, ExecutorPlan* plan, std::string* error) {
-  return ascend_kernels::ElementwiseTilingFor(
-      plan->num_elements, plan->dtype, plan->ub_size, core_num,
-      op == KernelOp::kReluGrad ? &plan->relu_grad_tiling.tiling
-                                : &plan->threshold_grad_tiling.tiling,
-      error);
-}
-
-const char* aclGetRecentErrMsg() { return recent_error.c_str(); }
-
-namespace {
-
-// The threshold of a plan of whole tensors: a value phase one reads (it picks the kernel and goes
-// into the tiling), or a device threshold that ThresholdGradV2D reads at Init (its dtype and first
-// element). Neither (an empty call's host threshold tensor): x is checked with the nonzero
-// threshold's dtype list, as for a device threshold.
-struct PlannedThreshold {
-  const aclScalar* value = nullptr;
-  const aclTensor* device = nullptr;
-};
-
-// The threshold dtypes the kernel reads for x's dtype (the dtype table's), named.
-std::string DeviceThresholdDtypes(aclDataType x) {
-  std::string names;
-  for (const ascend_kernels::DtypeRow& row : ascend_kernels::kDtypes) {
-    if (ascend_kernels::TakesThresholdDtype(x, static_cast<int32_t>(row.dtype))) {
-      names += (names.empty() ? "" : ", ") + std::string(row.name);
-    }
-  }
-  return names;
-}
-
-// Phase one from step 3 on (docs/behaviour.md §2), for tensors whose pointers step 1 and 2
-// checked: the plan of one run over the whole tensors.
-aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, aclTensor* out,
-                             const PlannedThreshold& threshold, uint64_t* workspace_size,
-                             aclOpExecutor** executor, const PlatformInfo* platform) {
+// Phase one from step 3 on, for tensors whose pointers steps 1 and 2 checked: the plan of one run
+// over the whole tensors, with `scalar` (read here) or, when it is null, a device threshold of
+// `device`'s dtype and first element, which ThresholdGradV2D reads.
+aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, const aclTensor* out,
+                             const aclScalar* scalar, const aclTensor* device,
+                             uint64_t* workspace_size, aclOpExecutor** executor,
+                             const PlatformInfo* platform) {
   const PlatformInfo info = WithDefaults(platform != nullptr ? *platform : PlatformInfo{});
   // 3. dtypes.
-  if (threshold.value != nullptr && threshold.value->kind == aclScalar::Kind::kInvalid) {
+  if (scalar != nullptr && scalar->kind == aclScalar::Kind::kInvalid) {
     return Fail(ACLNN_ERR_PARAM_INVALID, std::string("threshold has dtype ") +
-                                             DtypeName(threshold.value->dtype) +
+                                             DtypeName(scalar->dtype) +
                                              ", expected an integer or floating-point scalar");
   }
-  const bool zero = threshold.value != nullptr && threshold.value->IsExactlyZero();
-  for (const auto& [name, t] : {std::pair{"grad_output", grad_output}, std::pair{"x", x}}) {
-    if (!SocSupportsDtype(info.soc, t->dtype, zero)) {
-      return Fail(
-          ACLNN_ERR_PARAM_INVALID,
-          std::string(name) + " has dtype " + DtypeName(t->dtype) + ", not supported on " +
-              RowOf(info.soc).name +
-              (!zero && SocDtypesDependOnThreshold(info.soc) ? " with a nonzero threshold" : "") +
-              (!SocRefusal(info.soc).empty()
-                   ? ": " + SocRefusal(info.soc)
-                   : " (supported: " + SocDtypeList(info.soc, zero) + ")"));
-    }
+  const bool zero = scalar != nullptr && scalar->IsExactlyZero();
+  if (!Runs(info.soc, grad_output->dtype, zero)) {
+    return FailDtype("grad_output", grad_output->dtype, info.soc, zero);
   }
+  if (!Runs(info.soc, x->dtype, zero)) return FailDtype("x", x->dtype, info.soc, zero);
   if (grad_output->dtype != x->dtype) {
     return Fail(ACLNN_ERR_PARAM_INVALID, std::string("grad_output dtype ") +
                                              DtypeName(grad_output->dtype) +
@@ -415,12 +188,15 @@ aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, a
     return Fail(ACLNN_ERR_PARAM_INVALID, std::string("out dtype ") + DtypeName(out->dtype) +
                                              " differs from x dtype " + DtypeName(x->dtype));
   }
-  if (threshold.device != nullptr &&
-      !ascend_kernels::TakesThresholdDtype(x->dtype, threshold.device->dtype)) {
+  if (device != nullptr && !ascend_kernels::TakesThresholdDtype(x->dtype, device->dtype)) {
+    const int32_t x_dtype = x->dtype;
     return Fail(ACLNN_ERR_PARAM_INVALID,
-                std::string("threshold has dtype ") + DtypeName(threshold.device->dtype) +
-                    ", which the kernel does not read for x of dtype " + DtypeName(x->dtype) +
-                    " (it reads " + DeviceThresholdDtypes(x->dtype) + ")");
+                std::string("threshold has dtype ") + DtypeName(device->dtype) +
+                    ", which the kernel does not read for x of dtype " + DtypeName(x_dtype) +
+                    " (it reads " + DtypeList([x_dtype](int32_t t) {
+                      return ascend_kernels::TakesThresholdDtype(x_dtype, t);
+                    }) +
+                    ")");
   }
   // 4. ranks.
   for (const auto& [name, t] : {std::pair{"grad_output", grad_output}, std::pair{"x", x}}) {
@@ -442,29 +218,26 @@ aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, a
     case BroadcastResult::kOk:
       break;
   }
-  // 6. out shape.
+  // 6. out's shape.
   if (out->shape != shape) {
     return Fail(ACLNN_ERR_PARAM_INVALID, "out shape " + ShapeString(out->shape) +
                                              " is not the broadcast shape " + ShapeString(shape));
   }
-  // Platform parameters: checked before anything is planned, empty tensors included.
   std::string error;
   if (!ValidatePlatform(info, &error)) return Fail(ACLNN_ERR_PARAM_INVALID, error);
 
-  // 7. empty: nothing runs. (The element counts fit: each shape's dims are those of the
-  // broadcast shape or 1, and step 5 checked its product.)
-  int64_t n_grad = 0, n_x = 0, n_signed = 0;
+  // 7. empty: nothing runs. (Every count fits: step 5 checked the broadcast shape's.)
+  int64_t n_grad = 0, n_x = 0, n_out = 0;
   CheckedNumElements(grad_output->shape, &n_grad);
   CheckedNumElements(x->shape, &n_x);
-  CheckedNumElements(shape, &n_signed);
-  auto make_executor = NewExecutor;
+  CheckedNumElements(shape, &n_out);
   std::shared_ptr<ExecutorPlan> plan;
   if (n_x == 0 || n_grad == 0) {
-    aclOpExecutor* exec = make_executor(&plan);
-    if (exec == nullptr) return Fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "cannot create the executor");
-    plan->kernel.reset();
+    *executor = NewExecutor(&plan);
+    if (*executor == nullptr) {
+      return Fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "cannot create the executor");
+    }
     *workspace_size = 0;
-    *executor = exec;
     return ACLNN_SUCCESS;
   }
   const aclTensor* const tensors[3] = {grad_output, x, out};
@@ -478,266 +251,132 @@ aclnnStatus PlanWholeTensors(const aclTensor* grad_output, const aclTensor* x, a
       return Fail(ACLNN_ERR_PARAM_INVALID, error);
     }
   }
-  // Every byte count below: n elements of `elem` bytes, three workspace buffers at most.
-  const uint64_t n = static_cast<uint64_t>(n_signed);
+  const uint64_t n = static_cast<uint64_t>(n_out);
   const uint64_t elem = DtypeSize(x->dtype);
-  uint64_t buffer_bytes;
+  uint64_t buffer_bytes;  // one workspace buffer of out's size
   if (__builtin_mul_overflow(n, elem, &buffer_bytes) || !AlignUp(buffer_bytes, &buffer_bytes)) {
     return Fail(ACLNN_ERR_PARAM_INVALID, "out shape " + ShapeString(shape) + " of " +
                                              DtypeName(x->dtype) +
                                              " holds more bytes than can be addressed");
   }
-
-  aclOpExecutor* exec = make_executor(&plan);
+  aclOpExecutor* exec = NewExecutor(&plan);
   if (exec == nullptr) return Fail(ACLNN_ERR_INNER_CREATE_EXECUTOR, "cannot create the executor");
   auto cleanup = [exec](aclnnStatus status, std::string message) {
     ReleaseExecutor(exec);
     return Fail(status, std::move(message));
   };
 
-  // 8. kernel.
+  // 8. kernel and tiling. Broadcast inputs (fewer elements than out) are read through the
+  // kernel's broadcast copy-in, never copied to out's size.
   plan->kernel = zero ? KernelOp::kReluGrad : KernelOp::kThresholdGradV2D;
   plan->dtype = x->dtype;
-  plan->threshold_grad_tiling.dtype = plan->relu_grad_tiling.dtype = x->dtype;
-  plan->soc = static_cast<ascend_kernels::Soc>(info.soc);
+  plan->soc = static_cast<Soc>(info.soc);
   plan->ub_size = *info.ub_size;
-  plan->num_elements = n;
-  if (!TileKernel(*plan->kernel, *info.core_num, plan.get(), &error)) {
-    return cleanup(ACLNN_ERR_INNER_TILING_ERROR, error);
-  }
-  if (plan->kernel == KernelOp::kThresholdGradV2D && threshold.value != nullptr) {
-    plan->threshold_grad_tiling.threshold = MakeThresholdParams(*threshold.value, plan->dtype);
-  } else if (plan->kernel == KernelOp::kThresholdGradV2D) {
-    // The tiling says where the threshold is, not what it is: every slice shares it.
-    ascend_kernels::ThresholdParams& params = plan->threshold_grad_tiling.threshold;
-    params = {};
-    params.source = static_cast<int32_t>(ascend_kernels::ThresholdSource::kDevice);
-    params.gm_dtype = threshold.device->dtype;
-    plan->device_threshold = threshold.device->First();
-  }
-
-  // Broadcast inputs (fewer elements than out) are read through the kernel's broadcast copy-in,
-  // never copied to out's size: each at its own shape, contiguous. (Ranks are at most kMaxRank,
-  // kMaxBroadcastRank too, so the merged dims always fit.)
   ascend_kernels::InputBroadcastTiling broadcast{};
   const bool kernel_broadcast =
       (static_cast<uint64_t>(n_grad) < n || static_cast<uint64_t>(n_x) < n) &&
       PlanInputBroadcast(shape, grad_output->shape, x->shape, &broadcast);
-  plan->threshold_grad_tiling.broadcast = broadcast;
-  plan->relu_grad_tiling.broadcast = broadcast;
+  ascend_kernels::ElementwiseTiling* tiling;
+  if (zero) {
+    plan->relu_grad_tiling.dtype = x->dtype;
+    plan->relu_grad_tiling.broadcast = broadcast;
+    tiling = &plan->relu_grad_tiling.tiling;
+  } else {
+    ascend_kernels::ThresholdGradV2DTilingData& t = plan->threshold_grad_tiling;
+    t.dtype = x->dtype;
+    t.broadcast = broadcast;
+    if (scalar != nullptr) {
+      t.threshold = MakeThresholdParams(*scalar, x->dtype);
+    } else {  // the tiling says where the threshold is, not what it is
+      t.threshold.source = static_cast<int32_t>(ascend_kernels::ThresholdSource::kDevice);
+      t.threshold.gm_dtype = device->dtype;
+      plan->threshold = device->First();
+    }
+    tiling = &t.tiling;
+  }
+  if (!ascend_kernels::ElementwiseTilingFor(n, x->dtype, plan->ub_size, *info.core_num, tiling,
+                                            &error)) {
+    return cleanup(ACLNN_ERR_INNER_TILING_ERROR, error);
+  }
 
-  // Copies and workspace layout. An input gets a contiguous copy in the workspace unless it is
-  // already contiguous in the shape the kernel reads it at (out's, or its own when the kernel
-  // broadcasts it) and aligned to its element. out gets a workspace buffer and a copy into its
-  // view unless it is contiguous and aligned. The copies move bytes (memcpy), so they accept any
-  // alignment. Overlap: the steps run one after another, so with a copy into out every input has
-  // been read before out is written; when the kernel writes out directly, an input overlapping
-  // out is copied first unless it is exactly out's view (in place: each element is read before
-  // it is written), which gives copy semantics.
-  const std::vector<int64_t> contiguous = ContiguousStrides(shape);
-  auto aligned = [elem](const ViewBounds& b) { return b.first % elem == 0; };
-  uint64_t workspace_bytes = 0;
-  auto take = [&workspace_bytes](uint64_t* at, uint64_t bytes) {
-    *at = workspace_bytes;
-    return AlignUp(bytes, &bytes) &&
-           !__builtin_add_overflow(workspace_bytes, bytes, &workspace_bytes) &&
-           workspace_bytes <= kMaxPlannedBytes;
-  };
+  // Copies. An input is read where it is when it is contiguous in the shape the kernel reads it
+  // at (out's, or its own when broadcast) and aligned to its element; out is written where it is
+  // when contiguous and aligned. Otherwise a contiguous buffer in the workspace stands in (copies
+  // move bytes, so any alignment works). Overlap: copies in run before the kernel and the copy
+  // out after it, so with an out copy every input is read before out is written; when the kernel
+  // writes out directly, an input overlapping out is copied first unless it is exactly out's view
+  // (in place: each element is read before it is written).
   plan->grad = grad_output->First();
   plan->x = x->First();
   plan->out = out->First();
+  const auto aligned = [elem](const ViewBounds& b) { return b.first % elem == 0; };
   const bool out_direct = out->IsContiguous() && aligned(bounds[2]);
+  uint64_t workspace_bytes = 0;
   bool sized = true;
-  // t's copy, if it needs one, into the workspace at *offset.
-  auto plan_input = [&](const aclTensor& t, int64_t count, const ViewBounds& b,
-                        std::optional<StridedCopyPlan>* copy, uint64_t* offset) {
+  const auto take = [&](uint64_t* offset, uint64_t bytes) {
+    *offset = workspace_bytes;
+    sized = sized && AlignUp(bytes, &bytes) &&
+            !__builtin_add_overflow(workspace_bytes, bytes, &workspace_bytes) &&
+            workspace_bytes <= kMaxPlannedBytes;
+  };
+  const std::vector<int64_t> contiguous = ContiguousStrides(shape);
+  const auto plan_input = [&](const aclTensor& t, int64_t count, const ViewBounds& b,
+                              std::optional<StridedCopyPlan>* copy, uint64_t* offset) {
     const bool own_shape = kernel_broadcast && static_cast<uint64_t>(count) < n;
-    const bool direct = (own_shape || static_cast<uint64_t>(count) == n) && t.IsContiguous() &&
-                        aligned(b) && !(out_direct && Overlaps(b, bounds[2]) && !SameView(t, *out));
-    if (direct) return;
+    if ((own_shape || static_cast<uint64_t>(count) == n) && t.IsContiguous() && aligned(b) &&
+        !(out_direct && Overlaps(b, bounds[2]) && !SameView(t, *out))) {
+      return;
+    }
     if (own_shape) {
-      *copy = PlanStridedCopy(t.shape, t.strides, ContiguousStrides(t.shape), elem,
-                              /*serial=*/false);
-      sized = sized && take(offset, static_cast<uint64_t>(count) * elem);  // < out's bytes
+      *copy = PlanStridedCopy(t.shape, t.strides, ContiguousStrides(t.shape), elem, false);
+      take(offset, static_cast<uint64_t>(count) * elem);  // fewer bytes than out's
     } else {
-      *copy = PlanStridedCopy(shape, BroadcastStrides(t, shape), contiguous, elem,
-                              /*serial=*/false);
-      sized = sized && take(offset, buffer_bytes);
+      *copy = PlanStridedCopy(shape, BroadcastStrides(t.shape, t.strides, shape), contiguous, elem,
+                              false);
+      take(offset, buffer_bytes);
     }
   };
-  plan_input(*grad_output, n_grad, bounds[0], &plan->grad_copy, &plan->grad_ws_offset);
-  plan_input(*x, n_x, bounds[1], &plan->x_copy, &plan->x_ws_offset);
+  plan_input(*grad_output, n_grad, bounds[0], &plan->grad_copy, &plan->grad_offset);
+  plan_input(*x, n_x, bounds[1], &plan->x_copy, &plan->x_offset);
   if (!out_direct) {
-    // An out view whose elements overlap is written by one block, so the writes do not race.
+    // An out whose elements overlap is written by one block, so the writes do not race.
     plan->out_copy = PlanStridedCopy(shape, contiguous, out->strides, elem,
-                                     /*serial=*/!IsNonOverlapping(out->shape, out->strides));
-    sized = sized && take(&plan->out_ws_offset, buffer_bytes);
+                                     !IsNonOverlapping(out->shape, out->strides));
+    take(&plan->out_offset, buffer_bytes);
   }
-  plan->library_ws_offset = workspace_bytes;
-  sized = sized &&
-          !__builtin_add_overflow(workspace_bytes, kHostLibraryWorkspace, &workspace_bytes) &&
-          workspace_bytes <= kMaxPlannedBytes;
-  if (!sized || !PlanWorkspace(workspace_bytes, kMaxPlannedBytes, bounds, &plan->workspace)) {
+  WorkspacePlan& ws = plan->workspace;
+  if (!sized || (workspace_bytes > 0 &&
+                 (__builtin_add_overflow(workspace_bytes, kWorkspaceAlignment - 1, &ws.size) ||
+                  ws.size > kMaxPlannedBytes))) {
     return cleanup(ACLNN_ERR_PARAM_INVALID,
                    "the workspace for out shape " + ShapeString(shape) + " of " +
-                       DtypeName(x->dtype) + " (contiguous copies of strided, broadcast, " +
-                       "unaligned or overlapping tensors) overflows a 64-bit byte count");
+                       DtypeName(x->dtype) +
+                       " (contiguous copies of strided, broadcast, unaligned or overlapping "
+                       "tensors) overflows a 64-bit byte count");
   }
-  plan->workspace_size = plan->workspace.size;
-  *workspace_size = plan->workspace.size;
+  ws.planned = workspace_bytes;
+  *workspace_size = ws.size;
   *executor = exec;
   return ACLNN_SUCCESS;
 }
 
-}  // namespace
-
-aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output, const aclTensor* x,
-                                                   const aclScalar* threshold, aclTensor* out,
-                                                   uint64_t* workspace_size,
-                                                   aclOpExecutor** executor,
-                                                   const PlatformInfo* platform) {
-  ScopedDenormalsAsNumbers guard;  // the threshold narrows to float32 here
-  if (aclnnStatus status = CheckPointers(threshold, grad_output, x, out, workspace_size, executor);
-      status != ACLNN_SUCCESS) {
-    return status;
-  }
-  PlannedThreshold planned;
-  planned.value = threshold;
-  const aclnnStatus status =
-      PlanWholeTensors(grad_output, x, out, planned, workspace_size, executor, platform);
-  if (status == ACLNN_SUCCESS) RecordBindings(*executor, grad_output, x, nullptr, out);
-  return status;
-}
-
-aclnnStatus StartRun(void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
-                     std::shared_ptr<ExecutorPlan>* plan, char** base) {
-  *base = nullptr;
-  plan->reset();
-  if (executor == nullptr) return Fail(ACLNN_ERR_PARAM_NULLPTR, "executor is null");
-  // Never through `executor` itself: a destroyed executor's memory is gone.
-  std::shared_ptr<ExecutorPlan> shared = LivePlan(executor);
-  if (shared == nullptr) {
-    return Fail(ACLNN_ERR_PARAM_INVALID, "not a live executor (destroyed, or never created)");
-  }
-  ExecutorPlan& p = *shared;
-  std::lock_guard<std::mutex> lock(p.bindings_mu);
-  if (p.destroyed) {  // a destroy between LivePlan and the lock
-    return Fail(ACLNN_ERR_PARAM_INVALID, "not a live executor (destroyed, or never created)");
-  }
-  if (aclnnStatus status = CheckRebinding(p); status != ACLNN_SUCCESS) return status;
-  std::string error;
-  if (aclnnStatus status = PlaceWorkspace(p.workspace, workspace, workspace_size, base, &error);
-      status != ACLNN_SUCCESS) {
-    return Fail(status, error);
-  }
-  if (p.started && !p.repeatable) {
-    return Fail(ACLNN_ERR_PARAM_INVALID,
-                "the executor has already run (an executor runs once unless made repeatable)");
-  }
-  p.started = true;
-  ++p.bindings.runs_in_flight;
-  *plan = std::move(shared);
-  return ACLNN_SUCCESS;
-}
-
-aclnnStatus aclnnThresholdBackward(void* workspace, uint64_t workspace_size,
-                                   aclOpExecutor* executor, void* stream,
-                                   std::function<void()> on_done) {
-  char* base = nullptr;
-  std::shared_ptr<ExecutorPlan> plan;
-  if (aclnnStatus status = StartRun(workspace, workspace_size, executor, &plan, &base);
-      status != ACLNN_SUCCESS) {
-    return status;
-  }
-  if (!plan->kernel) {
-    EndRun(plan.get());
-    if (stream != nullptr && on_done) on_done();
-    return ACLNN_SUCCESS;
-  }
-  if (stream == nullptr) {
-    struct EndOnReturn {
-      ExecutorPlan* plan;
-      ~EndOnReturn() { EndRun(plan); }
-    } end_on_return{plan.get()};
-    std::lock_guard<std::mutex> one_at_a_time(plan->sync_run_mu);
-    std::vector<Step> steps;
-    try {
-      steps = PlanSteps(plan.get(), base);
-    } catch (const std::exception& e) {
-      plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
-      return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string("kernel launch failed: ") + e.what());
-    }
-    for (const Step& step : steps) {
-      std::string error = RunBlocksSynchronously(step.block_dim, [&step](uint32_t b) {
-        ScopedDenormalsAsNumbers guard;
-        step.run_block(b);
-      });
-      if (!error.empty()) {
-        plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
-        return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string(step.name) + " failed: " + error);
-      }
-    }
-    return ACLNN_SUCCESS;
-  }
-  auto run = std::make_shared<AsyncRun>();
-  run->plan = plan;
-  try {
-    run->steps = PlanSteps(plan.get(), base);
-  } catch (const std::exception& e) {
-    plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
-    EndRun(plan.get());
-    return Fail(ACLNN_ERR_RUNTIME_ERROR, std::string("kernel launch failed: ") + e.what());
-  }
-  run->stream = static_cast<HostStream*>(stream);
-  run->on_done = std::move(on_done);
-  LaunchFrom(run, 0);
-  return ACLNN_SUCCESS;
-}
-
-const char* aclnnThresholdBackwardKernelName(const aclOpExecutor* executor) {
-  const std::shared_ptr<ExecutorPlan> plan = LivePlan(executor);
-  return plan == nullptr || !plan->kernel ? "" : ascend_kernels::KernelOpName(*plan->kernel);
-}
-
-aclnnStatus aclnnThresholdBackwardRunStatus(const aclOpExecutor* executor) {
-  if (executor == nullptr) return ACLNN_ERR_PARAM_NULLPTR;
-  const std::shared_ptr<ExecutorPlan> plan = LivePlan(executor);
-  return plan == nullptr ? ACLNN_ERR_PARAM_INVALID : plan->run_status.load();
-}
-
-// ---- Phase one with a threshold tensor ------------------------------------------------------
-
-namespace {
-
-constexpr size_t kMaxKernelRank = 8;
-using ascend_kernels::kNumOperands;
-
-bool IsZero(const char* element, aclDataType dtype) {
-  aclScalar s;
-  LoadScalar(element, dtype, &s);
-  return s.IsExactlyZero();
-}
-
-aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x,
+// The device-threshold phase one without the bindings (see the public header).
+aclnnStatus PlanDeviceThreshold(const aclTensor* grad_output, const aclTensor* x,
                                 const aclTensor* threshold, aclTensor* out,
                                 uint64_t* workspace_size, aclOpExecutor** executor,
-                                const PlatformInfo* platform,
-                                ascend_kernels::ThresholdSource source) {
-  ScopedDenormalsAsNumbers guard;
+                                const PlatformInfo* platform) {
   if (aclnnStatus status = CheckPointers(threshold, grad_output, x, out, workspace_size, executor);
       status != ACLNN_SUCCESS) {
     return status;
   }
-  const uint64_t threshold_bytes = DtypeSize(threshold->dtype);
   aclScalar probe;
-  unsigned char zero_bytes[8] = {};
-  LoadScalar(zero_bytes, threshold->dtype, &probe);
-  if (probe.kind == aclScalar::Kind::kInvalid || threshold_bytes == 0) {
+  const uint64_t zero_bits = 0;
+  LoadScalar(&zero_bits, threshold->dtype, &probe);
+  if (probe.kind == aclScalar::Kind::kInvalid) {
     return Fail(ACLNN_ERR_PARAM_INVALID, std::string("threshold has dtype ") +
                                              DtypeName(threshold->dtype) +
                                              ", expected an integer or floating-point array");
   }
-  // grad_output and x first, with the scalar phase one's words; then the threshold and out.
   const std::vector<int64_t>& gs = grad_output->shape;
   const std::vector<int64_t>& xs = x->shape;
   const std::vector<int64_t>& ts = threshold->shape;
@@ -750,213 +389,201 @@ aclnnStatus PlanThresholdTensor(const aclTensor* grad_output, const aclTensor* x
                                " and threshold " + ShapeString(ts);
   const BroadcastResult broadcast = BroadcastShapes({&gs, &xs, &ts}, &shape);
   const bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();
-  switch (broadcast) {
-    case BroadcastResult::kIncompatible:
-      return Fail(ACLNN_ERR_PARAM_INVALID,
-                  operands + " do not broadcast to out " + ShapeString(os));
-    case BroadcastResult::kOverflow:
-      if (empty) break;  // no element: the other dims' product never counts anything
-      return Fail(ACLNN_ERR_PARAM_INVALID, operands + " broadcast to " + ShapeString(shape) +
-                                               ", whose element count overflows int64");
-    case BroadcastResult::kOk:
-      break;
+  if (broadcast == BroadcastResult::kIncompatible) {
+    return Fail(ACLNN_ERR_PARAM_INVALID, operands + " do not broadcast to out " + ShapeString(os));
+  }
+  if (broadcast == BroadcastResult::kOverflow && !empty) {
+    return Fail(ACLNN_ERR_PARAM_INVALID, operands + " broadcast to " + ShapeString(shape) +
+                                             ", whose element count overflows int64");
   }
   if (shape != os) {
     return Fail(ACLNN_ERR_PARAM_INVALID, "the result's shape " + ShapeString(os) +
                                              " is not the broadcast shape " + ShapeString(shape) +
                                              " of " + operands);
   }
-  // Empty: the scalar phase one checks dtypes and platform and plans nothing, before any stride
-  // of these (possibly huge) shapes is used.
-  if (empty) {
-    const int64_t zero_shape[1] = {0};
+  if (empty) {  // dtypes and platform checked, nothing planned, no stride of these shapes used
     aclTensor g = *grad_output, xv = *x, o = *out;
     for (aclTensor* t : {&g, &xv, &o}) {
-      t->shape.assign(zero_shape, zero_shape + 1);
-      t->strides.assign(1, 1);
+      t->shape = {0};
+      t->strides = {1};
     }
-    PlannedThreshold empty_threshold;
-    if (source == ascend_kernels::ThresholdSource::kDevice) empty_threshold.device = threshold;
-    return PlanWholeTensors(&g, &xv, &o, empty_threshold, workspace_size, executor, platform);
+    return PlanWholeTensors(&g, &xv, &o, nullptr, threshold, workspace_size, executor, platform);
   }
 
-  // Every operand's extent in elements and bytes must be representable (view_bounds.h).
   const aclTensor* const tensors[kNumOperands] = {grad_output, x, threshold, out};
-  std::string error;
   ViewBounds bounds[kNumOperands];
-  for (int k = 0; k < kNumOperands; ++k) {
-    if (tensors[k]->data == nullptr) {
-      return Fail(ACLNN_ERR_PARAM_NULLPTR, std::string(kOperandNames[k]) + " data is null");
-    }
-    if (tensors[k]->strides.size() != tensors[k]->shape.size()) {
-      return Fail(ACLNN_ERR_PARAM_INVALID, std::string(kOperandNames[k]) + " has " +
-                                               std::to_string(tensors[k]->strides.size()) +
-                                               " strides for rank " +
-                                               std::to_string(tensors[k]->shape.size()));
-    }
-    if (!ComputeViewBounds(*tensors[k], kOperandNames[k], &bounds[k], &error)) {
-      return Fail(ACLNN_ERR_PARAM_INVALID, error);
-    }
-  }
+  std::string error;
   std::array<std::vector<int64_t>, kNumOperands> strides;
   for (int k = 0; k < kNumOperands; ++k) {
-    strides[k] = aclnn::BroadcastStrides(tensors[k]->shape, tensors[k]->strides, os);
-  }
-  const Layout<kNumOperands> layout = MakeLayout(os, strides);
-
-  // Looped dims: where the threshold varies, then leading ones beyond the kernel's rank.
-  const size_t rank = layout.sizes.size();
-  std::vector<bool> looped(rank, false);
-  size_t kernel_rank = 0;
-  for (size_t d = 0; d < rank; ++d) {
-    looped[d] = layout.strides[d][ascend_kernels::kOperandThreshold] != 0;
-    kernel_rank += !looped[d];
-  }
-  for (size_t d = 0; d < rank && kernel_rank > kMaxKernelRank; ++d) {
-    if (!looped[d]) {
-      looped[d] = true;
-      --kernel_rank;
+    const aclTensor& t = *tensors[k];
+    if (t.data == nullptr) {
+      return Fail(ACLNN_ERR_PARAM_NULLPTR, std::string(kOperandNames[k]) + " data is null");
     }
+    if (t.strides.size() != t.shape.size()) {
+      return Fail(ACLNN_ERR_PARAM_INVALID,
+                  std::string(kOperandNames[k]) + " has " + std::to_string(t.strides.size()) +
+                      " strides for rank " + std::to_string(t.shape.size()));
+    }
+    if (!ComputeViewBounds(t, kOperandNames[k], &bounds[k], &error)) {
+      return Fail(ACLNN_ERR_PARAM_INVALID, error);
+    }
+    strides[k] = BroadcastStrides(t.shape, t.strides, os);
   }
-  ThresholdBatch batch;
-  aclTensor views[3] = {*grad_output, *x, *out};  // slice 0: the kernel's dims, offsets kept
-  const int operand_of_view[3] = {ascend_kernels::kOperandGrad, ascend_kernels::kOperandX,
-                                  ascend_kernels::kOperandOut};
-  for (aclTensor& v : views) {
-    v.shape.clear();
-    v.strides.clear();
-  }
+
+  // Slices: out's dims after the last one along which the threshold varies, fewer when more than
+  // the kernel's rank remain; the dims before them are looped over, slice after slice. Each slice
+  // is then a suffix of out: contiguous when out is.
+  const Layout<kNumOperands> layout = MergeDims<kNumOperands>(os, strides);
+  const size_t rank = layout.sizes.size();
+  size_t looped = 0;
   for (size_t d = 0; d < rank; ++d) {
-    if (looped[d]) {
-      batch.sizes.push_back(layout.sizes[d]);
-      batch.strides.push_back(layout.strides[d]);
-      batch.count *= layout.sizes[d];  // fits: a divisor of out's element count
+    if (layout.strides[d][ascend_kernels::kOperandThreshold] != 0) looped = d + 1;
+  }
+  looped = std::max(looped, rank > kMaxRank ? rank - kMaxRank : 0);
+  SliceLoop slices;
+  aclTensor views[3] = {*grad_output, *x, *out};  // slice 0
+  const int view_operands[3] = {ascend_kernels::kOperandGrad, ascend_kernels::kOperandX,
+                                ascend_kernels::kOperandOut};
+  for (aclTensor& v : views) v.shape.clear(), v.strides.clear();
+  for (size_t d = 0; d < rank; ++d) {
+    if (d < looped) {
+      slices.sizes.push_back(layout.sizes[d]);
+      slices.strides.push_back(layout.strides[d]);
+      slices.count *= layout.sizes[d];  // a divisor of out's element count
       continue;
     }
     for (int v = 0; v < 3; ++v) {
-      const int64_t stride = layout.strides[d][operand_of_view[v]];
+      const int64_t stride = layout.strides[d][view_operands[v]];
       views[v].shape.push_back(stride == 0 ? 1 : layout.sizes[d]);
       views[v].strides.push_back(stride);
     }
   }
-
-  batch.element_bytes = DtypeSize(out->dtype);
-  batch.threshold_dtype = threshold->dtype;
-  batch.threshold = threshold->First();
-  batch.threshold_bytes = threshold_bytes;
-
-  // Which kernels the slices need, and the threshold the plan is made with: a device threshold,
-  // or the first nonzero value (whose dtype list is the strictest), else 0.
-  const bool on_device = source == ascend_kernels::ThresholdSource::kDevice;
-  bool any_zero = false, any_nonzero = on_device;
-  const char* representative = batch.threshold;
-  for (int64_t k = 0; k < batch.count && !on_device && !(any_zero && any_nonzero); ++k) {
-    const char* element = batch.At(k, grad_output->First(), x->First(), out->First()).threshold;
-    if (IsZero(element, threshold->dtype)) {
-      any_zero = true;
-    } else if (!any_nonzero) {
-      any_nonzero = true;
-      representative = element;
-    }
-  }
-  aclScalar value;
-  PlannedThreshold planned;
-  if (on_device) {
-    planned.device = threshold;
-  } else {
-    LoadScalar(representative, threshold->dtype, &value);
-    planned.value = &value;
-  }
-
-  PlatformInfo info = WithDefaults(platform != nullptr ? *platform : PlatformInfo{});
-  uint64_t slice_bytes = DtypeSize(out->dtype);
-  for (int64_t d : views[2].shape) slice_bytes *= static_cast<uint64_t>(d);  // <= out's bytes
-  const bool small = batch.count > 1 && slice_bytes <= kSmallSliceBytes;
-  const uint32_t core_num = *info.core_num;
-  if (small) info.core_num = 1;
-  uint64_t slice_workspace_bytes = 0;
-  const aclnnStatus status = PlanWholeTensors(&views[0], &views[1], &views[2], planned,
-                                              &slice_workspace_bytes, executor, &info);
-  if (status != ACLNN_SUCCESS || batch.count == 1) {
-    *workspace_size = slice_workspace_bytes;
-    return status;
-  }
-  auto fail = [executor](aclnnStatus s, std::string message) {
-    aclDestroyAclOpExecutor(*executor);
+  const aclnnStatus status = PlanWholeTensors(&views[0], &views[1], &views[2], nullptr, threshold,
+                                              workspace_size, executor, platform);
+  if (status != ACLNN_SUCCESS) return status;
+  const auto refuse = [executor](aclnnStatus code, std::string message) {
+    ReleaseExecutor(*executor);
     *executor = nullptr;
-    return Fail(s, std::move(message));
+    return Fail(code, std::move(message));
   };
-  ExecutorPlan* plan = (*executor)->plan.get();
-  // The other kernel's tiling, when some slices need it.
-  const KernelOp other =
-      plan->kernel == KernelOp::kReluGrad ? KernelOp::kThresholdGradV2D : KernelOp::kReluGrad;
-  if ((other == KernelOp::kReluGrad ? any_zero : any_nonzero) &&
-      !TileKernel(other, *info.core_num, plan, &error)) {
-    return fail(ACLNN_ERR_INNER_TILING_ERROR, error);
+  if (Overlaps(bounds[ascend_kernels::kOperandThreshold], bounds[ascend_kernels::kOperandOut])) {
+    return refuse(ACLNN_ERR_PARAM_INVALID,
+                  "threshold overlaps out (the kernel reads the threshold while out is written)");
   }
-  batch.core_num = core_num;
-  // Workspace: one slice's for every range (small slices) or for every slice (large ones), each
-  // at an aligned offset from the aligned base; the alignment slack is added once, for the whole.
-  batch.range_workspace_bytes = (plan->workspace.planned + kWorkspaceAlignment - 1) /
-                                kWorkspaceAlignment *
-                                kWorkspaceAlignment;  // planned < 2^63 - 512: phase one checked it
-  uint64_t parts = static_cast<uint64_t>(batch.count);
-  if (small) {
-    batch.ranges =
-        static_cast<uint32_t>(std::min<int64_t>(batch.count, std::max<uint32_t>(core_num, 1)));
-    parts = batch.ranges;
-  } else {
-    // Each step launches count times its blocks (copies and kernel alike, at most kMaxCores).
-    uint64_t max_blocks = std::max(plan->relu_grad_tiling.tiling.block_dim,
-                                   plan->threshold_grad_tiling.tiling.block_dim);
-    for (const auto* copy : {&plan->grad_copy, &plan->x_copy, &plan->out_copy}) {
-      if (*copy) max_blocks = std::max<uint64_t>(max_blocks, (*copy)->block_dim);
-    }
-    if (static_cast<uint64_t>(batch.count) * max_blocks > UINT32_MAX) {
-      return fail(ACLNN_ERR_PARAM_INVALID, std::to_string(batch.count) + " threshold slices of " +
-                                               std::to_string(max_blocks) +
-                                               " blocks exceed a launch's block count");
-    }
-  }
-  uint64_t workspace_bytes = 0;
-  const ViewBounds whole[WorkspacePlan::kTensors] = {bounds[0], bounds[1], bounds[3]};
-  if (__builtin_mul_overflow(batch.range_workspace_bytes, parts, &workspace_bytes) ||
-      !PlanWorkspace(workspace_bytes, static_cast<uint64_t>(INT64_MAX), whole, &plan->workspace)) {
-    return fail(ACLNN_ERR_PARAM_INVALID, "the workspace of " + std::to_string(parts) +
-                                             " slices overflows a 64-bit byte count");
-  }
-  plan->workspace_size = plan->workspace.size;
-  plan->batch = std::move(batch);
-  *workspace_size = plan->workspace.size;
-  return ACLNN_SUCCESS;
-}
+  if (slices.count == 1) return ACLNN_SUCCESS;
 
-// PlanThresholdTensor, then the caller's tensors as a successful plan's bindings.
-aclnnStatus PlanAndBindThresholdTensor(const aclTensor* grad_output, const aclTensor* x,
-                                       const aclTensor* threshold, aclTensor* out,
-                                       uint64_t* workspace_size, aclOpExecutor** executor,
-                                       const PlatformInfo* platform,
-                                       ascend_kernels::ThresholdSource source) {
-  const aclnnStatus status = PlanThresholdTensor(grad_output, x, threshold, out, workspace_size,
-                                                 executor, platform, source);
-  if (status == ACLNN_SUCCESS) RecordBindings(*executor, grad_output, x, threshold, out);
-  return status;
+  // A batch runs its tensors in place: no copies, and an input overlapping out only as out's view.
+  ExecutorPlan* plan = (*executor)->plan.get();
+  std::string refused;
+  for (int k : {ascend_kernels::kOperandGrad, ascend_kernels::kOperandX}) {
+    const bool copied =
+        k == ascend_kernels::kOperandGrad ? plan->grad_copy.has_value() : plan->x_copy.has_value();
+    if (copied || (Overlaps(bounds[k], bounds[ascend_kernels::kOperandOut]) &&
+                   !SameView(*tensors[k], *out))) {
+      refused = kOperandNames[k];
+    }
+  }
+  if (plan->out_copy) refused = "out";
+  if (!refused.empty()) {
+    return refuse(ACLNN_ERR_PARAM_INVALID,
+                  "a threshold of " + std::to_string(slices.count) + " slices of out " +
+                      ShapeString(os) + " runs its tensors in place, but " + refused +
+                      " is strided, unaligned or overlaps out (copies are planned for a whole "
+                      "tensor only: make it contiguous first)");
+  }
+  // One launch over every slice when its tiling can describe them (kernel_args.h), else one
+  // launch per slice.
+  ascend_kernels::ThresholdGradV2DTilingData& t = plan->threshold_grad_tiling;
+  bool one_launch = slices.sizes.size() <= ascend_kernels::kMaxBatchRank;
+  for (const auto& s : slices.strides) {
+    for (int64_t stride : s) one_launch = one_launch && stride >= 0;
+  }
+  ascend_kernels::ThresholdBatchTiling& batch = t.batch;
+  if (one_launch) {
+    batch.slice_num = static_cast<uint64_t>(slices.count);
+    batch.slice_len = t.tiling.total_num;
+    batch.rank = slices.sizes.size();
+    for (size_t d = 0; d < slices.sizes.size(); ++d) {
+      batch.sizes[d] = static_cast<uint64_t>(slices.sizes[d]);
+      for (int j = 0; j < kNumOperands; ++j) batch.strides[d][j] = slices.strides[d][j];
+    }
+    const PlatformInfo info = WithDefaults(platform != nullptr ? *platform : PlatformInfo{});
+    if (!ascend_kernels::ElementwiseTilingFor(batch.slice_num * batch.slice_len, plan->dtype,
+                                              plan->ub_size, *info.core_num, &t.tiling, &error)) {
+      return refuse(ACLNN_ERR_INNER_TILING_ERROR, error);
+    }
+  } else {
+    plan->slices = std::move(slices);
+  }
+  return ACLNN_SUCCESS;
 }
 
 }  // namespace
 
-aclnnStatus aclnnThresholdBackwardBatchedGetWorkspaceSize(
-    const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
-    uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
-  return PlanAndBindThresholdTensor(grad_output, x, threshold, out, workspace_size, executor,
-                                    platform, ascend_kernels::ThresholdSource::kTiling);
+PlatformInfo WithDefaults(const PlatformInfo& info) {
+  PlatformInfo out = info;
+  const SocRow& row = RowOf(info.soc);
+  const PlatformInfo host = info.soc == SocVersion::kHost ? HostPlatformInfo() : PlatformInfo{};
+  if (!out.ub_size) out.ub_size = host.ub_size.value_or(row.ub_bytes);
+  if (!out.core_num) out.core_num = host.core_num.value_or(row.default_cores);
+  return out;
+}
+
+ascend_kernels::ThresholdParams MakeThresholdParams(const aclScalar& threshold, aclDataType x) {
+  ScopedDenormalsAsNumbers guard;  // a subnormal float32 threshold is a number
+  using Kind = aclScalar::Kind;
+  const aclScalar& t = threshold;
+  uint64_t bits = 0;
+  Dtype dtype = Dtype::kFloat64;
+  if (ascend_kernels::IntegerRange range{0, 0}; ascend_kernels::DtypeIntegerRange(x, &range)) {
+    // Exact: an int64, or the float's own value as a float64; a uint64 beyond int64 passes no x.
+    if (t.kind == Kind::kFloat || (t.kind == Kind::kUnsigned && t.u > INT64_MAX)) {
+      const double value = t.kind == Kind::kFloat ? t.f : std::numeric_limits<double>::infinity();
+      std::memcpy(&bits, &value, 8);
+    } else {
+      const int64_t value = t.kind == Kind::kSigned ? t.i : static_cast<int64_t>(t.u);
+      std::memcpy(&bits, &value, 8);
+      dtype = Dtype::kInt64;
+    }
+  } else if (x == ACL_DOUBLE) {  // rounded once, from the scalar's exact value
+    const double value = t.kind == Kind::kSigned     ? static_cast<double>(t.i)
+                         : t.kind == Kind::kUnsigned ? static_cast<double>(t.u)
+                                                     : t.f;
+    std::memcpy(&bits, &value, 8);
+  } else {
+    const float value = t.kind == Kind::kSigned     ? static_cast<float>(t.i)
+                        : t.kind == Kind::kUnsigned ? static_cast<float>(t.u)
+                                                    : static_cast<float>(t.f);
+    uint32_t value_bits;
+    std::memcpy(&value_bits, &value, 4);
+    bits = value_bits;
+    dtype = Dtype::kFloat32;
+  }
+  return ascend_kernels::ThresholdParamsFromBits(x, static_cast<int32_t>(dtype), bits);
+}
+
+aclnnStatus aclnnThresholdBackwardGetWorkspaceSize(const aclTensor* grad_output, const aclTensor* x,
+                                                   const aclScalar* threshold, aclTensor* out,
+                                                   uint64_t* workspace_size,
+                                                   aclOpExecutor** executor,
+                                                   const PlatformInfo* platform) {
+  ScopedDenormalsAsNumbers guard;  // a subnormal threshold is neither 0 nor flushed
+  aclnnStatus status = CheckPointers(threshold, grad_output, x, out, workspace_size, executor);
+  if (status == ACLNN_SUCCESS) {
+    status = PlanWholeTensors(grad_output, x, out, threshold, nullptr, workspace_size, executor,
+                              platform);
+  }
+  if (status == ACLNN_SUCCESS) RecordBindings(*executor, grad_output, x, nullptr, out);
+  return status;
 }
 
 aclnnStatus aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize(
     const aclTensor* grad_output, const aclTensor* x, const aclTensor* threshold, aclTensor* out,
     uint64_t* workspace_size, aclOpExecutor** executor, const PlatformInfo* platform) {
-  return PlanAndBindThresholdTensor(grad_output, x, threshold, out, workspace_size, executor,
-                                    platform, ascend_kernels::ThresholdSource::kDevice);
+  const aclnnStatus status =
+      PlanDeviceThreshold(grad_output, x, threshold, out, workspace_size, executor, platform);
+  if (status == ACLNN_SUCCESS) RecordBindings(*executor, grad_output, x, threshold, out);
+  return status;
 }
 
 }  // namespace jax_threshold::aclnn

@@ -172,16 +172,6 @@ class SyncWorkers {
 std::string RunBlocksSynchronously(uint32_t n, const std::function<void(uint32_t)>& block,
                                    uint32_t max_threads) {
   if (n == 0) return {};
-  if (n == 1) {  // nothing to share: the calling thread runs it, without a job for the workers
-    try {
-      block(0);
-    } catch (const std::exception& e) {
-      return e.what()[0] ? e.what() : "kernel block failed";
-    } catch (...) {
-      return "kernel block failed";
-    }
-    return {};
-  }
   if (max_threads == 0) max_threads = HardwareThreads();
   return SyncWorkers::Get().Run(n, block, max_threads);
 }

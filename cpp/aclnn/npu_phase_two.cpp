@@ -7,10 +7,8 @@
 #include <set>
 #include <string>
 #include <tuple>
-#include <vector>
 
 #include "aclnn/executor.h"
-#include "aclnn/threshold_params.h"
 #include "common/op_host/elementwise_tiling.h"
 #include "npu_launch.h"
 
@@ -19,106 +17,26 @@ namespace {
 
 using ascend_kernels::KernelOp;
 
-// One kernel launch: the slice's pointers and its tiling, passed by value.
-struct NpuLaunch {
-  KernelOp kernel;
-  void* grad;
-  void* x;
-  void* threshold;  // the device threshold's element (device-threshold plans), or null
-  void* out;
-  ascend_kernels::ThresholdGradV2DTilingData threshold_grad_tiling;
-  ascend_kernels::ReluGradTilingData relu_grad_tiling;
-};
-
-NpuLaunch LaunchOf(const ExecutorPlan& p, const char* grad, const char* x, const char* threshold,
-                   char* out, KernelOp kernel,
-                   const ascend_kernels::ThresholdGradV2DTilingData& tgv2d) {
-  return {kernel, const_cast<char*>(grad), const_cast<char*>(x), const_cast<char*>(threshold), out,
-          tgv2d,  p.relu_grad_tiling};
-}
-
-// A device-threshold batch as one ThresholdGradV2D launch over all the platform's cores: each
-// block finds its slices' elements and threshold elements from the tiling's batch (kernel_args.h).
-// False (one launch per slice instead) for batches the tiling cannot describe: more than
-// kMaxBatchRank looped dims, or negative strides.
-bool OneLaunch(const ExecutorPlan& p, NpuLaunch* launch) {
-  const ThresholdBatch& b = *p.batch;
-  if (!p.HasDeviceThreshold() || b.core_num == 0 ||
-      b.sizes.size() > ascend_kernels::kMaxBatchRank) {
-    return false;
-  }
-  ascend_kernels::ThresholdGradV2DTilingData tiling = p.threshold_grad_tiling;
-  ascend_kernels::ThresholdBatchTiling& batch = tiling.batch;
-  batch.slice_num = static_cast<uint64_t>(b.count);
-  batch.slice_len = p.threshold_grad_tiling.tiling.total_num;
-  batch.rank = b.sizes.size();
-  for (size_t d = 0; d < b.sizes.size(); ++d) {
-    batch.sizes[d] = static_cast<uint64_t>(b.sizes[d]);
-    for (int j = 0; j < ascend_kernels::kNumOperands; ++j) {
-      if (b.strides[d][j] < 0) return false;
-      batch.strides[d][j] = b.strides[d][j];
-    }
-  }
-  std::string error;  // all slices' elements: out's element count, which phase one checked
-  if (!ascend_kernels::ElementwiseTilingFor(batch.slice_num * batch.slice_len, p.dtype, p.ub_size,
-                                            b.core_num, &tiling.tiling, &error)) {
-    return false;
-  }
-  *launch = LaunchOf(p, p.grad, p.x, b.threshold, p.out, KernelOp::kThresholdGradV2D, tiling);
-  return true;
-}
-
-// Every launch of the plan: the whole tensors, one for a device-threshold batch, or one per
-// slice of a host-threshold batch. A device-threshold
-// plan's launches are ThresholdGradV2D with the plan's tiling and their threshold element's
-// device address; otherwise the threshold is read here, on the host.
-std::vector<NpuLaunch> PlanLaunches(const ExecutorPlan& p) {
-  std::vector<NpuLaunch> launches;
-  if (!p.batch) {
-    launches.push_back(
-        LaunchOf(p, p.grad, p.x, p.device_threshold, p.out, *p.kernel, p.threshold_grad_tiling));
-    return launches;
-  }
-  const ThresholdBatch& b = *p.batch;
-  if (NpuLaunch whole; OneLaunch(p, &whole)) {
-    launches.push_back(whole);
-    return launches;
-  }
-  launches.reserve(static_cast<size_t>(b.count));
-  for (int64_t k = 0; k < b.count; ++k) {
-    const ThresholdBatch::Slice slice = b.At(k, p.grad, p.x, p.out);
-    const char* element = slice.threshold;
-    ascend_kernels::ThresholdGradV2DTilingData tiling = p.threshold_grad_tiling;
-    KernelOp kernel = KernelOp::kThresholdGradV2D;
-    if (!p.HasDeviceThreshold()) {
-      aclScalar t;
-      LoadScalar(element, b.threshold_dtype, &t);
-      if (t.IsExactlyZero()) kernel = KernelOp::kReluGrad;
-      if (kernel == KernelOp::kThresholdGradV2D) {
-        tiling.threshold = MakeThresholdParams(t, p.dtype);
-      }
-      element = nullptr;
-    }
-    launches.push_back(LaunchOf(p, slice.grad, slice.x, element, slice.out, kernel, tiling));
-  }
-  return launches;
-}
-
 aclnnStatus AclFailure(const char* function, aclError rc, ExecutorPlan* plan) {
   plan->run_status.store(ACLNN_ERR_RUNTIME_ERROR);
   return Fail(ACLNN_ERR_RUNTIME_ERROR,
               std::string(function) + " failed with ACL error " + std::to_string(rc));
 }
 
-aclError Submit(const NpuLaunch& l, aclrtStream stream) {
-  if (l.kernel == KernelOp::kReluGrad) {
-    return ascend_kernels::LaunchReluGradOnNpu(
-        static_cast<uint32_t>(l.relu_grad_tiling.tiling.block_dim), stream, l.grad, l.x, l.out,
-        /*workspace=*/nullptr, l.relu_grad_tiling);
+// One launch of `kernel` on `a`'s tensors, its tiling passed by value.
+aclError Submit(KernelOp kernel, const ascend_kernels::ThresholdGradV2DTilingData& threshold_grad,
+                const ascend_kernels::ReluGradTilingData& relu_grad, const LaunchArgs& a,
+                aclrtStream stream) {
+  void* grad = const_cast<char*>(a.grad);
+  void* x = const_cast<char*>(a.x);
+  if (kernel == KernelOp::kReluGrad) {
+    return ascend_kernels::LaunchReluGradOnNpu(static_cast<uint32_t>(relu_grad.tiling.block_dim),
+                                               stream, grad, x, a.out, /*workspace=*/nullptr,
+                                               relu_grad);
   }
   return ascend_kernels::LaunchThresholdGradV2DOnNpu(
-      static_cast<uint32_t>(l.threshold_grad_tiling.tiling.block_dim), stream, l.grad, l.x,
-      l.threshold, l.out, /*workspace=*/nullptr, l.threshold_grad_tiling);
+      static_cast<uint32_t>(threshold_grad.tiling.block_dim), stream, grad, x,
+      const_cast<char*>(a.threshold), a.out, /*workspace=*/nullptr, threshold_grad);
 }
 
 // The kernel entry's name, as ascendc_library() names its launcher (aclrtlaunch_<entry>), and
@@ -166,14 +84,13 @@ class FirstUseCheck {
   static std::string Run(const ExecutorPlan& p, KernelOp kernel, aclrtStream stream) {
     constexpr size_t kBlock = 32;  // one 32-byte block per tensor: grad, x, out
     constexpr unsigned char kSentinel = 0xA5;
-    NpuLaunch l{kernel, nullptr, nullptr, nullptr, nullptr, {}, {}};
-    l.threshold_grad_tiling.dtype = l.relu_grad_tiling.dtype = p.dtype;
+    ascend_kernels::ThresholdGradV2DTilingData threshold_grad{};
+    ascend_kernels::ReluGradTilingData relu_grad{};
+    threshold_grad.dtype = relu_grad.dtype = p.dtype;
     std::string tiling_error;
-    const bool tiled = ascend_kernels::ElementwiseTilingFor(1, p.dtype, p.ub_size, 1,
-                                                            kernel == KernelOp::kReluGrad
-                                                                ? &l.relu_grad_tiling.tiling
-                                                                : &l.threshold_grad_tiling.tiling,
-                                                            &tiling_error);
+    const bool tiled = ascend_kernels::ElementwiseTilingFor(
+        1, p.dtype, p.ub_size, 1,
+        kernel == KernelOp::kReluGrad ? &relu_grad.tiling : &threshold_grad.tiling, &tiling_error);
     if (!tiled) return "no one-element tiling: " + tiling_error;
     void* device = nullptr;
     if (aclError rc = aclrtMalloc(&device, 3 * kBlock, ACL_MEM_MALLOC_HUGE_FIRST);
@@ -183,14 +100,13 @@ class FirstUseCheck {
     std::array<unsigned char, 3 * kBlock> host{};
     std::memset(host.data() + 2 * kBlock, kSentinel, kBlock);
     char* base = static_cast<char*>(device);
-    l.grad = base;
-    l.x = base + kBlock;
-    l.out = base + 2 * kBlock;
+    const LaunchArgs l{base, base + kBlock, nullptr, base + 2 * kBlock};
     std::string error;
     aclError rc =
         aclrtMemcpy(device, host.size(), host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE);
     if (rc != ACL_SUCCESS) error = AclFailed("aclrtMemcpy", rc);
-    if (error.empty() && (rc = Submit(l, stream)) != ACL_SUCCESS) {
+    if (error.empty() &&
+        (rc = Submit(kernel, threshold_grad, relu_grad, l, stream)) != ACL_SUCCESS) {
       error = AclFailed("its launch", rc);
     }
     if (error.empty() && (rc = aclrtSynchronizeStream(stream)) != ACL_SUCCESS) {
@@ -219,12 +135,12 @@ aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size
                                         aclOpExecutor* executor, aclrtStream stream,
                                         int32_t device) {
   if (const std::shared_ptr<ExecutorPlan> p = LivePlan(executor);
-      p != nullptr && (p->grad_copy || p->x_copy || p->out_copy || p->workspace_size > 0)) {
+      p != nullptr && (p->grad_copy || p->x_copy || p->out_copy)) {
     return Fail(ACLNN_ERR_PARAM_INVALID,
-                "on the NPU, grad_output and x must have out's shape and be contiguous "
-                "(broadcast them in JAX first): the executor's copies are host code");
+                "on the NPU, grad_output, x and out must be contiguous and aligned: the "
+                "executor's copies are host code");
   }
-  char* base = nullptr;                // no workspace is planned for the NPU (refused above)
+  char* base = nullptr;                // no workspace is planned without copies
   std::shared_ptr<ExecutorPlan> plan;  // the run reads the plan from here, never via `executor`
   if (aclnnStatus status = StartRun(workspace, workspace_size, executor, &plan, &base);
       status != ACLNN_SUCCESS) {
@@ -236,22 +152,17 @@ aclnnStatus aclnnThresholdBackwardOnNpu(void* workspace, uint64_t workspace_size
     ~EndOnReturn() { EndRun(plan); }
   } end_on_return{p};
   if (!p->kernel) return ACLNN_SUCCESS;
-
-  const std::vector<NpuLaunch> launches = PlanLaunches(*p);
-  bool checked[2] = {false, false};  // ThresholdGradV2D, ReluGrad
-  for (const NpuLaunch& l : launches) {
-    bool& done = checked[l.kernel == KernelOp::kReluGrad ? 1 : 0];
-    if (done) continue;
-    if (aclnnStatus status = FirstUseCheck::Get().Ensure(*p, l.kernel, stream, device);
-        status != ACLNN_SUCCESS) {
-      p->run_status.store(status);
-      return status;
-    }
-    done = true;
+  if (aclnnStatus status = FirstUseCheck::Get().Ensure(*p, *p->kernel, stream, device);
+      status != ACLNN_SUCCESS) {
+    p->run_status.store(status);
+    return status;
   }
-  for (const NpuLaunch& l : launches) {
-    if (aclError rc = Submit(l, stream); rc != ACL_SUCCESS) {
-      return AclFailure(ascend_kernels::KernelOpName(l.kernel), rc, p);
+  for (int64_t k = 0; k < p->slices.count; ++k) {
+    const LaunchArgs args = LaunchAt(*p, k, p->grad, p->x, p->out);
+    if (aclError rc =
+            Submit(*p->kernel, p->threshold_grad_tiling, p->relu_grad_tiling, args, stream);
+        rc != ACL_SUCCESS) {
+      return AclFailure(ascend_kernels::KernelOpName(*p->kernel), rc, p);
     }
   }
   return ACLNN_SUCCESS;

@@ -1,6 +1,7 @@
-// libFuzzer target over the executor's C API: aclnnThresholdBackwardGetWorkspaceSize and
-// aclnnThresholdBackward with fuzzed dtypes, ranks, dims, strides, offsets, placements (aliasing
-// included), thresholds, platforms and workspaces (size, alignment, placement over the tensors).
+// libFuzzer target over the executor's C API: phase one with a threshold scalar or a device
+// threshold tensor, and aclnnThresholdBackward, with fuzzed dtypes, ranks, dims, strides, offsets,
+// placements (aliasing included), thresholds, platforms and workspaces (size, alignment, placement
+// over the tensors).
 //
 // Every input must end in a status code, never a crash or a sanitizer report, and:
 // - a phase two that succeeds wrote nothing outside out's extent (and the workspace);
@@ -164,6 +165,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const aclDataType scalar_dtype = in.Byte() % 3 == 0 ? t_dtype : ACL_FLOAT;
   aclScalar* threshold = aclCreateScalar(t_bytes, scalar_dtype);
+  // Or a device threshold, described by the threshold's spare bytes (so that inputs written for
+  // the scalar form keep their meaning): 0-d, its element the scalar's bytes, or of the output's
+  // rank with leading dims of the output's size, somewhere in the arena.
+  const bool device = t_bytes[15] % 3 == 1;
+  View t_view;
+  t_view.dtype = scalar_dtype;
+  if (t_bytes[11] % 2 == 1) {
+    const size_t batch = t_bytes[12] % (shape.size() + 1);
+    for (size_t d = 0; d < shape.size(); ++d) t_view.dims.push_back(d < batch ? shape[d] : 1);
+    int64_t stride = 1;
+    t_view.strides.assign(shape.size(), 1);
+    for (size_t d = shape.size(); d-- > 0; stride *= t_view.dims[d]) t_view.strides[d] = stride;
+  }
+  t_view.base = t_bytes[13] % 4 * 16384 + t_bytes[14] * 3u;
+  Place(t_view);
+  if (t_view.dims.empty() && t_view.fits) {
+    std::memcpy(&arena[t_view.begin], t_bytes, ElementBytes(scalar_dtype));
+  }
+  aclTensor* t_tensor =
+      aclCreateTensor(t_view.dims.data(), t_view.dims.size(), t_view.dtype, t_view.strides.data(),
+                      t_view.offset, arena.data() + t_view.base);
 
   PlatformInfo platform;
   platform.soc = static_cast<SocVersion>(in.Range(0, 4));
@@ -173,15 +195,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint64_t workspace_size = 0;
   aclOpExecutor* executor = nullptr;
   const uint8_t nulls = in.Byte();
-  const aclnnStatus planned = aclnnThresholdBackwardGetWorkspaceSize(
-      nulls == 1 ? nullptr : tensors[0], nulls == 2 ? nullptr : tensors[1],
-      nulls == 3 ? nullptr : threshold, nulls == 4 ? nullptr : tensors[2],
-      nulls == 5 ? nullptr : &workspace_size, nulls == 6 ? nullptr : &executor,
-      in.Byte() % 8 == 0 ? nullptr : &platform);
+  const PlatformInfo* info = in.Byte() % 8 == 0 ? nullptr : &platform;
+  const aclnnStatus planned =
+      device ? aclnnThresholdBackwardDeviceThresholdGetWorkspaceSize(
+                   nulls == 1 ? nullptr : tensors[0], nulls == 2 ? nullptr : tensors[1],
+                   nulls == 3 ? nullptr : t_tensor, nulls == 4 ? nullptr : tensors[2],
+                   nulls == 5 ? nullptr : &workspace_size, nulls == 6 ? nullptr : &executor, info)
+             : aclnnThresholdBackwardGetWorkspaceSize(
+                   nulls == 1 ? nullptr : tensors[0], nulls == 2 ? nullptr : tensors[1],
+                   nulls == 3 ? nullptr : threshold, nulls == 4 ? nullptr : tensors[2],
+                   nulls == 5 ? nullptr : &workspace_size, nulls == 6 ? nullptr : &executor, info);
   if (planned != ACLNN_SUCCESS && executor != nullptr) __builtin_trap();  // no half results
 
   const bool runnable = planned == ACLNN_SUCCESS && views[0].fits && views[1].fits &&
-                        views[2].fits && workspace_size <= kMaxWorkspace;
+                        views[2].fits && (!device || t_view.fits) &&
+                        workspace_size <= kMaxWorkspace;
   if (runnable) {
     // The workspace: its own allocation at any alignment, or placed in the arena (maybe over a
     // tensor), a little smaller or larger than asked, or null.
@@ -227,6 +255,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // (strided inputs, out contiguous), no overlap, a float32 threshold.
       bool simple = !empty && dtype == ACL_FLOAT && g_dtype == ACL_FLOAT &&
                     out_dtype == ACL_FLOAT && scalar_dtype == ACL_FLOAT && !in_arena &&
+                    (!device || t_view.dims.empty()) &&
                     views[0].dims == shape && views[1].dims == shape && out.dims == shape &&
                     !Overlap(out.begin, out.end, views[0].begin, views[0].end) &&
                     !Overlap(out.begin, out.end, views[1].begin, views[1].end);
@@ -261,6 +290,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   aclDestroyAclOpExecutor(executor);
   for (aclTensor* t : tensors) aclDestroyTensor(t);
+  aclDestroyTensor(t_tensor);
   aclDestroyScalar(threshold);
   return 0;
 }

@@ -23,8 +23,6 @@
 
 #include "aclnn/executor.h"
 #include "aclnn/host_stream.h"
-#include "aclnn/soc.h"
-#include "aclnn/tensor.h"
 #include "ascend_kernels/dtype_soc_table.h"
 #include "ascend_kernels/float64_bits.h"
 #include "common/op_host/elementwise_tiling.h"
@@ -193,9 +191,11 @@ void AddTables(nb::module_& m) {
     soc_core_num[row.name] = *WithDefaults(platform).core_num;
     nb::list any, zero;
     for (auto [name, code] : kernel_dtypes) {
-      const auto dtype = static_cast<aclDataType>(nb::cast<int32_t>(code));
-      if (SocSupportsDtype(platform.soc, dtype, false)) any.append(name);
-      if (SocSupportsDtype(platform.soc, dtype, true)) zero.append(name);
+      const int32_t dtype = nb::cast<int32_t>(code);
+      if (ascend_kernels::SocRunsKernel(row.soc, KernelOp::kThresholdGradV2D, dtype)) {
+        any.append(name);
+      }
+      if (ascend_kernels::SocRunsKernel(row.soc, KernelOp::kReluGrad, dtype)) zero.append(name);
     }
     soc_dtypes[row.name] = nb::tuple(any);
     soc_zero_threshold_dtypes[row.name] = nb::tuple(zero);
@@ -214,7 +214,8 @@ void AddTables(nb::module_& m) {
   m.attr("SOC_DTYPES") = soc_dtypes;
   m.attr("SOC_ZERO_THRESHOLD_DTYPES") = soc_zero_threshold_dtypes;
   const PlatformInfo defaults = WithDefaults(PlatformInfo{});
-  m.attr("DEFAULT_SOC") = RowOf(defaults.soc).name;
+  m.attr("DEFAULT_SOC") =
+      ascend_kernels::SocRowOf(static_cast<ascend_kernels::Soc>(defaults.soc)).name;
   m.attr("DEFAULT_UB_SIZE") = *defaults.ub_size;
   m.attr("DEFAULT_CORE_NUM") = *defaults.core_num;
 }
@@ -289,7 +290,7 @@ NB_MODULE(_aclnn_ext, m) {
       .def_prop_ro("threshold_params",
                    [](const PyExecutor& e) -> nb::object {
                      const ExecutorPlan* p = e.plan();
-                     if (p->kernel != ascend_kernels::KernelOp::kThresholdGradV2D) {
+                     if (p->kernel != KernelOp::kThresholdGradV2D) {
                        return nb::none();
                      }
                      const auto& t = p->threshold_grad_tiling.threshold;
@@ -301,7 +302,7 @@ NB_MODULE(_aclnn_ext, m) {
                      d["threshold_int"] = t.threshold_int;
                      return d;
                    })
-      .def_prop_ro("workspace_size", [](const PyExecutor& e) { return e.plan()->workspace_size; })
+      .def_prop_ro("workspace_size", [](const PyExecutor& e) { return e.plan()->workspace.size; })
       .def_prop_ro(
           "copies",
           [](const PyExecutor& e) {

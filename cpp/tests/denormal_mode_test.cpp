@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "aclnn/denormal_mode.h"
+#include "aclnn/host_stream.h"
 #include "ascend_kernels/tests/flush_to_zero.h"
 #include "executor_test_util.h"
 

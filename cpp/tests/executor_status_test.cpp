@@ -292,7 +292,7 @@ TEST(PhaseOneStatus, UbSizeBeyondTheSocIsInvalid) {
                              {SocVersion::kAscend950, 248 * 1024, ACLNN_SUCCESS},
                              {SocVersion::kHost, 1 << 20, ACLNN_SUCCESS}};
   for (SocVersion soc : RunnableSocs()) {  // every SoC's own UB, and one block more
-    const uint64_t ub = RowOf(soc).ub_bytes;
+    const uint64_t ub = ascend_kernels::SocRowOf(static_cast<ascend_kernels::Soc>(soc)).ub_bytes;
     if (ub == 0) continue;
     cases.push_back({soc, ub, ACLNN_SUCCESS});
     cases.push_back({soc, ub + 32, ACLNN_ERR_PARAM_INVALID});

@@ -10,8 +10,8 @@
 #include <random>
 #include <vector>
 
+#include "aclnn/executor.h"
 #include "aclnn/host_stream.h"
-#include "aclnn/soc.h"
 #include "aclnn/tensor.h"
 #include "ascend_kernels/dtype_soc_table.h"
 #include "jax_threshold/aclnn_threshold_backward.h"
@@ -149,6 +149,22 @@ inline HostTensor MakeTensor(aclDataType dtype, std::vector<int64_t> shape,
 }
 
 inline uint16_t FloatToHalfBits(float f);  // round to nearest even
+
+// IEEE binary16 / bfloat16 bits -> float, exactly.
+inline float HalfBitsToFloat(uint16_t bits) {
+  const int exp = (bits >> 10) & 0x1f;
+  const int mant = bits & 0x3ff;
+  const float magnitude = exp == 0    ? std::ldexp(static_cast<float>(mant), -24)
+                          : exp == 31 ? (mant ? NAN : INFINITY)
+                                      : std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
+  return (bits & 0x8000) ? -magnitude : magnitude;
+}
+inline float BFloat16BitsToFloat(uint16_t bits) {
+  const uint32_t widened = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &widened, 4);
+  return f;
+}
 
 inline void StoreDouble(aclDataType dtype, double v, unsigned char* p) {
   switch (dtype) {

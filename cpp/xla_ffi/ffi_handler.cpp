@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -188,20 +189,26 @@ struct PlannedCall {
 // Idle plans between runs. On CPU, the plans of one compiled call: XLA FFI's per-executable
 // state, made at instantiation. A run takes one of its signature (or plans a new one when none is
 // idle, e.g. the executable running on several threads at once) and puts it back after a
-// successful run. At most `max_idle` are kept; the least recently returned goes first.
+// successful run. At most `max_idle` are kept; the least recently returned goes first. The last
+// one returned waits in `hot_`, taken and put back without the lock: the common call is a run of
+// the one signature an executable has.
 class ExecutablePlans {
  public:
   static ffi::TypeId id;  // assigned when jax_threshold.ffi registers the type with XLA
   static constexpr size_t kMaxIdlePlans = 4;
 
   explicit ExecutablePlans(size_t max_idle = kMaxIdlePlans) : max_idle_(max_idle) {}
+  ~ExecutablePlans() { delete hot_.load(); }
   size_t IdleCount() {
     std::lock_guard<std::mutex> lock(mu_);
-    return idle_.size();
+    return idle_.size() + (hot_.load() != nullptr ? 1 : 0);
   }
 
   std::unique_ptr<PlannedCall> Take(const Operands& operands, bool relu_grad, uint32_t cores) {
+    std::unique_ptr<PlannedCall> hot(hot_.exchange(nullptr));
+    if (hot != nullptr && hot->signature.Matches(operands, relu_grad, cores)) return hot;
     std::lock_guard<std::mutex> lock(mu_);
+    if (hot != nullptr) Keep(std::move(hot));
     for (size_t i = idle_.size(); i-- > 0;) {
       if (idle_[i]->signature.Matches(operands, relu_grad, cores)) {
         std::unique_ptr<PlannedCall> found = std::move(idle_[i]);
@@ -213,17 +220,28 @@ class ExecutablePlans {
   }
 
   void Put(std::unique_ptr<PlannedCall> plan) {
+    PlannedCall* empty = nullptr;
+    if (hot_.compare_exchange_strong(empty, plan.get())) {
+      plan.release();
+      return;
+    }
     std::unique_ptr<PlannedCall> evicted;  // destroyed after the lock is released
     std::lock_guard<std::mutex> lock(mu_);
-    idle_.push_back(std::move(plan));
-    if (idle_.size() > max_idle_) {
-      evicted = std::move(idle_.front());
-      idle_.erase(idle_.begin());
-    }
+    evicted = Keep(std::move(plan));
   }
 
  private:
+  // Under mu_: keeps `plan`, and returns the plan that no longer fits, if any.
+  std::unique_ptr<PlannedCall> Keep(std::unique_ptr<PlannedCall> plan) {
+    idle_.push_back(std::move(plan));
+    if (idle_.size() + (hot_.load() != nullptr ? 1 : 0) <= max_idle_) return nullptr;
+    std::unique_ptr<PlannedCall> evicted = std::move(idle_.front());
+    idle_.erase(idle_.begin());
+    return evicted;
+  }
+
   const size_t max_idle_;
+  std::atomic<PlannedCall*> hot_{nullptr};
   std::mutex mu_;
   std::vector<std::unique_ptr<PlannedCall>> idle_;  // least recently returned first
 };
@@ -325,12 +343,9 @@ ffi::Error PlanCall(PlannedCall& plan, const Operands& operands,
   return ffi::Error::Success();
 }
 
-// Points a kept plan's executor at this call's buffers (those that moved since its last run), and
-// checks that phase two will take them: an input may overlap out only as it did when the plan
-// was made (XLA may alias buffers differently from one run to the next). False when the plan
-// cannot take them: the call then plans afresh.
+// Points a kept plan's executor at this call's buffers (those that moved since its last run);
+// false when it cannot take them.
 bool RebindPlan(PlannedCall& plan, const Operands& operands) {
-  bool moved = false;
   for (int i = 0; i < kNumOperands; ++i) {
     void* addr = operands[i].data;
     if (addr == plan.bound[i] || plan.tensors[i] == nullptr) continue;
@@ -339,23 +354,25 @@ bool RebindPlan(PlannedCall& plan, const Operands& operands) {
                          : aclnn::aclSetInputTensorAddr(plan.executor, i, plan.tensors[i], addr);
     if (status != aclnn::ACLNN_SUCCESS) return false;
     plan.bound[i] = addr;
-    moved = true;
   }
-  return !moved ||
-         aclnn::aclnnThresholdBackwardCheckBindings(plan.executor) == aclnn::ACLNN_SUCCESS;
+  return true;
 }
 
 // Runs phase two (`run`) on a plan for the call: a kept one of `plans` rebound to its buffers, or
-// a new one, which `plans` keeps after a successful run.
+// a new one, which `plans` keeps after a successful run. XLA may alias the buffers differently
+// from one run to the next; phase two refuses (PARAM_INVALID, running nothing) an input that then
+// overlaps out other than at planning, and the call plans afresh.
 template <typename Run>
 ffi::Error RunPlanned(ExecutablePlans& plans, const Operands& operands,
                       const aclnn::PlatformInfo& platform, bool relu_grad, Run run) {
   std::unique_ptr<PlannedCall> plan = plans.Take(operands, relu_grad, *platform.core_num);
-  if (plan == nullptr || !RebindPlan(*plan, operands)) {
+  aclnnStatus status = aclnn::ACLNN_ERR_PARAM_INVALID;
+  if (plan != nullptr && RebindPlan(*plan, operands)) status = run(*plan);
+  if (status == aclnn::ACLNN_ERR_PARAM_INVALID) {
     plan = std::make_unique<PlannedCall>();
     if (ffi::Error e = PlanCall(*plan, operands, platform, relu_grad); e.failure()) return e;
+    status = run(*plan);
   }
-  const aclnnStatus status = run(*plan);
   if (status != aclnn::ACLNN_SUCCESS) return AclnnError("aclnnThresholdBackward", status);
   if (plan->repeatable) plans.Put(std::move(plan));
   return ffi::Error::Success();

@@ -73,14 +73,14 @@ aclError Run(const char* name, int device, uint32_t num_blocks, void* grad, void
   if (soc == nullptr) return RunError(name, "no SoC row names device " + Device(device).soc_name);
   const ascend_kernels::HostLaunch launch =
       MakeLaunch(grad, feature, threshold, out, workspace, &tiling, soc->ub_bytes, soc->soc);
-  if (!launch.run_block) return RunError(name, "no kernel for this dtype");
+  if (launch.block_dim == 0) return RunError(name, "no kernel for this dtype");
   if (launch.block_dim != num_blocks) {
     return RunError(name, "launched on " + std::to_string(num_blocks) +
                               " blocks, its tiling splits for " + std::to_string(launch.block_dim));
   }
   {
     const DeviceAccess access;  // the kernel's reads and writes of device memory
-    for (uint32_t i = 0; i < num_blocks; ++i) launch.run_block(i);
+    for (uint32_t i = 0; i < num_blocks; ++i) launch.RunBlock(i);
   }
   CountBlocks(num_blocks);
   return ACL_SUCCESS;
