@@ -19,7 +19,7 @@ using namespace kt;
 using namespace AscendC;
 
 const cpu_ascendc::ArchRules& RulesOf(Soc soc) {
-  return cpu_ascendc::RulesOf(ascend_kernels::SocRowOf(soc).arch);
+  return *cpu_ascendc::FindRules(ascend_kernels::SocRowOf(soc).arch);
 }
 
 // A threshold inside every dtype's range: 1 for integers, 0.5 for floats.
@@ -208,7 +208,9 @@ TEST(SocRows, EveryDeviceNameAndSocVersionNamesItsRow) {
 // Each SoC row's UB is its arch's TOTAL_UB_SIZE in the model (0 for the host on both sides).
 TEST(SocRules, EverySocRowsUbIsItsArchsTotalUbSize) {
   for (const ascend_kernels::SocRow& row : ascend_kernels::kSocs) {
-    EXPECT_EQ(row.ub_bytes, cpu_ascendc::RulesOf(row.arch).total_ub_size) << row.name;
+    const cpu_ascendc::ArchRules* rules = cpu_ascendc::FindRules(row.arch);
+    ASSERT_TRUE(rules != nullptr) << row.name;
+    EXPECT_EQ(row.ub_bytes, rules->total_ub_size) << row.name;
   }
 }
 

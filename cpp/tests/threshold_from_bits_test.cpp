@@ -1,7 +1,7 @@
-// The kernel's conversion of a device-side threshold element (ascend_kernels/
-// threshold_from_bits.h) against the host's MakeThresholdParams, for every (x dtype, threshold
-// dtype) pair the executor plans that way: the fields the kernel reads for x's dtype agree, over
-// edge values and random sweeps.
+// The kernel's conversion of a device-side threshold element (ThresholdParamsFromBits,
+// ascend_kernels/kernel_args.h) against the host's MakeThresholdParams, for every (x dtype,
+// threshold dtype) pair the executor plans that way: the fields the kernel reads for x's dtype
+// agree, over edge values and random sweeps.
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -15,7 +15,7 @@
 
 #include "aclnn/tensor.h"
 #include "aclnn/threshold_params.h"
-#include "ascend_kernels/threshold_from_bits.h"
+#include "ascend_kernels/kernel_args.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 // kernel_operator.h (CANN's, or the CPU model's) first, which defines GM_ADDR; host code gets the
 // CPU model's, bit for bit the same storage.
 #ifndef GM_ADDR
-#include "../../cpu_ascendc/scalar_types.h"
+#include "../../cpu_ascendc/ascendc_types.h"
 #endif
 
 namespace ascend_kernels {
