@@ -27,31 +27,33 @@
 #include "ascend_kernels/float64_bits.h"
 #endif
 
-// On the NPU, __NPU_ARCH__ names the arch (asc-devkit tests/api/basic_api/CMakeLists.txt: 1001
-// dav_c100 = Ascend910, 2002 dav_m200 = Ascend310P, 2201 dav_c220 = Ascend910B, 3510 dav_3510 =
-// Ascend950). dav_c100 / dav_m200: DataCopyPad and (dav_c100) CompareScalar are "not supported"
-// stubs that emit nothing in a release build (asc-devkit impl/basic_api/kernel_log.h,
-// ASCENDC_REPORT_NOT_SUPPORT), so the kernels would build and silently leave tails uncopied.
-#if !defined(ASCEND_KERNELS_CPU_ASCENDC) && defined(__NPU_ARCH__) && \
-    (__NPU_ARCH__ == 1001 || __NPU_ARCH__ == 2002)
-#error \
-    "ThresholdGradV2D/ReluGrad need DataCopyPad, CompareScalar and tensor-scalar Select: not on dav_c100/dav_m200"
+// The arch a device compile builds for: __NPU_ARCH__, or where the compiler defines only
+// __CCE_AICORE__ (CANN 8.1.RC1), its arch (ArchOfCceAicore). asc-devkit
+// tests/api/basic_api/CMakeLists.txt: 1001 dav_c100 = Ascend910, 2002 dav_m200 = Ascend310P,
+// 2201 dav_c220 = Ascend910B, 3510 dav_3510 = Ascend950.
+#if !defined(ASCEND_KERNELS_CPU_ASCENDC)
+#if !defined(JAX_THRESHOLD_SOC_VERSION)
+#error "an NPU build of the kernels names its SoC: JAX_THRESHOLD_SOC_VERSION (ascend_kernels/npu)"
 #endif
-#if !defined(ASCEND_KERNELS_CPU_ASCENDC) && defined(__NPU_ARCH__) && \
-    defined(JAX_THRESHOLD_SOC_VERSION)
-static_assert(ascend_kernels::SocRowOf(ascend_kernels::kBuildSoc).arch == __NPU_ARCH__,
-              "SOC_VERSION's arch is not its SoC row's (dtype_soc_table.h)");
-#endif
-
-// CompareScalar and tensor-scalar Select on int8/uint8 themselves: dav_3510 has both
-// (asc-devkit impl/basic_api/dav_3510/kernel_operator_vec_cmp_impl.h,
-// kernel_operator_vec_sel_impl.h), so its byte kernels compare and select in two ops; dav_c220
-// has neither, hence the half detour there, and its build does not compile the two-op path. On
-// the CPU both paths are compiled and the launch's arch rules decide.
-#if defined(ASCEND_KERNELS_CPU_ASCENDC) || (defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
-#define ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT 1
+namespace ascend_kernels {
+#if defined(__NPU_ARCH__)
+inline constexpr uint32_t kBuildArch = __NPU_ARCH__;
+#elif defined(__CCE_AICORE__)
+inline constexpr uint32_t kBuildArch = ArchOfCceAicore(__CCE_AICORE__);
+static_assert(kBuildArch != 0, "__CCE_AICORE__ names no arch the kernels know (dtype_soc_table.h)");
 #else
-#define ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT 0
+#error \
+    "a device compile of the kernels needs the compiler's arch: neither __NPU_ARCH__ nor __CCE_AICORE__ is defined"
+#endif
+// dav_c100 / dav_m200: DataCopyPad and (dav_c100) CompareScalar are "not supported" stubs that
+// emit nothing in a release build (asc-devkit impl/basic_api/kernel_log.h,
+// ASCENDC_REPORT_NOT_SUPPORT), so the kernels would build and silently leave tails uncopied.
+static_assert(kBuildArch != 1001 && kBuildArch != 2002,
+              "ThresholdGradV2D/ReluGrad need DataCopyPad, CompareScalar and tensor-scalar "
+              "Select: not on dav_c100/dav_m200");
+static_assert(SocRowOf(kBuildSoc).arch == kBuildArch,
+              "SOC_VERSION's arch is not the compiler's (its row, dtype_soc_table.h)");
+}  // namespace ascend_kernels
 #endif
 
 namespace ascend_kernels {
@@ -91,14 +93,24 @@ using namespace AscendC;
 // never copied out.
 constexpr int32_t BUFFER_NUM = 2;
 
+// CompareScalar and tensor-scalar Select on int8/uint8 themselves: dav_3510 has both
+// (asc-devkit impl/basic_api/dav_3510/kernel_operator_vec_cmp_impl.h,
+// kernel_operator_vec_sel_impl.h), so its byte kernels compare and select in two ops; dav_c220
+// has neither, hence the half detour there, and its build does not instantiate the two-op path.
+// On the CPU both paths are built and the launch's arch rules decide.
+#if defined(ASCEND_KERNELS_CPU_ASCENDC)
+inline constexpr bool kBuildsByteCompareSelect = true;
 template <typename T>
 __aicore__ inline bool HasByteCompareSelect() {
-#if defined(ASCEND_KERNELS_CPU_ASCENDC)
   return cpu_ascendc::HasCompareAndSelect(cpu_ascendc::CurrentRules(), cpu_ascendc::VTypeOf<T>());
-#else
-  return ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT != 0;
-#endif
 }
+#else
+inline constexpr bool kBuildsByteCompareSelect = kBuildArch == 3510;
+template <typename T>
+__aicore__ inline bool HasByteCompareSelect() {
+  return kBuildsByteCompareSelect;
+}
+#endif
 
 // How the compute stage compares and selects, by the element type.
 enum class SelectPath { kFloat, kWide16, kByte, kExactInt };
@@ -205,12 +217,12 @@ class ThresholdSelect {
       Select(out.template ReinterpretCast<half>(), mask, grad.template ReinterpretCast<half>(),
              static_cast<half>(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
     } else if constexpr (kPath == SelectPath::kByte) {
-#if ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT
-      if (byteOps_) {
-        ComputeByteOps(out, grad, feature, count);
-        return;
+      if constexpr (kBuildsByteCompareSelect) {
+        if (byteOps_) {
+          ComputeByteOps(out, grad, feature, count);
+          return;
+        }
       }
-#endif
       LocalTensor<uint8_t> mask = maskBuf_.template Get<uint8_t>();
       LocalTensor<half> xHalf = scratchBuf_.template Get<half>();
       LocalTensor<half> minusOne = xHalf[chunk_];
@@ -253,7 +265,6 @@ class ThresholdSelect {
   }
 
  private:
-#if ASCEND_KERNELS_HAS_BYTE_COMPARE_SELECT
   // int8/uint8 where the SoC compares and selects bytes (HasByteCompareSelect): per chunk, the
   // compare's bit mask, then Select(mask, grad, 0) straight into the output.
   __aicore__ inline void ComputeByteOps(const AscendC::LocalTensor<T>& out,
@@ -273,7 +284,6 @@ class ThresholdSelect {
       Select(out[c], mask, grad[c], T(0), SELMODE::VSEL_TENSOR_SCALAR_MODE, m);
     }
   }
-#endif
 
   AscendC::TBuf<AscendC::TPosition::VECCALC> maskBuf_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> scratchBuf_;
