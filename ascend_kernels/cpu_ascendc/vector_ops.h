@@ -378,7 +378,7 @@ __aicore__ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& m
 }
 
 // Element-type conversion. Supported pairs are the Atlas A2 ones the kernels need; which exist
-// with which RoundMode on the launch's arch is arch_rules.cpp's table.
+// with which RoundMode on the launch's arch is arch_rules.h's table.
 template <typename T, typename U>
 __aicore__ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src,
                             const RoundMode& round_mode, uint32_t count) {
