@@ -128,7 +128,7 @@ class ThresholdSelect {
   static constexpr uint32_t kAlign = kPath == SelectPath::kWide16 ? 64u
                                      : kPath == SelectPath::kByte
                                          ? 128u
-                                         : AscendC::ONE_REPEAT_BYTE_SIZE / sizeof(T);
+                                         : ONE_REPEAT_BYTE_SIZE / sizeof(T);
   static constexpr uint32_t kWideChunk = 2048;  // most float32 elements widened per CompareScalar
   // kWide16 types whose tiling (UB divisor 10, not 7: bfloat16) leaves UB to widen a whole tile
   // at once; float16's, a quarter of one (Init).
@@ -140,8 +140,7 @@ class ThresholdSelect {
     return (tile + kAlign - 1) / kAlign * kAlign;
   }
 
-  __aicore__ inline void Init(AscendC::TPipe& pipe, uint32_t capacity, const ThresholdParams& p) {
-    capacity_ = capacity;
+  __aicore__ inline void Init(TPipe& pipe, uint32_t capacity, const ThresholdParams& p) {
     if constexpr (kPath == SelectPath::kByte) {
       // The two-op path needs CompareScalar's whole 256-byte repeats: the tiling's tiles are
       // whole 256-byte blocks, so a tile's count rounds up to 256 inside the buffers.
@@ -197,10 +196,8 @@ class ThresholdSelect {
     }
   }
 
-  __aicore__ inline void Compute(const AscendC::LocalTensor<T>& out,
-                                 const AscendC::LocalTensor<T>& grad,
-                                 const AscendC::LocalTensor<T>& feature, uint32_t count) {
-    using namespace AscendC;
+  __aicore__ inline void Compute(const LocalTensor<T>& out, const LocalTensor<T>& grad,
+                                 const LocalTensor<T>& feature, uint32_t count) {
     const uint32_t n = Capacity(count);
     if constexpr (kPath == SelectPath::kFloat) {
       LocalTensor<uint8_t> mask = maskBuf_.template Get<uint8_t>();
@@ -267,10 +264,8 @@ class ThresholdSelect {
  private:
   // int8/uint8 where the SoC compares and selects bytes (HasByteCompareSelect): per chunk, the
   // compare's bit mask, then Select(mask, grad, 0) straight into the output.
-  __aicore__ inline void ComputeByteOps(const AscendC::LocalTensor<T>& out,
-                                        const AscendC::LocalTensor<T>& grad,
-                                        const AscendC::LocalTensor<T>& feature, uint32_t count) {
-    using namespace AscendC;
+  __aicore__ inline void ComputeByteOps(const LocalTensor<T>& out, const LocalTensor<T>& grad,
+                                        const LocalTensor<T>& feature, uint32_t count) {
     const uint32_t n = (count + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
     LocalTensor<uint8_t> mask = maskBuf_.template Get<uint8_t>();
     for (uint32_t c = 0; c < n; c += chunk_) {
@@ -285,9 +280,8 @@ class ThresholdSelect {
     }
   }
 
-  AscendC::TBuf<AscendC::TPosition::VECCALC> maskBuf_;
-  AscendC::TBuf<AscendC::TPosition::VECCALC> scratchBuf_;
-  uint32_t capacity_ = 0;
+  TBuf<TPosition::VECCALC> maskBuf_;
+  TBuf<TPosition::VECCALC> scratchBuf_;
   bool byteOps_ = false;         // kByte: compare and select bytes (ComputeByteOps)
   uint32_t minusOneFilled_ = 0;  // leading elements of the -1.0h constant already written
   uint32_t chunk_ = kWideChunk;
