@@ -7,11 +7,9 @@
 
 #include <cstdint>
 
-#include "ascend_kernels/aicore.h"
-
-// The 16-bit floats' C types, half and bfloat16_t, are AscendC's: kernel code includes
-// kernel_operator.h (CANN's, or the CPU model's) first, which defines GM_ADDR; host code gets the
-// CPU model's, bit for bit the same storage.
+// `__aicore__` and the 16-bit floats' C types, half and bfloat16_t, are AscendC's: kernel code
+// includes kernel_operator.h (CANN's, or the CPU model's) first, which defines them and GM_ADDR;
+// host code takes the CPU model's (`__aicore__` empty; bit for bit the same storage).
 #ifndef GM_ADDR
 #include "../../cpu_ascendc/ascendc_types.h"
 #endif

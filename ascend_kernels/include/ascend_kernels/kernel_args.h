@@ -7,7 +7,6 @@
 
 #include <cstdint>
 
-#include "ascend_kernels/aicore.h"
 #include "ascend_kernels/dtype_soc_table.h"
 
 // The tiling structs are at global scope, named in ascend_kernels by using-declarations: a kernel
