@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Compiles the NPU-only host sources with `-std=c++17 -Wall -Wextra -Werror` against CANN's ACL
 # runtime headers, without a toolkit or a device compiler: the NPU launcher, the executor's NPU
-# phase two and the "ASCEND" FFI handlers, for one SOC_VERSION of each SoC an NPU build can name
-# (SOC_VERSIONS below; the build checks each against the SoC table), against the XLA FFI headers
-# of each jaxlib.
+# phase two and the "ASCEND" FFI handlers, for the default SOC_VERSION of each SoC row an NPU
+# build can name (tools/npu_socs.cpp prints them), against the XLA FFI headers of each jaxlib.
 #
 # usage: tools/npu_syntax_check.sh CANN [JAXLIB...]
 #   CANN    --pinned: the oldest and the newest CANN headers the project claims, taken from the
@@ -59,8 +58,10 @@ EOF
 }
 launch_header relu_grad ReluGradTilingData grad feature out workspace
 launch_header threshold_grad_v2_d ThresholdGradV2DTilingData grad feature threshold out workspace
-# The default SOC_VERSION of each SoC row that has one (its list's first).
-SOC_VERSIONS=(Ascend910B1 Ascend950PR_9599)
+# The default SOC_VERSION of each SoC row that has one (its list's first), as C++ reads the table.
+"$CXX" -std=c++17 -I"$ROOT/ascend_kernels/include" "$ROOT/tools/npu_socs.cpp" -o "$STUBS/npu_socs"
+mapfile -t SOC_VERSIONS < <("$STUBS/npu_socs" | cut -d' ' -f3)
+[[ ${#SOC_VERSIONS[@]} -gt 0 ]] || { echo "no SoC row has a SOC_VERSION" >&2; exit 1; }
 
 jaxlib_of() {  # jaxlib_of JAXLIB: prints "VERSION FFI_INCLUDE_DIR"
   if [[ -d $1 ]]; then

@@ -6,12 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "arch_rules.h"
-#include "ascendc_types.h"
 #include "core_state.h"
-#include "global_tensor.h"
-#include "local_tensor.h"
-#include "precondition.h"
+#include "kernel_tensor.h"
 
 namespace AscendC {
 
@@ -43,6 +39,13 @@ struct DataCopyPadExtParams {
 };
 
 namespace internal {
+// The launch's arch must have DataCopyPad (arch_rules.h).
+inline void CheckDataCopyPad(const char* api) {
+  const cpu_ascendc::ArchRules& r = cpu_ascendc::CurrentRules();
+  CPU_ASCENDC_CHECK(r.has_data_copy_pad, api,
+                    "%s rule: no DataCopyPad (an unsupported-API stub there)", r.name);
+}
+
 template <typename T>
 inline void CheckWholeBlocks(uint64_t count, const char* api) {
   CPU_ASCENDC_CHECK(
@@ -74,17 +77,6 @@ __aicore__ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>
   if (count != 0) std::memcpy(gm, ub, count * sizeof(T));
 }
 
-// UB -> UB.
-template <typename T>
-__aicore__ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src,
-                                const uint32_t count) {
-  constexpr const char* kApi = "DataCopy(UB->UB)";
-  internal::CheckWholeBlocks<T>(count, kApi);
-  T* d = dst.Write(count, kApi);
-  const T* s = src.Read(count, kApi);
-  std::memmove(d, s, count * sizeof(T));
-}
-
 // GM -> UB, any length. Each block lands on a 32-byte boundary in UB (dstStride blocks apart);
 // with isPad the rest of its last 32-byte block gets paddingValue.
 template <typename T>
@@ -92,7 +84,7 @@ __aicore__ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor
                                    const DataCopyExtParams& params,
                                    const DataCopyPadExtParams<T>& pad) {
   constexpr const char* kApi = "DataCopyPad(GM->UB)";
-  cpu_ascendc::CheckDataCopyPadRule(cpu_ascendc::CurrentRules(), kApi);
+  internal::CheckDataCopyPad(kApi);
   CPU_ASCENDC_CHECK(params.blockLen % sizeof(T) == 0, kApi,
                     "blockLen %u is not a whole number of elements", params.blockLen);
   CPU_ASCENDC_CHECK(params.srcStride % sizeof(T) == 0, kApi,
@@ -128,7 +120,7 @@ template <typename T>
 __aicore__ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
                                    const DataCopyExtParams& params) {
   constexpr const char* kApi = "DataCopyPad(UB->GM)";
-  cpu_ascendc::CheckDataCopyPadRule(cpu_ascendc::CurrentRules(), kApi);
+  internal::CheckDataCopyPad(kApi);
   CPU_ASCENDC_CHECK(params.blockLen % sizeof(T) == 0, kApi,
                     "blockLen %u is not a whole number of elements", params.blockLen);
   CPU_ASCENDC_CHECK(params.dstStride % sizeof(T) == 0, kApi,

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,7 +18,7 @@ using namespace kt;
 using namespace AscendC;
 
 const cpu_ascendc::ArchRules& RulesOf(Soc soc) {
-  return cpu_ascendc::RulesOf(ascend_kernels::SocRowOf(soc).arch);
+  return *cpu_ascendc::FindRules(ascend_kernels::SocRowOf(soc).arch);
 }
 
 // A threshold inside every dtype's range: 1 for integers, 0.5 for floats.
@@ -38,43 +37,48 @@ bool SameBits(const T& a, const T& b) {
 }
 
 // Sizes whose per-core tails end at every kind of boundary: below one 32-byte block, one element
-// past a block / repeat, several tiles per core with a ragged last tile.
+// past a block / repeat, a block and a bit per core, and (the last) several tiles on every core of
+// every SoC with a ragged last tile.
 template <typename T>
 std::vector<uint64_t> TailSizes() {
   const uint64_t per_block = 32 / sizeof(T);
-  uint64_t tile = 0;  // the largest of the SoCs' tiles
+  uint64_t tile = 0, cores = 0;  // the largest of the SoCs' tiles and core counts
   for (Soc soc : RunnableSocs()) {
-    tile = std::max(
-        tile,
-        SpecTiling(1 << 24, sizeof(T), Traits<T>::kUbdn, UbOf(soc), kCores910B).tile_data_num);
+    const Platform platform = PlatformOf(soc);
+    tile =
+        std::max(tile, SpecTiling(1 << 24, sizeof(T), Traits<T>::kUbdn, platform.ub, platform.cores)
+                           .tile_data_num);
+    cores = std::max(cores, platform.cores);
   }
   return {1,
           per_block - 1 + (per_block == 1),
           per_block + 1,
           255,
           257,
-          48 * 256 + 3,
-          2 * 48 * tile + 5};
+          cores * 256 + 3,
+          2 * cores * tile + 5};
 }
 
+// Both kernels of T under every SoC row that runs them, each tiled for the row's own UB and
+// cores, bit for bit against the contract; the launch log shows every row ran.
 template <typename T>
 void SweepSocs() {
   std::mt19937_64 rng(0x50c + Traits<T>::kCode);
   const ThresholdParams p = MidParams<T>();
-  for (uint64_t n : TailSizes<T>()) {
+  const std::vector<uint64_t> sizes = TailSizes<T>();
+  LaunchLog().clear();
+  for (uint64_t n : sizes) {
     const std::vector<T> g = RandomValues<T>(n, rng, Specials<T>());
     const std::vector<T> x = RandomValues<T>(n, rng, Specials<T>());
     for (bool relu : {false, true}) {
       const ThresholdParams ref = relu ? ZeroParams() : p;
       for (Soc soc : SocsRunning<T>(relu ? ascend_kernels::KernelOp::kReluGrad
                                          : ascend_kernels::KernelOp::kThresholdGradV2D)) {
-        // Tiled for the SoC's own UB.
+        const Platform platform = PlatformOf(soc);
         const ElementwiseTiling tiling =
-            SpecTiling(n, sizeof(T), Traits<T>::kUbdn, UbOf(soc), kCores910B);
-        if (n > 2 * 48 * 256 && UbOf(soc) == kUb910B) {
-          EXPECT_TRUE(tiling.final_small_tile_num >= 2);  // several tiles per core
-        }
-        const auto r = kt::Run<T>(relu, g, x, p, tiling, UbOf(soc), 2, true, soc);
+            SpecTiling(n, sizeof(T), Traits<T>::kUbdn, platform.ub, platform.cores);
+        if (n == sizes.back()) EXPECT_TRUE(tiling.final_small_tile_num >= 2) << SocName(soc);
+        const auto r = kt::Run<T>(relu, g, x, p, tiling, platform.ub, 2, true, soc);
         uint64_t bad = 0;
         for (uint64_t i = 0; i < n; ++i) {
           if (!SameBits(r.out[i], Passes(x[i], ref) ? g[i] : T{})) ++bad;
@@ -86,6 +90,10 @@ void SweepSocs() {
             << (what + ": " + std::to_string(bad) + " wrong elements");
       }
     }
+  }
+  for (auto op :
+       {ascend_kernels::KernelOp::kThresholdGradV2D, ascend_kernels::KernelOp::kReluGrad}) {
+    EXPECT_EQ(EveryRowRan(LaunchLog(), op, Traits<T>::kCode, true), "");
   }
 }
 
@@ -111,9 +119,12 @@ void ExpectEveryBytePairMatchesUnderEverySoc() {
   for (int64_t t : {-129, -128, -1, 0, 1, 37, 126, 127, 128, 254, 255, 256}) {
     params.push_back(IntParams(ThresholdMode::kCompare, t));
   }
+  LaunchLog().clear();
   for (Soc soc : RunnableSocs()) {
-    for (uint64_t ub : {UbOf(soc), uint64_t{16384}}) {
-      const ElementwiseTiling tiling = SpecTiling(g.size(), 1, Traits<T>::kUbdn, ub, kCores910B);
+    const Platform platform = PlatformOf(soc);
+    for (uint64_t ub : {platform.ub, uint64_t{16384}}) {
+      const ElementwiseTiling tiling =
+          SpecTiling(g.size(), 1, Traits<T>::kUbdn, ub, platform.cores);
       for (const ThresholdParams& p : params) {
         const auto r = kt::Run<T>(false, g, x, p, tiling, ub, 1, true, soc);
         uint64_t bad = 0;
@@ -124,6 +135,9 @@ void ExpectEveryBytePairMatchesUnderEverySoc() {
       }
     }
   }
+  EXPECT_EQ(
+      EveryRowRan(LaunchLog(), ascend_kernels::KernelOp::kThresholdGradV2D, Traits<T>::kCode, true),
+      "");
 }
 
 TEST(SocRules, Int8KernelsMatchOnEveryBytePairOnBothBytePaths) {
@@ -160,11 +174,11 @@ TEST(SocRules, ByteKernelsOnTilesOfHalfARepeatMatchOnTheHost) {
 
 TEST(SocRules, ByteCompareAndSelectAreTheAscend950sAndTheHostsOnly) {
   using cpu_ascendc::VType;
-  for (VType t : {VType::kInt8, VType::kUInt8}) {
-    EXPECT_FALSE(cpu_ascendc::HasCompareAndSelect(RulesOf(Soc::kAscend910), t));
-    EXPECT_FALSE(cpu_ascendc::HasCompareAndSelect(RulesOf(Soc::kAscend910B), t));
-    EXPECT_TRUE(cpu_ascendc::HasCompareAndSelect(RulesOf(Soc::kAscend950), t));
-    EXPECT_TRUE(cpu_ascendc::HasCompareAndSelect(RulesOf(Soc::kHost), t));
+  for (const ascend_kernels::SocRow& row : ascend_kernels::kSocs) {
+    const bool bytes = row.soc == Soc::kAscend950 || row.soc == Soc::kHost;
+    for (VType t : {VType::kInt8, VType::kUInt8}) {
+      EXPECT_EQ(cpu_ascendc::HasCompareAndSelect(RulesOf(row.soc), t), bytes) << row.name;
+    }
   }
 }
 
@@ -179,56 +193,23 @@ TEST(SocRules, UsableUbIsTheArchsLimitOrTheLaunchsUb) {
   EXPECT_TRUE(cpu_ascendc::UsableUb(RulesOf(Soc::kHost), 1 << 20) == (1u << 20));
 }
 
-// Every device name and SOC_VERSION of a row names that row, and the NPU build's refusal of
-// another SOC_VERSION lists them.
-TEST(SocRows, EveryDeviceNameAndSocVersionNamesItsRow) {
-  const std::string listed = " " ASCEND_KERNELS_SOC_VERSIONS " ";
-  for (const ascend_kernels::SocRow& row : ascend_kernels::kSocs) {
-    std::istringstream words(row.soc_versions);
-    for (std::string v; words >> v;) {
-      EXPECT_TRUE(ascend_kernels::IsSocVersion(v.c_str())) << v;
-      EXPECT_EQ(ascend_kernels::SocOfSocVersion(v.c_str()), row.soc) << v;
-      EXPECT_NE(listed.find(" " + v + " "), std::string::npos) << v;
-    }
-  }
-  for (const ascend_kernels::SocRow& row : ascend_kernels::kSocs) {  // device names: prefixes
-    std::istringstream words(row.device_names);
-    for (std::string name; words >> name;) {
-      const ascend_kernels::SocRow* found = ascend_kernels::SocOfDeviceName((name + "x").c_str());
-      EXPECT_TRUE(found != nullptr && found->soc == row.soc) << name;
-    }
-  }
-  EXPECT_TRUE(ascend_kernels::SocOfDeviceName("Ascend910B") == nullptr);  // dav_c100
-  EXPECT_FALSE(ascend_kernels::IsSocVersion("Ascend910A"));               // dav_c100: refused
-  EXPECT_FALSE(ascend_kernels::IsSocVersion("Ascend910B"));               // ditto, despite the name
-  EXPECT_TRUE(ascend_kernels::IsSocVersion("ascend910b4-1"));  // without case, as CANN's CMake
-  EXPECT_FALSE(ascend_kernels::IsSocVersion("Ascend910B41"));  // whole words only
-}
-
-// Each SoC row's UB is its arch's TOTAL_UB_SIZE in the model (0 for the host on both sides).
-TEST(SocRules, EverySocRowsUbIsItsArchsTotalUbSize) {
-  for (const ascend_kernels::SocRow& row : ascend_kernels::kSocs) {
-    EXPECT_EQ(row.ub_bytes, cpu_ascendc::RulesOf(row.arch).total_ub_size) << row.name;
-  }
-}
-
-// Phase one accepts a platform ub_size from 16 KiB up to the SoC's whole UB
-// (cpp/aclnn/platform_check.h), and a plan depends on ub_size only through tile_block_num
-// (docs/behaviour.md §3). So every plan it can make for a SoC is run here: under each SoC that
-// lists the dtype, both kernels, every tile_block_num in that range, at the smallest accepted
-// ub_size giving it (the strictest budget),
-// with the widest launch (one core, a whole tile and a 1-element tail), under the SoC's rules,
-// which allow the usable UB only (the arch's TMP_UB_OFFSET).
+// Phase one accepts a platform ub_size from 16 KiB up to the SoC's whole UB (cpp/aclnn/soc.h),
+// and a plan depends on ub_size only through tile_block_num (docs/behaviour.md §3). So every plan
+// it can make for a SoC is run here: under each SoC row that runs the dtype (the host up to its
+// test UB), both kernels, every tile_block_num in that range, at the smallest accepted ub_size
+// giving it (the strictest budget), with the widest launch (one core, a whole tile and a
+// 1-element tail), under the SoC's rules, which allow the usable UB only (TMP_UB_OFFSET).
 template <typename T>
 void PlansFitUsableUb() {
+  LaunchLog().clear();
   for (bool relu : {false, true}) {
     for (Soc soc : SocsRunning<T>(relu ? ascend_kernels::KernelOp::kReluGrad
                                        : ascend_kernels::KernelOp::kThresholdGradV2D)) {
-      const uint64_t whole = ascend_kernels::SocRowOf(soc).ub_bytes;
+      const uint64_t whole = PlatformOf(soc).ub;
       const uint64_t per_block = 256 * Traits<T>::kUbdn;
-      constexpr uint64_t kMinUb = 16 * 1024;  // platform_check.h kMinUbSize
+      constexpr uint64_t kMinUb = 16 * 1024;  // soc.h kMinUbSize
       for (uint64_t blocks = whole / per_block; blocks >= kMinUb / per_block; --blocks) {
-        const uint64_t ub = std::max(blocks * per_block, kMinUb);  // host (whole 0): none
+        const uint64_t ub = std::max(blocks * per_block, kMinUb);
         const uint64_t n =
             SpecTiling(1 << 22, sizeof(T), Traits<T>::kUbdn, ub, 1).tile_data_num + 1;
         std::mt19937_64 rng(ub);
@@ -244,6 +225,10 @@ void PlansFitUsableUb() {
                                   std::to_string(ub));
       }
     }
+  }
+  for (auto op :
+       {ascend_kernels::KernelOp::kThresholdGradV2D, ascend_kernels::KernelOp::kReluGrad}) {
+    EXPECT_EQ(EveryRowRan(LaunchLog(), op, Traits<T>::kCode, false), "");
   }
 }
 TYPED_TEST(SocRulesSweep, TilingPlansFitEverySocsUsableUb) { PlansFitUsableUb<TypeParam>(); }

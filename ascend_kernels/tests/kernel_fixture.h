@@ -8,6 +8,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -76,10 +77,15 @@ struct Traits {
 constexpr uint64_t kUb910B = ascend_kernels::SocRowOf(Soc::kAscend910B).ub_bytes;
 constexpr uint64_t kCores910B = ascend_kernels::SocRowOf(Soc::kAscend910B).default_cores;
 
-// The UB a test tiles for on `soc`: its own (the Ascend910B's for the host, which has none).
-constexpr uint64_t UbOf(Soc soc) {
-  return ascend_kernels::SocRowOf(soc).ub_bytes != 0 ? ascend_kernels::SocRowOf(soc).ub_bytes
-                                                     : kUb910B;
+// The platform a test tiles for on `soc`: its row's UB and cores. The host row leaves both to its
+// caller; the tests give it a UB no SoC has and a few cores.
+struct Platform {
+  uint64_t ub;
+  uint64_t cores;
+};
+constexpr Platform PlatformOf(Soc soc) {
+  const ascend_kernels::SocRow& row = ascend_kernels::SocRowOf(soc);
+  return row.ub_bytes != 0 ? Platform{row.ub_bytes, row.default_cores} : Platform{64 * 1024, 8};
 }
 inline const char* SocName(Soc soc) { return ascend_kernels::SocRowOf(soc).name; }
 
@@ -223,11 +229,51 @@ constexpr Soc DefaultSoc() {
              : Soc::kHost;
 }
 
+// The launches Run made since the log was last cleared, for the sweeps that claim every SoC row
+// (EveryRowRan).
+struct Launched {
+  Soc soc;
+  ascend_kernels::KernelOp op;
+  int32_t dtype;
+  uint64_t ub;
+  uint64_t block_dim;
+};
+inline std::vector<Launched>& LaunchLog() {
+  static std::vector<Launched> log;
+  return log;
+}
+
+// "" if `log` holds a launch of operator `op`'s kernel of `dtype` under every SoC row that runs
+// it and, with `own_platform`, one of them on the row's own UB and with all its cores
+// (PlatformOf), as a sweep that claims every row must; else what is missing.
+inline std::string EveryRowRan(const std::vector<Launched>& log, ascend_kernels::KernelOp op,
+                               int32_t dtype, bool own_platform) {
+  for (const ascend_kernels::SocRow& row : ascend_kernels::kSocs) {
+    if (!ascend_kernels::SocRunsKernel(row.soc, op, dtype)) continue;
+    const Platform platform = PlatformOf(row.soc);
+    bool ran = false;
+    for (const Launched& l : log) {
+      ran = ran || (l.soc == row.soc && l.op == op && l.dtype == dtype &&
+                    (!own_platform || (l.ub == platform.ub && l.block_dim == platform.cores)));
+    }
+    if (!ran) {
+      return std::string(ascend_kernels::KernelOpName(op)) + " of " +
+             ascend_kernels::DtypeName(dtype) + " never ran on " + row.name +
+             (own_platform ? " with its own UB and all its cores" : "");
+    }
+  }
+  return "";
+}
+
 template <typename T>
 inline LaunchResult<T> Run(bool relu, const std::vector<T>& grad, const std::vector<T>& x,
                            const ThresholdParams& p, const ElementwiseTiling& tiling,
                            uint64_t ub_size, unsigned threads, bool guarded,
                            Soc soc = DefaultSoc<T>()) {
+  LaunchLog().push_back(
+      {soc,
+       relu ? ascend_kernels::KernelOp::kReluGrad : ascend_kernels::KernelOp::kThresholdGradV2D,
+       Traits<T>::kCode, ub_size, tiling.block_dim});
   const uint64_t n = grad.size();
   std::unique_ptr<T[]> g(new T[n]), f(new T[n]);
   std::memcpy(g.get(), grad.data(), n * sizeof(T));

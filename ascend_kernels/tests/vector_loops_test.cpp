@@ -1,4 +1,4 @@
-// The element loops of the CPU AscendC model (cpu_ascendc/vector_loops.h) against a
+// The element loops of the CPU AscendC model (cpu_ascendc/vector_ops.h) against a
 // one-element-at-a-time reference, bit for bit:
 // the compares the primitives make (float, double, half, int8, uint8), the select on
 // 8/16/32/64-bit elements, each conversion, and the element-wise maps in place and between
@@ -13,7 +13,6 @@
 
 #include "aligned_buffer.h"
 #include "kernel_operator.h"
-#include "vector_loops.h"
 
 namespace {
 

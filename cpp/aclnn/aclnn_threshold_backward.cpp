@@ -14,7 +14,7 @@
 #include "aclnn/host_stream.h"
 #include "aclnn/tensor.h"
 #include "ascend_kernels/dtype_soc_table.h"
-#include "ascend_kernels/threshold_from_bits.h"
+#include "ascend_kernels/kernel_args.h"
 #include "common/op_host/elementwise_tiling.h"
 
 namespace jax_threshold::aclnn {

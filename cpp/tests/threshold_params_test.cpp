@@ -1,5 +1,5 @@
 // docs/behaviour.md §1, the threshold -> the kernel's ThresholdParams, one conversion on every
-// path: ThresholdParamsFromBits (ascend_kernels/threshold_from_bits.h), which the kernel runs on a
+// path: ThresholdParamsFromBits (ascend_kernels/kernel_args.h), which the kernel runs on a
 // device threshold's element and the host's MakeThresholdParams runs after converting a scalar
 // exactly into a threshold dtype the kernel reads. Both against an independent reference (x > t
 // as real numbers, in long double) for every (x dtype, threshold dtype) pair the executor plans,
@@ -18,7 +18,7 @@
 
 #include "aclnn/executor.h"
 #include "ascend_kernels/float64_bits.h"
-#include "ascend_kernels/threshold_from_bits.h"
+#include "ascend_kernels/kernel_args.h"
 #include "executor_test_util.h"
 
 namespace {

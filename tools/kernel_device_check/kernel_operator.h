@@ -11,3 +11,8 @@
 #pragma clang force_cuda_host_device begin
 #include_next "kernel_operator.h"
 #pragma clang force_cuda_host_device end
+
+// An NPU build (SOC_VERSION given): the kernel code takes its NPU branch, as with CANN's API.
+#if defined(JAX_THRESHOLD_SOC_VERSION)
+#undef ASCEND_KERNELS_CPU_ASCENDC
+#endif

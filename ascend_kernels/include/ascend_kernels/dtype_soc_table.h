@@ -7,13 +7,11 @@
 
 #include <cstdint>
 
-#include "ascend_kernels/aicore.h"
-
-// The 16-bit floats' C types, half and bfloat16_t, are AscendC's: kernel code includes
-// kernel_operator.h (CANN's, or the CPU model's) first, which defines GM_ADDR; host code gets the
-// CPU model's, bit for bit the same storage.
+// `__aicore__` and the 16-bit floats' C types, half and bfloat16_t, are AscendC's: kernel code
+// includes kernel_operator.h (CANN's, or the CPU model's) first, which defines them and GM_ADDR;
+// host code takes the CPU model's (`__aicore__` empty; bit for bit the same storage).
 #ifndef GM_ADDR
-#include "../../cpu_ascendc/scalar_types.h"
+#include "../../cpu_ascendc/ascendc_types.h"
 #endif
 
 namespace ascend_kernels {
@@ -436,6 +434,26 @@ constexpr Soc SocOfSocVersion(const char* version) {
     if (MatchesAWord(version, row.soc_versions, true)) return row.soc;
   }
   return Soc::kHost;
+}
+
+// The __NPU_ARCH__ of a device compile whose compiler defines only __CCE_AICORE__, as CANN
+// 8.1.RC1's does; 0 for a value no arch has. asc-devkit's first public commit (3d5cee08) defines
+// the two side by side (tools/ascc/asc_plugin/src/asc_ast_device_analyzer.cpp,
+// tests/unit/basic_api/ut/CMakeLists.txt): 100 dav_c100 1001, 200 dav_m200 2002, 220 dav_c220
+// 2201, 300 dav_m300 3002, 310 dav_c310 (the Ascend950: 3101 there, 3510 since, as
+// tests/api/basic_api/CMakeLists.txt at 82b89a15 has it) and dav_m310 (3102, Ascend610Lite, which
+// no row has).
+struct CceAicoreArch {
+  uint32_t cce_aicore;
+  uint32_t arch;
+};
+inline constexpr CceAicoreArch kCceAicoreArchs[] = {
+    {100, 1001}, {200, 2002}, {220, 2201}, {300, 3002}, {310, 3510}};
+__aicore__ constexpr uint32_t ArchOfCceAicore(uint32_t cce_aicore) {
+  for (const CceAicoreArch& a : kCceAicoreArchs) {
+    if (a.cce_aicore == cce_aicore) return a.arch;
+  }
+  return 0;
 }
 
 // An NPU build's SoC: the row of its SOC_VERSION (ascend_kernels/npu/CMakeLists.txt).

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "ascend_kernels/aicore.h"
+#include "ascend_kernels/dtype_soc_table.h"
 
 namespace ascend_kernels {
 
