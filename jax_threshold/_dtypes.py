@@ -1,9 +1,8 @@
 """The dtypes threshold_backward accepts, and the checks that enforce them.
 
-CANN's Atlas A2 list (float32, float16, bfloat16, int32, int8, uint8) plus
-int64 and float64; the 64-bit ones only exist as JAX arrays under x64.
-Everything else (bool, complex, int16, uint16/32/64, float8, ...) is rejected
-with a TypeError that names the dtype and this list (docs/behaviour.md §1).
+SUPPORTED_DTYPES is the one Python list: CANN's Atlas A2 list plus int64 and float64 (the 64-bit
+ones exist as JAX arrays only under x64). Any other dtype is a TypeError that names it and this
+list (docs/behaviour.md §1).
 """
 
 import functools

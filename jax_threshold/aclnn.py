@@ -12,11 +12,10 @@ pointer; `out` is written in place and nothing outside its view is touched. Elem
 data is copied byte-wise by the executor; an `out` that partly overlaps an input gives copy
 semantics (the input is read first); byte-swapped arrays raise ValueError. Failures come back as
 aclnn status codes, exactly as the C API returns them, with the reason in
-`recent_error_message()`; the executor is then None. A NumPy dtype phase one does not support
-(bool, int16, complex, float8, ...) is passed through so phase one rejects it with
-ACLNN_ERR_PARAM_INVALID (`recent_error_message()` names it as NumPy does). Everything runs on
-the host (the project's CPU implementation of the AscendC primitives); `soc` only chooses the
-dtype list and the platform defaults of the tiling.
+`recent_error_message()`; the executor is then None. A NumPy dtype phase one does not support is
+passed through so phase one rejects it with ACLNN_ERR_PARAM_INVALID (`recent_error_message()`
+names it as NumPy does). Everything runs on the host (the project's CPU implementation of the
+AscendC primitives); `soc` only chooses the dtype list and the platform defaults of the tiling.
 """
 
 import decimal
@@ -41,24 +40,29 @@ ACLNN_ERR_INNER_NULLPTR = _aclnn_ext.ACLNN_ERR_INNER_NULLPTR
 ACLNN_ERR_INNER_TILING_ERROR = _aclnn_ext.ACLNN_ERR_INNER_TILING_ERROR
 ACLNN_ERR_RUNTIME_ERROR = _aclnn_ext.ACLNN_ERR_RUNTIME_ERROR
 
-# SocVersion codes of aclnn_threshold_backward.h, from the native SoC table. "host" is what the
-# XLA FFI handler uses on CPU: the Ascend910B list plus int64 and float64 at every threshold.
+# SocVersion codes of aclnn_threshold_backward.h, from the native SoC table ("host" is what the
+# XLA FFI handler uses on CPU).
 SOCS: dict[str, int] = dict(_aclnn_ext.SOCS)
+DEFAULT_SOC: str = _aclnn_ext.DEFAULT_SOC
 
-# Platform defaults of the 910B (docs/behaviour.md §3); "host" tiles for HOST_CORE_NUM blocks (a few per
-# hardware thread, claimed dynamically) and a UB of HOST_UB_SIZE bytes (tiles that stay in the
-# host core's L1 cache).
-DEFAULT_UB_SIZE: int = _aclnn_ext.DEFAULT_UB_SIZE
-DEFAULT_CORE_NUM: int = _aclnn_ext.DEFAULT_CORE_NUM
+# Each SoC's platform defaults, as phase one takes them: its row's unified buffer and core count.
+# The host's row has no unified buffer: it tiles for HOST_CORE_NUM blocks (a few per hardware
+# thread, claimed dynamically) and a UB of HOST_UB_SIZE bytes (tiles that stay in L1).
 HOST_CORE_NUM = _aclnn_ext.HOST_CORE_NUM
 HOST_UB_SIZE = _aclnn_ext.HOST_UB_SIZE
+_DEFAULT_UB_SIZES: dict[str, int] = {
+  soc: ub or HOST_UB_SIZE for soc, ub in _aclnn_ext.SOC_UB_SIZE.items()
+}
+_DEFAULT_CORE_NUMS: dict[str, int] = dict(_aclnn_ext.SOC_CORE_NUM)
+DEFAULT_UB_SIZE: int = _DEFAULT_UB_SIZES[DEFAULT_SOC]
+DEFAULT_CORE_NUM: int = _DEFAULT_CORE_NUMS[DEFAULT_SOC]
 
 # aclDataType codes by NumPy dtype name, from the native dtype table; a dtype missing here is
 # ACL_DT_UNDEFINED.
 _ACL_DTYPES: dict[str, int] = {name: code for name, (code, _) in _aclnn_ext.DTYPES.items()}
 ACL_DT_UNDEFINED: int = _aclnn_ext.ACL_DT_UNDEFINED
 
-# The dtypes the kernels have a tiling for (the "host" list).
+# The dtypes the kernels have a tiling for.
 _TILING_DTYPES = frozenset(_aclnn_ext.KERNEL_DTYPES.values())
 
 
@@ -295,7 +299,7 @@ def threshold_backward_get_workspace_size(
   threshold: Any,
   out: Optional[np.ndarray],
   *,
-  soc: str = "Ascend910B",
+  soc: str = DEFAULT_SOC,
   core_num: Optional[int] = None,
   ub_size: Optional[int] = None,
 ) -> tuple[int, int, Optional[Executor]]:
@@ -309,8 +313,9 @@ def threshold_backward_get_workspace_size(
       with `np.asarray`); or None for a null pointer.
     out: a writable NumPy array of the broadcast shape and x's dtype, or None; the result is
       written into it by phase two (in place on an input is allowed).
-    soc: "Ascend910B" (default), "Ascend950", "host"; "Ascend910" is refused by phase one.
-    core_num, ub_size: the platform; None for the SoC's default.
+    soc: a name of `SOCS` (`DEFAULT_SOC` by default); phase one refuses a SoC whose AscendC
+      API cannot run the kernels.
+    core_num, ub_size: the platform; None for the SoC's own (as `threshold_grad_v2_d_tiling`).
 
   Returns:
     (status, workspace_size, executor): status is an aclnn code (ACLNN_SUCCESS = 0); on success
@@ -327,10 +332,8 @@ def threshold_backward_get_workspace_size(
     >>> status == ACLNN_SUCCESS, executor.kernel
     (True, 'ThresholdGradV2D')
 
-  core_num / ub_size default to the SoC's: 48 cores and a 196608-byte unified buffer (for "host":
-  HOST_CORE_NUM, a few blocks per hardware thread, and HOST_UB_SIZE). Phase one refuses others it
-  cannot run with (ACLNN_ERR_PARAM_INVALID): ub_size must be a multiple of 32 in [16 KiB, 1 MiB]
-  and within the SoC's unified buffer, core_num in [1, 4096].
+  Phase one refuses a platform it cannot run with (ACLNN_ERR_PARAM_INVALID): ub_size must be a
+  multiple of 32 in [16 KiB, 1 MiB] and within the SoC's unified buffer, core_num in [1, 4096].
   """
   code = _soc_code(soc)
   ub_size = _platform_int(ub_size, "ub_size", 64)
@@ -416,51 +419,60 @@ def recent_error_message() -> str:
   return message
 
 
-def _tiling(fn, num_elements, dtype, ub_size, core_num) -> dict:
+def _tiling(fn, num_elements, dtype, ub_size, core_num, soc) -> dict:
+  _soc_code(soc)
   code = acl_dtype(dtype)
   if num_elements < 0:
     raise ValueError(f"num_elements must be >= 0, got {num_elements}")
   if code not in _TILING_DTYPES:
     raise ValueError(f"no tiling for dtype {np.dtype(dtype).name}")
+  ub_size = _DEFAULT_UB_SIZES[soc] if ub_size is None else ub_size
+  core_num = _DEFAULT_CORE_NUMS[soc] if core_num is None else core_num
   return fn(num_elements, code, ub_size, core_num)
 
 
 def threshold_grad_v2_d_tiling(
   num_elements: int,
   dtype: npt.DTypeLike,
-  ub_size: int = DEFAULT_UB_SIZE,
-  core_num: int = DEFAULT_CORE_NUM,
+  ub_size: Optional[int] = None,
+  core_num: Optional[int] = None,
+  *,
+  soc: str = DEFAULT_SOC,
 ) -> dict:
   """ThresholdGradV2D's tiling (docs/behaviour.md §3).
 
   Args:
     num_elements: the element count (>= 0). dtype: a NumPy dtype with a tiling.
-    ub_size, core_num: the platform (the 910B's by default).
+    ub_size, core_num: the platform; None for the SoC's own, as phase one plans.
+    soc: a name of `SOCS` (`DEFAULT_SOC` by default).
 
   Returns:
     A dict of ElementwiseTiling's fields (block_dim, tile_data_num, small_core_data_num, ...).
 
   Raises:
-    ValueError: a negative count, a dtype without a tiling, or no tiling for the platform.
+    ValueError: a negative count, a dtype without a tiling, an unknown soc, or no tiling for the
+      platform.
 
   Example:
     >>> t = threshold_grad_v2_d_tiling(100000, np.float32)
     >>> t["block_dim"], t["tail_block_num"], t["small_core_data_num"], t["big_core_data_num"]
     (48, 27, 2048, 2112)
   """
-  return _tiling(_aclnn_ext.threshold_grad_v2_d_tiling, num_elements, dtype, ub_size, core_num)
+  return _tiling(_aclnn_ext.threshold_grad_v2_d_tiling, num_elements, dtype, ub_size, core_num, soc)
 
 
 def relu_grad_tiling(
   num_elements: int,
   dtype: npt.DTypeLike,
-  ub_size: int = DEFAULT_UB_SIZE,
-  core_num: int = DEFAULT_CORE_NUM,
+  ub_size: Optional[int] = None,
+  core_num: Optional[int] = None,
+  *,
+  soc: str = DEFAULT_SOC,
 ) -> dict:
   """ReluGrad's tiling: the same scheme and UB divisors as `threshold_grad_v2_d_tiling`.
 
   Args:
-    num_elements, dtype, ub_size, core_num: as `threshold_grad_v2_d_tiling`.
+    num_elements, dtype, ub_size, core_num, soc: as `threshold_grad_v2_d_tiling`.
 
   Returns:
     A dict of ElementwiseTiling's fields.
@@ -472,4 +484,4 @@ def relu_grad_tiling(
     >>> relu_grad_tiling(4096, np.float16)["block_dim"]
     1
   """
-  return _tiling(_aclnn_ext.relu_grad_tiling, num_elements, dtype, ub_size, core_num)
+  return _tiling(_aclnn_ext.relu_grad_tiling, num_elements, dtype, ub_size, core_num, soc)

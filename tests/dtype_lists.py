@@ -1,16 +1,22 @@
-"""The dtype lists the tests run over, derived from the Python contract (`jax_threshold._dtypes`):
-a dtype added there is in every test that runs over a kind of dtype, and one that is not supported
-is found by asking the contract, never written down.
-
-The executor's tests take their per-SoC lists from the native table (`jax_threshold._aclnn_ext`:
-`SOC_DTYPES`, `SOC_ZERO_THRESHOLD_DTYPES`), which `test_native_tables.py` checks against this.
+"""The dtype and SoC lists the tests run over, derived from the Python contract
+(`jax_threshold._dtypes`) and the native table (`jax_threshold._aclnn_ext`): a row added there is
+in every test that runs over its kind, and one that is not supported is found by asking, never
+written down. `test_native_tables.py` checks the two tables against each other, and that the
+sweeps claiming every row run every row.
 """
+
+import itertools
 
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 
 from jax_threshold import _dtypes
+
+try:
+  from jax_threshold import _aclnn_ext  # type: ignore[attr-defined]
+except ImportError:  # a source tree without the compiled extension: the executor's tests skip
+  _aclnn_ext = None
 
 SUPPORTED = _dtypes.SUPPORTED_DTYPES
 FLOATS = tuple(d for d in SUPPORTED if _dtypes.is_floating(d))
@@ -29,6 +35,42 @@ UNSUPPORTED_INTEGER = next(
 )
 # The first of each item size, for tests whose cost grows with the dtypes they run.
 ONE_PER_ITEMSIZE = tuple({d.itemsize: d for d in reversed(CANONICAL)}.values())
+
+# The SoC rows; those phase one runs kernels on (at some threshold), and those it refuses.
+SOCS = tuple(_aclnn_ext.SOCS) if _aclnn_ext else ()
+KERNEL_SOCS = tuple(s for s in SOCS if _aclnn_ext.SOC_ZERO_THRESHOLD_DTYPES[s])
+REFUSED_SOCS = tuple(s for s in SOCS if s not in KERNEL_SOCS)
+
+# ThresholdGradV2D's and ReluGrad's UB divisor `ub_data_number` per dtype (docs/behaviour.md §3):
+# how many tile-sized buffers a kernel keeps in UB. A kernel dtype missing here fails the tiling
+# tests until its divisor is written down (here and in the docs).
+UB_DIVISORS = {
+  "float32": 7,
+  "float16": 7,
+  "int32": 8,
+  "bfloat16": 10,
+  "int8": 14,
+  "uint8": 14,
+  "int64": 8,
+  "float64": 8,
+}
+
+
+def by_row(**axes) -> list[dict]:
+  """Cases for `parameterized.named_parameters`: the product of `axes`, each case named after its
+  value of the first axis (a SoC name or a dtype: a row), then its index among that row's cases.
+  So a sweep's cases say which rows it runs (`test_native_tables.RowCoverageTest` reads them).
+  """
+  (row_axis, rows), *others = axes.items()
+  names = [name for name, _ in others]
+  cases = []
+  for row in rows:
+    label = row if isinstance(row, str) else np.dtype(row).name
+    combos = list(itertools.product(*(values for _, values in others)))
+    for i, combo in enumerate(combos):
+      suffix = f"_{i}" if names else ""
+      cases.append({"testcase_name": f"_{label}{suffix}", row_axis: row, **dict(zip(names, combo))})
+  return cases
 
 
 def by_name(name: str) -> np.dtype:

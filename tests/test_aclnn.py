@@ -1,8 +1,10 @@
 """Tests of jax_threshold.aclnn, the Python face of the two-phase executor (docs/behaviour.md §2, §3).
 
-Status codes in the contract's order, per-SoC dtype lists, kernel choice, values bit for bit against the
-NumPy oracle (tests/oracle.py) for every dtype, broadcast and strided views (and memory outside
-out's view left alone), concurrent use, and hypothesis properties of the tiling and the values.
+Status codes in the contract's order, per-SoC dtype lists and platforms, kernel choice, values bit
+for bit against the NumPy oracle (tests/oracle.py) for every dtype and every SoC, broadcast and
+strided views (and memory outside out's view left alone), concurrent use, and hypothesis
+properties of the tiling and the values. The sweeps over every SoC or dtype take their rows from
+the native table (tests/dtype_lists.py) and name each case after its row.
 """
 
 import concurrent.futures
@@ -34,11 +36,9 @@ except ImportError as e:  # a source tree without the compiled extension
 
 needs_native = unittest.skipIf(aclnn is None, _SKIP_REASON or "")
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
-HOST_DTYPES = list(dtype_lists.SUPPORTED)
-UNSUPPORTED = (
-  dtype_lists.UNSUPPORTED_INTEGER
-)  # "host" runs the contract's list (test_native_tables)
+HOST_DTYPES = list(dtype_lists.SUPPORTED)  # "host" runs the contract's list (test_native_tables)
+UNSUPPORTED = dtype_lists.UNSUPPORTED_INTEGER
+by_row = dtype_lists.by_row
 # Phase one's dtype lists per SoC, at any threshold and at threshold 0, from the native table.
 if aclnn is not None:
   SOC_DTYPES = {soc: list(names) for soc, names in aclnn._aclnn_ext.SOC_DTYPES.items()}
@@ -50,13 +50,15 @@ if aclnn is not None:
   OTHER_DTYPES += [
     next(d.name for d in dtype_lists.numeric_dtypes() if d.name not in aclnn._aclnn_ext.DTYPES)
   ]
+  DEFAULT_SOC = _aclnn_ext.DEFAULT_SOC
+  SOC_CORE_NUM = _aclnn_ext.SOC_CORE_NUM
+  SOC_UB_SIZE = _aclnn_ext.SOC_UB_SIZE  # 0: no unified buffer of its own (the host)
 else:  # the tests using them are skipped
   SOC_DTYPES = SOC_ZERO_DTYPES = {"host": [d.name for d in HOST_DTYPES]}
   OTHER_DTYPES = []
 
 
-def _dtype(name):
-  return np.dtype(getattr(ml_dtypes, name, None) or name)
+_dtype = dtype_lists.by_name
 
 
 def _random(shape, dtype, rng):
@@ -122,40 +124,45 @@ class StatusCodeTest(parameterized.TestCase):
     self.assertEqual(_plan(bad, None, 1.0, out)[0], aclnn.ACLNN_ERR_PARAM_NULLPTR)
     self.assertIn("x is null", aclnn.recent_error_message())
 
-  def test_ascend910_refused_with_reason(self):
-    for dtype in SOC_DTYPES[aclnn._aclnn_ext.DEFAULT_SOC]:
-      a = np.zeros(40, _dtype(dtype))
-      status, _, executor = _plan(a, a, 0.5, a.copy(), soc="Ascend910")
-      self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_INVALID)
-      self.assertIsNone(executor)
-      message = aclnn.recent_error_message()
-      self.assertIn("Ascend910 is not supported", message)
-      self.assertIn("DataCopyPad", message)
-      self.assertIn(dtype, message)
-    self.assertEqual(_plan(a, a, 0.5, a.copy(), soc="Ascend910B")[0], aclnn.ACLNN_SUCCESS)
+  def test_refused_socs_say_why_for_every_dtype(self):
+    for soc in dtype_lists.REFUSED_SOCS:
+      for dtype in SOC_DTYPES["host"]:
+        with self.subTest(soc=soc, dtype=dtype):
+          a = np.zeros(40, _dtype(dtype))
+          status, _, executor = _plan(a, a, 0.5, a.copy(), soc=soc)
+          self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_INVALID)
+          self.assertIsNone(executor)
+          message = aclnn.recent_error_message()
+          self.assertIn(f"{soc} is not supported", message)
+          self.assertIn(dtype, message)
 
-  def test_ub_size_beyond_the_soc_is_invalid(self):
+  def test_ascend910_refused_for_its_copies_compares_and_selects(self):
     a = np.zeros(40, np.float32)
-    self.assertEqual(_plan(a, a, 0.5, a.copy(), ub_size=196608)[0], aclnn.ACLNN_SUCCESS)
-    self.assertEqual(
-      _plan(a, a, 0.5, a.copy(), ub_size=196608 + 256)[0], aclnn.ACLNN_ERR_PARAM_INVALID
-    )
-    self.assertIn("unified buffer of Ascend910B", aclnn.recent_error_message())
-    self.assertEqual(
-      _plan(a, a, 0.5, a.copy(), soc="host", ub_size=1 << 20)[0], aclnn.ACLNN_SUCCESS
-    )
+    self.assertEqual(_plan(a, a, 0.5, a.copy(), soc="Ascend910")[0], aclnn.ACLNN_ERR_PARAM_INVALID)
+    self.assertIn("DataCopyPad", aclnn.recent_error_message())
 
-  def test_each_soc_plans_for_its_own_ub_by_default(self):
+  @parameterized.named_parameters(*by_row(soc=dtype_lists.KERNEL_SOCS))
+  def test_ub_size_beyond_the_soc_is_invalid(self, soc):
+    a = np.zeros(40, np.float32)
+    ub = SOC_UB_SIZE[soc]
+    if not ub:  # no unified buffer of its own: any ub_size phase one takes
+      self.assertEqual(_plan(a, a, 0.5, a.copy(), soc=soc, ub_size=1 << 20)[0], aclnn.ACLNN_SUCCESS)
+      return
+    self.assertEqual(_plan(a, a, 0.5, a.copy(), soc=soc, ub_size=ub)[0], aclnn.ACLNN_SUCCESS)
+    self.assertEqual(
+      _plan(a, a, 0.5, a.copy(), soc=soc, ub_size=ub + 32)[0], aclnn.ACLNN_ERR_PARAM_INVALID
+    )
+    self.assertIn(f"unified buffer of {soc}", aclnn.recent_error_message())
+
+  @parameterized.named_parameters(*by_row(soc=dtype_lists.KERNEL_SOCS))
+  def test_each_soc_plans_for_its_own_platform_by_default(self, soc):
     a = np.zeros(1 << 20, np.float32)
-    for soc, ub in _aclnn_ext.SOC_UB_SIZE.items():
-      if ub == 0:  # the host: this machine's UB
-        continue
-      status, _, executor = _plan(a, a, 0.5, a.copy(), soc=soc)
-      if status != aclnn.ACLNN_SUCCESS:  # a SoC phase one refuses
-        continue
-      # docs/behaviour.md §3: float32 keeps 7 tile-sized buffers in UB.
-      self.assertEqual(executor.tiling["tile_data_num"], ub // 256 // 7 * 256 // 4, soc)
-      executor.destroy()
+    status, _, executor = _plan(a, a, 0.5, a.copy(), soc=soc)
+    self.assertEqual(status, aclnn.ACLNN_SUCCESS)
+    ub = SOC_UB_SIZE[soc] or aclnn.HOST_UB_SIZE
+    divisor = dtype_lists.UB_DIVISORS["float32"]
+    self.assertEqual(executor.tiling["tile_data_num"], ub // 256 // divisor * 256 // 4)
+    self.assertEqual(executor.tiling["block_dim"], SOC_CORE_NUM[soc])
 
   def test_step3_dtype_before_rank_broadcast_shape(self):
     g = np.zeros((2,) * 9, UNSUPPORTED)
@@ -166,7 +173,7 @@ class StatusCodeTest(parameterized.TestCase):
     self.assertIsNone(executor)
     message = aclnn.recent_error_message()
     self.assertIn(UNSUPPORTED.name, message)
-    self.assertIn("float32, int32, float16, int8, uint8, bfloat16", message)
+    self.assertIn(f"(supported: {', '.join(SOC_DTYPES[DEFAULT_SOC])})", message)
 
   def test_step3_mismatched_dtypes(self):
     g = np.zeros((2,) * 9, np.float32)
@@ -240,8 +247,8 @@ class StatusCodeTest(parameterized.TestCase):
     self.assertEqual(status, aclnn.ACLNN_SUCCESS)
     self.assertEqual(executor.kernel, kernel)
 
-  @parameterized.product(
-    soc=list(SOC_DTYPES), dtype=SOC_DTYPES["host"] + OTHER_DTYPES, threshold=[0.0, 0.5]
+  @parameterized.named_parameters(
+    *by_row(soc=dtype_lists.SOCS, dtype=SOC_DTYPES["host"] + OTHER_DTYPES, threshold=[0.0, 0.5])
   )
   def test_soc_dtype_lists(self, soc, dtype, threshold):
     a = np.zeros(4, _dtype(dtype))
@@ -353,13 +360,17 @@ class StatusCodeTest(parameterized.TestCase):
     self.assertEqual(executor.kernel, "ThresholdGradV2D")
     self.assertEqual(executor.threshold_params[field], expected)
 
-  def test_ascend950_int64_needs_exactly_zero(self):
-    a = np.zeros(3, np.int64)
-    self.assertEqual(_plan(a, a, 0, a.copy(), soc="Ascend950")[0], aclnn.ACLNN_SUCCESS)
-    for threshold in (0.5, Fraction(1, 3), Decimal("-0.25"), 1e-300):
-      self.assertEqual(
-        _plan(a, a, threshold, a.copy(), soc="Ascend950")[0], aclnn.ACLNN_ERR_PARAM_INVALID
-      )
+  def test_dtypes_only_relu_grad_runs_need_exactly_zero(self):
+    for soc, names in SOC_ZERO_DTYPES.items():
+      for dtype in set(names) - set(SOC_DTYPES[soc]):
+        with self.subTest(soc=soc, dtype=dtype):
+          a = np.zeros(3, _dtype(dtype))
+          for zero in (0, -0.0, Fraction(0)):
+            self.assertEqual(_plan(a, a, zero, a.copy(), soc=soc)[0], aclnn.ACLNN_SUCCESS)
+          for threshold in (0.5, Fraction(1, 3), Decimal("-0.25"), 1e-300):
+            self.assertEqual(
+              _plan(a, a, threshold, a.copy(), soc=soc)[0], aclnn.ACLNN_ERR_PARAM_INVALID
+            )
 
   def test_bad_python_arguments(self):
     a = np.ones(4, np.float32)
@@ -401,24 +412,25 @@ class StatusCodeTest(parameterized.TestCase):
 
   # ub_size / core_num are validated in phase one, so phase two never runs with them; that the
   # process survives such a call is checked in a subprocess in HostileCallsDoNotCrashTest.
-  @parameterized.parameters(
-    dict(ub_size=512),
-    dict(ub_size=2000),
-    dict(ub_size=16384 - 32),
-    dict(ub_size=2**40),
-    dict(ub_size=2**64 - 1),
-    dict(ub_size=0),
-    dict(core_num=0),
-    dict(core_num=4097),
-    dict(core_num=2**32 - 1),
-  )
-  def test_platform_params_refused(self, **platform):
+  @parameterized.named_parameters(*by_row(soc=dtype_lists.KERNEL_SOCS))
+  def test_platform_params_refused(self, soc):
     a = np.ones(4, np.float32)
-    for soc in ("Ascend910B", "host"):
-      status, _, executor = _plan(a, a, 0.5, a.copy(), soc=soc, **platform)
-      self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_INVALID)
-      self.assertIsNone(executor)
-      self.assertIn(next(iter(platform)), aclnn.recent_error_message())
+    for name, value in [
+      ("ub_size", 512),
+      ("ub_size", 2000),
+      ("ub_size", 16384 - 32),
+      ("ub_size", 2**40),
+      ("ub_size", 2**64 - 1),
+      ("ub_size", 0),
+      ("core_num", 0),
+      ("core_num", 4097),
+      ("core_num", 2**32 - 1),
+    ]:
+      with self.subTest(**{name: value}):
+        status, _, executor = _plan(a, a, 0.5, a.copy(), soc=soc, **{name: value})
+        self.assertEqual(status, aclnn.ACLNN_ERR_PARAM_INVALID)
+        self.assertIsNone(executor)
+        self.assertIn(name, aclnn.recent_error_message())
 
   def test_platform_params_python_types(self):
     a = np.ones(4, np.float32)
@@ -556,8 +568,8 @@ class ValuesTest(parameterized.TestCase):
     self.assertEqual(_run(g, x, 0.0, out)[0], aclnn.ACLNN_SUCCESS)  # not what the article says
     np.testing.assert_array_equal(out, g)
 
-  @parameterized.product(
-    dtype=HOST_DTYPES, n=[1, 7, 256, 1001, 70001], threshold=[0.0, 1.0, 2.5, -1.5, 1e-9]
+  @parameterized.named_parameters(
+    *by_row(dtype=HOST_DTYPES, n=[1, 7, 256, 1001, 70001], threshold=[0.0, 1.0, 2.5, -1.5, 1e-9])
   )
   def test_every_dtype(self, dtype, n, threshold):
     rng = np.random.default_rng(n)
@@ -597,7 +609,7 @@ class ValuesTest(parameterized.TestCase):
     x[:4] = np.iinfo(dtype).min, np.iinfo(dtype).max, 0, -1 if dtype != "uint8" else 1
     self._check(g, x, threshold, np.zeros(300, dtype))
 
-  @parameterized.product(dtype=HOST_DTYPES, threshold=[0.0, 0.5])
+  @parameterized.named_parameters(*by_row(dtype=HOST_DTYPES, threshold=[0.0, 0.5]))
   def test_broadcast_and_scalars(self, dtype, threshold):
     rng = np.random.default_rng(2)
     for g_shape, x_shape in [
@@ -613,7 +625,7 @@ class ValuesTest(parameterized.TestCase):
       out = np.zeros(np.broadcast_shapes(g_shape, x_shape), dtype)
       self._check(g, x, threshold, out)
 
-  @parameterized.product(dtype=HOST_DTYPES, threshold=[0.0, 1.0])
+  @parameterized.named_parameters(*by_row(dtype=HOST_DTYPES, threshold=[0.0, 1.0]))
   def test_strided_views_and_untouched_memory(self, dtype, threshold):
     rng = np.random.default_rng(3)
     g_base = _random((12, 20), dtype, rng)
@@ -693,7 +705,7 @@ class ValuesTest(parameterized.TestCase):
     np.testing.assert_array_equal(_bits(g), _bits(expected))
 
   # out partly overlapping an input gives copy semantics.
-  @parameterized.product(dtype=HOST_DTYPES, shift=[1, -1, 7])
+  @parameterized.named_parameters(*by_row(dtype=HOST_DTYPES, shift=[1, -1, 7]))
   def test_partial_overlap_copy_semantics(self, dtype, shift):
     rng = np.random.default_rng(7)
     n = 20000
@@ -724,18 +736,23 @@ class ValuesTest(parameterized.TestCase):
     self.assertEqual(aclnn.threshold_backward(None, 0, executor), aclnn.ACLNN_SUCCESS)
     np.testing.assert_array_equal(_bits(both), _bits(expected))
 
-  @parameterized.parameters("Ascend910B", "Ascend950")
+  # Every dtype a SoC lists, on its own core count (None) and on others; the plan is the tiling's
+  # for that SoC's platform.
+  @parameterized.named_parameters(*by_row(soc=dtype_lists.KERNEL_SOCS))
   def test_socs_and_core_counts(self, soc):
     rng = np.random.default_rng(6)
-    for core_num in (1, 3, 48, None):
-      g, x = _random(50001, np.float16, rng), _random(50001, np.float16, rng)
-      out = np.zeros(50001, np.float16)
-      executor = self._check(g, x, 0.25, out, soc=soc, core_num=core_num)
-      self.assertLessEqual(executor.tiling["block_dim"], core_num or 48)
+    for dtype in map(_dtype, SOC_DTYPES[soc]):
+      for core_num in (1, 3, 48, None):
+        g, x = _random(50001, dtype, rng), _random(50001, dtype, rng)
+        out = np.zeros(50001, dtype)
+        executor = self._check(g, x, 0.25, out, soc=soc, core_num=core_num)
+        tiling = aclnn.threshold_grad_v2_d_tiling(50001, dtype, core_num=core_num, soc=soc)
+        self.assertEqual(executor.tiling, tiling)
+        self.assertLessEqual(tiling["block_dim"], core_num or SOC_CORE_NUM[soc])
 
   # The kernels run under the AscendC rules of the executor's SoC (UB budget, Casts, compares,
   # DataCopyPad): every dtype a SoC lists, with tails that are not whole 32-byte blocks.
-  @parameterized.parameters(*(soc for soc, names in SOC_ZERO_DTYPES.items() if soc != "host"))
+  @parameterized.named_parameters(*by_row(soc=dtype_lists.KERNEL_SOCS))
   def test_every_listed_dtype_runs_under_its_soc(self, soc):
     rng = np.random.default_rng(14)
     for dtype in SOC_ZERO_DTYPES[soc]:
@@ -786,19 +803,48 @@ class ValuesTest(parameterized.TestCase):
 
 @needs_native
 class TilingTest(parameterized.TestCase):
+  # The default SoC's tiles (ub 196608, 48 cores), docs/behaviour.md §3's worked values among them.
   @parameterized.parameters(
     (np.float32, 6976),
     (np.float16, 13952),
     (np.int32, 6144),
-    (BF16, 9728),
+    (ml_dtypes.bfloat16, 9728),
     (np.int8, 13824),
     (np.uint8, 13824),
     (np.int64, 3072),
     (np.float64, 3072),
   )
-  def test_tile_data_num(self, dtype, expected):
+  def test_worked_tile_data_num(self, dtype, expected):
     self.assertEqual(aclnn.threshold_grad_v2_d_tiling(1 << 20, dtype)["tile_data_num"], expected)
     self.assertEqual(aclnn.relu_grad_tiling(1 << 20, dtype)["tile_data_num"], expected)
+
+  # Every kernel dtype on every SoC's own unified buffer: its UB divisor's tile.
+  @parameterized.named_parameters(*by_row(dtype=HOST_DTYPES, soc=dtype_lists.SOCS))
+  def test_tile_data_num(self, dtype, soc):
+    ub = SOC_UB_SIZE[soc] or aclnn.HOST_UB_SIZE
+    tile_blocks = ub // 256 // dtype_lists.UB_DIVISORS[dtype.name]
+    for tiling in (aclnn.threshold_grad_v2_d_tiling, aclnn.relu_grad_tiling):
+      self.assertEqual(
+        tiling(1 << 20, dtype, soc=soc)["tile_data_num"], tile_blocks * 256 // dtype.itemsize
+      )
+
+  # Without ub_size / core_num the tilings plan for the SoC's own platform, as phase one does.
+  @parameterized.named_parameters(*by_row(soc=dtype_lists.KERNEL_SOCS))
+  def test_default_platform_is_the_socs(self, soc):
+    n = 300001
+    for dtype in map(_dtype, SOC_ZERO_DTYPES[soc]):
+      a = np.zeros(n, dtype)
+      for threshold, tiling in (
+        (0, aclnn.relu_grad_tiling),
+        (0.5, aclnn.threshold_grad_v2_d_tiling),
+      ):
+        if threshold and dtype.name not in SOC_DTYPES[soc]:
+          continue
+        with self.subTest(dtype=dtype.name, threshold=threshold):
+          status, _, executor = _plan(a, a, threshold, a.copy(), soc=soc)
+          self.assertEqual(status, aclnn.ACLNN_SUCCESS)
+          self.assertEqual(tiling(n, dtype, soc=soc), executor.tiling)
+          self.assertEqual(executor.tiling["block_dim"], SOC_CORE_NUM[soc])
 
   def test_worked_values(self):
     t = aclnn.threshold_grad_v2_d_tiling(100000, np.float32)
@@ -862,10 +908,8 @@ class TilingTest(parameterized.TestCase):
     try:
       t = fn(n, dtype, ub_size=ub_size, core_num=core_num)
     except ValueError:
-      divisor = {1: 14, 2: 10 if dtype == BF16 else 7, 4: 7 if dtype == np.float32 else 8, 8: 8}[
-        size
-      ]
-      self.assertEqual((ub_size // 256) // divisor, 0)  # only a UB too small may fail
+      # Only a UB too small for one tile may fail.
+      self.assertEqual((ub_size // 256) // dtype_lists.UB_DIVISORS[dtype.name], 0)
       return
     self.assertEqual(t["total_num"], n)
     self.assertTrue(1 <= t["block_dim"] <= core_num)

@@ -137,12 +137,12 @@ class PythonNumberThresholdTest(parameterized.TestCase):
     self.assertEqual(_bits(ours).tobytes(), _bits(want).tobytes(), t)
     self.assertEqual(ours_zero, want_zero, t)
 
-  @parameterized.parameters(*dtype_lists.SUPPORTED)
+  @parameterized.named_parameters(*dtype_lists.by_row(dtype=dtype_lists.SUPPORTED))
   def test_floats(self, dtype):
     for t in _sample_floats(np.random.default_rng(0), 2000):
       self._assert_same_operand(t, Fraction(t) if math.isfinite(t) else np.float64(t), dtype)
 
-  @parameterized.parameters(*dtype_lists.SUPPORTED)
+  @parameterized.named_parameters(*dtype_lists.by_row(dtype=dtype_lists.SUPPORTED))
   def test_ints(self, dtype):
     for t in _sample_ints(np.random.default_rng(1), 2000):
       self._assert_same_operand(t, Fraction(t), dtype)
@@ -160,13 +160,15 @@ class PythonNumberThresholdTest(parameterized.TestCase):
       _threshold.operand(True, np.float32)
 
 
+_SIXTEEN_BIT_FLOATS = [d for d in dtype_lists.FLOATS if d.itemsize == 2]
+
+
 class SixteenBitSelectTest(parameterized.TestCase):
   """bfloat16 and float16 are selected as their bits: a NaN gradient keeps its payload (a float
   select widened to float32 and back quiets it) and the fused loop has no conversion."""
 
-  @parameterized.product(dtype=("bfloat16", "float16"), threshold=(0.5, 0.0, -1e-40))
+  @parameterized.product(dtype=_SIXTEEN_BIT_FLOATS, threshold=(0.5, 0.0, -1e-40))
   def test_every_passing_bit_pattern_is_kept(self, dtype, threshold):
-    dtype = np.dtype(getattr(ml_dtypes, dtype, None) or dtype)
     g_bits = np.arange(2**16, dtype=np.uint16)  # every value: NaN payloads, subnormals, zeros
     g = g_bits.view(dtype)
     x = np.resize(np.array([1.0, -1.0, 0.0, np.nan], dtype), g.shape)
@@ -175,13 +177,13 @@ class SixteenBitSelectTest(parameterized.TestCase):
     )
     np.testing.assert_array_equal(_bits(out), _bits(oracle.threshold_backward(g, x, threshold)))
 
-  @parameterized.parameters("bfloat16", "float16")
+  @parameterized.parameters(*_SIXTEEN_BIT_FLOATS)
   def test_the_fused_select_is_sixteen_bits(self, dtype):
-    x = jnp.ones(1024, getattr(jnp, dtype))
+    x = jnp.ones(1024, dtype)
     fn = jax.jit(lambda g, x: jt.threshold_backward(g, x, 0.5, implementation="reference"))
     fused = fn.lower(x, x).compile().as_text().split("ENTRY")[0]
     self.assertIn("u16[1024]{0} select(", fused)
-    if dtype == "bfloat16":  # its compare reads x's own bits too: no float32 anywhere
+    if dtype == jnp.bfloat16:  # its compare reads x's own bits too: no float32 anywhere
       self.assertNotIn(" convert(", fused)
       self.assertNotIn("f32[1024]", fused)
 

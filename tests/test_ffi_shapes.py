@@ -14,11 +14,19 @@ import numpy as np
 from child_process import run_child
 import dtype_lists
 import jax_threshold as jt
+from jax_threshold import _dtypes
 import oracle
 
 HAS_FFI = "ffi" in jt.available_implementations()
 SKIP_REASON = "the native extension with the XLA FFI handler is not built"
 TARGET = "jax_threshold_threshold_backward_v2"
+
+
+def _small_values(dtype, n, rng):
+  """n values of `dtype` around 0 (within -12..12), ties with integer thresholds included."""
+  if dtype.kind in "iu":
+    return rng.integers(max(np.iinfo(dtype).min, -12), 12, n, endpoint=True).astype(dtype)
+  return (rng.standard_normal(n) * 4).astype(dtype)
 
 
 def _ffi_call(result, **kwargs):
@@ -57,21 +65,22 @@ class BatchOfOneThresholdTest(parameterized.TestCase):
 class PerElementThresholdBatchTest(parameterized.TestCase):
   """A threshold of out's shape: every element its own threshold, in any real dtype."""
 
-  # Every (x, threshold) dtype pair the lowering emits, bar float64 (it needs x64).
-  @parameterized.parameters(
-    (np.float32, np.float32), (np.float16, np.float32), (np.int32, np.int32), (np.int32, np.float32)
-  )
-  def test_bits_match_the_oracle(self, xdtype, tdtype):
-    rng = np.random.default_rng(3)
-    n = 1000
-    g = (rng.standard_normal(n) * 4).astype(xdtype)
-    x = (rng.standard_normal(n) * 4).astype(xdtype)
-    t = (rng.standard_normal(n) * 4).astype(tdtype)
-    t[::7] = 0
-    call = _ffi_call(jax.ShapeDtypeStruct((n,), xdtype))
-    out = np.asarray(jax.jit(call)(g, x, t))
-    expected = np.array([oracle.threshold_backward(g[i], x[i], t[i]) for i in range(n)], xdtype)
-    np.testing.assert_array_equal(oracle.bits(out), oracle.bits(expected))
+  # Every (x, threshold) dtype pair the lowering emits (the 64-bit ones under x64).
+  @parameterized.named_parameters(*dtype_lists.by_row(xdtype=dtype_lists.SUPPORTED))
+  def test_bits_match_the_oracle(self, xdtype):
+    for tdtype in _dtypes.threshold_operand_dtypes(xdtype):
+      with (
+        self.subTest(threshold=tdtype.name),
+        jax.enable_x64(8 in (xdtype.itemsize, tdtype.itemsize)),
+      ):
+        rng = np.random.default_rng(3)
+        n = 1000
+        g, x, t = (_small_values(d, n, rng) for d in (xdtype, xdtype, tdtype))
+        t[::7] = 0
+        call = _ffi_call(jax.ShapeDtypeStruct((n,), xdtype))
+        out = np.asarray(jax.jit(call)(g, x, t))
+        expected = np.array([oracle.threshold_backward(g[i], x[i], t[i]) for i in range(n)], xdtype)
+        np.testing.assert_array_equal(oracle.bits(out), oracle.bits(expected))
 
   def test_threshold_of_a_dtype_the_lowering_never_emits_is_refused(self):
     x = jnp.ones((8,), jnp.float32)

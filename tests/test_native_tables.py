@@ -1,11 +1,13 @@
 """The native dtype and SoC table (ascend_kernels/include/ascend_kernels/dtype_soc_table.h, as
-jax_threshold._aclnn_ext exports it) agrees with the Python contract table (jax_threshold._dtypes)
-and is what jax_threshold.aclnn uses."""
+jax_threshold._aclnn_ext exports it) agrees with the Python contract table (jax_threshold._dtypes),
+is what jax_threshold.aclnn uses, and every row of it runs in the sweeps that claim every row."""
+
+import re
 
 from absl.testing import absltest
-import jax.numpy as jnp
 import numpy as np
 
+import dtype_lists
 from jax_threshold import _dtypes
 
 try:
@@ -46,8 +48,7 @@ class NativeTablesTest(absltest.TestCase):
   def test_item_sizes_are_numpys(self):
     for name, (_, itemsize) in _aclnn_ext.DTYPES.items():
       with self.subTest(dtype=name):
-        dtype = jnp.bfloat16 if name == "bfloat16" else name
-        self.assertEqual(itemsize, np.dtype(dtype).itemsize)
+        self.assertEqual(itemsize, dtype_lists.by_name(name).itemsize)
 
   def test_codes_are_unique_and_kernel_codes_are_dtype_codes(self):
     codes = [code for code, _ in _aclnn_ext.DTYPES.values()]
@@ -58,6 +59,7 @@ class NativeTablesTest(absltest.TestCase):
 
   def test_aclnn_reads_the_native_table(self):
     self.assertEqual(aclnn.SOCS, _aclnn_ext.SOCS)
+    self.assertEqual(aclnn.DEFAULT_SOC, _aclnn_ext.DEFAULT_SOC)
     self.assertEqual(aclnn.DEFAULT_UB_SIZE, _aclnn_ext.SOC_UB_SIZE[_aclnn_ext.DEFAULT_SOC])
     self.assertEqual(aclnn.DEFAULT_CORE_NUM, _aclnn_ext.SOC_CORE_NUM[_aclnn_ext.DEFAULT_SOC])
     self.assertEqual(aclnn.SOCS[_aclnn_ext.DEFAULT_SOC], 1)  # Ascend910B
@@ -97,6 +99,71 @@ class NativeTablesTest(absltest.TestCase):
     self.assertCountEqual(_aclnn_ext.SOC_CORE_NUM, _aclnn_ext.SOCS)
     self.assertEqual(_aclnn_ext.SOC_UB_SIZE["host"], 0)
     self.assertEqual(_aclnn_ext.SOC_UB_SIZE["Ascend910B"], 192 * 1024)
+
+
+def _rows_swept(test_class, test) -> set[str]:
+  """The rows a `dtype_lists.by_row` sweep runs, from its cases' names: `test_x_<row>[_<i>]`."""
+  prefix = test + "_"
+  names = [n for n in dir(test_class) if n.startswith(prefix)]
+  return {re.sub(r"_\d+$", "", n[len(prefix) :]) for n in names}
+
+
+class RowCoverageTest(absltest.TestCase):
+  """The sweeps that claim every SoC or every dtype run every row of the table: a list written
+  by hand, or one that leaves a row out, fails here; so does a row no sweep runs."""
+
+  def setUp(self):
+    super().setUp()
+    if _SKIP_REASON:
+      self.skipTest(_SKIP_REASON)
+
+  def test_sweeps_run_every_row(self):
+    import test_aclnn  # pylint: disable=g-import-not-at-top
+    import test_eager_calls
+    import test_ffi_shapes
+    import test_workspace
+
+    socs = set(_aclnn_ext.SOCS)
+    kernel_socs = {s for s in socs if _aclnn_ext.SOC_ZERO_THRESHOLD_DTYPES[s]}
+    dtypes = {d.name for d in _dtypes.SUPPORTED_DTYPES}
+    self.assertEqual(dtypes, set(_aclnn_ext.KERNEL_DTYPES))
+    status_codes = test_aclnn.StatusCodeTest
+    values = test_aclnn.ValuesTest
+    tiling = test_aclnn.TilingTest
+    workspace = test_workspace.BroadcastWorkspaceTest
+    soc_sweeps = {
+      (status_codes, "test_soc_dtype_lists"): socs,
+      (status_codes, "test_ub_size_beyond_the_soc_is_invalid"): kernel_socs,
+      (status_codes, "test_each_soc_plans_for_its_own_platform_by_default"): kernel_socs,
+      (status_codes, "test_platform_params_refused"): kernel_socs,
+      (values, "test_socs_and_core_counts"): kernel_socs,
+      (values, "test_every_listed_dtype_runs_under_its_soc"): kernel_socs,
+      (tiling, "test_default_platform_is_the_socs"): kernel_socs,
+      (workspace, "test_contiguous_broadcast_inputs_need_no_workspace"): {
+        s for s in socs if "float32" in _aclnn_ext.SOC_DTYPES[s]
+      },
+    }
+    dtype_sweeps = {
+      (values, "test_every_dtype"): dtypes,
+      (values, "test_broadcast_and_scalars"): dtypes,
+      (values, "test_strided_views_and_untouched_memory"): dtypes,
+      (values, "test_partial_overlap_copy_semantics"): dtypes,
+      (tiling, "test_tile_data_num"): dtypes,
+      (test_eager_calls.PythonNumberThresholdTest, "test_floats"): dtypes,
+      (test_eager_calls.PythonNumberThresholdTest, "test_ints"): dtypes,
+      (test_ffi_shapes.PerElementThresholdBatchTest, "test_bits_match_the_oracle"): dtypes,
+    }
+    for kind, rows, sweeps in (("soc", socs, soc_sweeps), ("dtype", dtypes, dtype_sweeps)):
+      swept = set()
+      for (test_class, test), claimed in sweeps.items():
+        with self.subTest(test=f"{test_class.__name__}.{test}"):
+          self.assertEqual(_rows_swept(test_class, test), claimed)
+        swept |= _rows_swept(test_class, test)
+      with self.subTest(rows=kind):
+        self.assertEqual(swept, rows, "rows no sweep runs")
+
+  def test_every_kernel_dtype_has_its_ub_divisor(self):
+    self.assertCountEqual(dtype_lists.UB_DIVISORS, _aclnn_ext.KERNEL_DTYPES)
 
 
 if __name__ == "__main__":

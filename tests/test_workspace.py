@@ -15,6 +15,7 @@ from absl.testing import absltest
 from absl.testing import parameterized
 import numpy as np
 
+import dtype_lists
 from jax_threshold import aclnn
 
 needs_native = absltest.skipUnless(
@@ -130,10 +131,10 @@ class BroadcastWorkspaceTest(parameterized.TestCase):
   """Broadcast inputs are read through the kernel's copy-in: the workspace does not grow with out
   (docs/behaviour.md §2 and §4)."""
 
-  @parameterized.product(
-    pattern=["row", "column", "scalar", "both"],
-    rows=[1, 100, 5000],
-    soc=FLOAT32_SOCS,
+  @parameterized.named_parameters(
+    *dtype_lists.by_row(
+      soc=FLOAT32_SOCS, pattern=["row", "column", "scalar", "both"], rows=[1, 100, 5000]
+    )
   )
   def test_contiguous_broadcast_inputs_need_no_workspace(self, pattern, rows, soc):
     rng = np.random.default_rng(rows)
