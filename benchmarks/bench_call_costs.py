@@ -1,4 +1,4 @@
-"""What one custom call costs beside the plain-JAX spelling (docs/behaviour.md §6).
+"""What one custom call costs beside the plain-JAX spelling (docs/behaviour.md §8).
 
 Two measurements, each a ratio taken in one run:
 
