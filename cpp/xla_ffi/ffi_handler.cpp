@@ -525,28 +525,23 @@ ffi::Error VectorCoreCount(int32_t device, uint32_t* core_num) {
   return ffi::Error::Success();
 }
 
-// The platform phase one plans for on `device` (the current one): its SoC, which must be the one
-// the kernels were compiled for (ascend_kernels::kBuildSoc, from SOC_VERSION in
-// ascend_kernels/npu/CMakeLists.txt), its UB, and its vector core count.
+// The platform phase one plans for on `device` (the current one): the kernels' SoC
+// (ascend_kernels::kBuildSoc, from SOC_VERSION), its UB, and the device's vector core count. The
+// runtime names one SoC per process (aclrtGetSocName caches the first it resolves), so the name
+// is checked against the build's SoC, not per device: on a device of another SoC the launches
+// fail or (a null kernel handle) do not run, which phase two's first-use check reports.
 ffi::Error NpuPlatform(int32_t device, aclnn::PlatformInfo* info) {
   const char* name = aclrtGetSocName();
-  if (name == nullptr) {
-    return ffi::Error(ffi::ErrorCode::kInternal, "jax_threshold: aclrtGetSocName returned null");
-  }
-  const std::string soc(name);
-  const ascend_kernels::SocRow* row = ascend_kernels::SocOfDeviceName(name);
-  if (row == nullptr) {
-    return ffi::Error(ffi::ErrorCode::kUnimplemented,
-                      "jax_threshold: device SoC " + soc + " cannot run the kernels (built for " +
+  const ascend_kernels::SocRow* row =
+      name != nullptr ? ascend_kernels::SocOfDeviceName(name) : nullptr;
+  if (row == nullptr || row->soc != ascend_kernels::kBuildSoc) {
+    return ffi::Error(ffi::ErrorCode::kFailedPrecondition,
+                      std::string("jax_threshold: the process's SoC (aclrtGetSocName: ") +
+                          (name != nullptr ? name : "null") + ") is not the " +
                           ascend_kernels::SocRowOf(ascend_kernels::kBuildSoc).name +
-                          " only; see docs/npu.md)");
+                          " the kernels were built for (SOC_VERSION); see docs/npu.md");
   }
   info->soc = static_cast<aclnn::SocVersion>(row->soc);
-  if (row->soc != ascend_kernels::kBuildSoc) {
-    return ffi::Error(
-        ffi::ErrorCode::kFailedPrecondition,
-        "jax_threshold: the kernels were built for another SOC_VERSION than device " + soc);
-  }
   info->ub_size = row->ub_bytes;
   uint32_t core_num = 0;
   ffi::Error e = VectorCoreCount(device, &core_num);

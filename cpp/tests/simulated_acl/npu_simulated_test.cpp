@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ascend_kernels/dtype_soc_table.h"
@@ -26,12 +27,17 @@ using jax_threshold::fuzz::CallOutcome;
 using jax_threshold::fuzz::FakeOptions;
 using jax_threshold::fuzz::FakeXlaFfiApi;
 
-// Device 0 and 1: Ascend910B1s of 40 and 48 vector cores; device 2 cannot say its core count;
-// device 3 is used by the dead-kernel test only (kernels are checked once per device and
-// process, and tests share the process when the binary runs alone).
+// Device 0 and 1: Ascend910B1s of 40 and 48 vector cores; device 2 cannot say its core count.
+// Kernels are checked once per device and process, and tests share the process when the binary
+// runs alone: each test that needs a device's first use has a device of its own, 3 to 6; device
+// 4 is an Ascend950, which the build (SOC_VERSION Ascend910B1) has no kernels for.
 const std::vector<simulated_acl::DeviceSpec> kDevices = {
-    {"Ascend910B1", 40}, {"Ascend910B1", 48}, {"Ascend910B1", 0}, {"Ascend910B4", 40}};
+    {"Ascend910B1", 40}, {"Ascend910B1", 48}, {"Ascend910B1", 0}, {"Ascend910B4", 40},
+    {"Ascend950", 48},   {"Ascend910B1", 40}, {"Ascend910B1", 40}};
 constexpr int kDeadKernelDevice = 3;
+constexpr int kOtherSocDevice = 4;
+constexpr int kContinueCheckDevice = 5;
+constexpr int kStopCheckDevice = 6;
 
 // The handler of target `name` (by default the one the lowering emits) on `platform` (its
 // execute stage).
@@ -193,17 +199,22 @@ class Device {
               ACL_SUCCESS);
     return host;
   }
-  // Runs the ASCEND handler of target `name` on device copies of the operands; `out` is filled
-  // with 0x5A first.
-  CallOutcome Run(Operand& grad, Operand& x, Operand& threshold, Operand& out,
-                  Form form = Form::kOperand,
-                  const char* name = jax_threshold::ffi_handler::kLoweringTarget) {
+  // Calls the ASCEND handler of target `name` on device copies of the operands, without waiting
+  // for the stream; `out` is filled with 0x5A first.
+  CallOutcome Submit(Operand& grad, Operand& x, Operand& threshold, Operand& out,
+                     Form form = Form::kOperand,
+                     const char* name = jax_threshold::ffi_handler::kLoweringTarget) {
     for (Operand* o : {&grad, &x, &threshold}) Upload(*o);
     std::fill(out.host.begin(), out.host.end(), 0x5A);
     Upload(out);
     MakeCurrent();
-    CallOutcome outcome =
-        Call(Handler("ASCEND", name), stream_, id_, grad, x, threshold, out, form);
+    return Call(Handler("ASCEND", name), stream_, id_, grad, x, threshold, out, form);
+  }
+  // Submit, then synchronises the stream.
+  CallOutcome Run(Operand& grad, Operand& x, Operand& threshold, Operand& out,
+                  Form form = Form::kOperand,
+                  const char* name = jax_threshold::ffi_handler::kLoweringTarget) {
+    CallOutcome outcome = Submit(grad, x, threshold, out, form, name);
     if (outcome.code != XLA_FFI_Error_Code_OK) return outcome;
     if (aclError rc = aclrtSynchronizeStream(stream_); rc != ACL_SUCCESS) {
       outcome.code = XLA_FFI_Error_Code_INTERNAL;
@@ -539,6 +550,157 @@ TEST_F(NpuSimulatedTest, TheRuntimeRefusesAStreamOfAnotherDevice) {
   EXPECT_EQ(aclrtFree(buffer), ACL_SUCCESS);
 }
 
+// Destroying a stream is refused from a thread whose current device is another
+// (ACL_ERROR_RT_STREAM_CONTEXT) and leaves the stream working; synchronising it is not refused.
+TEST_F(NpuSimulatedTest, TheRuntimeRefusesToDestroyAStreamOfAnotherDevice) {
+  Prepared p = Prepare(kCases[0], 23);
+  Device device1(1);
+  ASSERT_EQ(device1.Submit(p.grad, p.x, p.threshold, p.out).code, XLA_FFI_Error_Code_OK);
+  Device device0(0);  // current from here on
+  EXPECT_EQ(aclrtDestroyStream(device1.stream()), ACL_ERROR_RT_STREAM_CONTEXT);
+  EXPECT_EQ(aclrtSynchronizeStream(device1.stream()), ACL_SUCCESS);
+  EXPECT_EQ(device1.Download(p.out), p.expected);
+  device1.MakeCurrent();
+  aclrtStream stream = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+}
+
+// One SoC name per process, whichever device is current, as aclrtGetSocName caches it.
+TEST_F(NpuSimulatedTest, TheSocNameIsTheProcesssFirstOne) {
+  ASSERT_EQ(aclrtSetDevice(kOtherSocDevice), ACL_SUCCESS);
+  EXPECT_STREQ(aclrtGetSocName(), "Ascend950");
+  ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  EXPECT_STREQ(aclrtGetSocName(), "Ascend950");
+  simulated_acl::Reset(kDevices);  // a fresh process
+  ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  EXPECT_STREQ(aclrtGetSocName(), "Ascend910B1");
+  ASSERT_EQ(aclrtSetDevice(kOtherSocDevice), ACL_SUCCESS);
+  EXPECT_STREQ(aclrtGetSocName(), "Ascend910B1");
+}
+
+// A process whose SoC is not the build's fails every call with that reason, on every device:
+// the runtime's one name is all there is to plan with.
+TEST_F(NpuSimulatedTest, AProcessOfAnotherSocFailsEveryCallNamingIt) {
+  Prepared p = Prepare(kCases[0], 25);
+  for (int id : {kOtherSocDevice, 0}) {
+    Device device(id);
+    const CallOutcome outcome = device.Run(p.grad, p.x, p.threshold, p.out);
+    EXPECT_EQ(outcome.code, XLA_FFI_Error_Code_FAILED_PRECONDITION) << outcome.message;
+    EXPECT_NE(outcome.message.find("Ascend950"), std::string::npos) << outcome.message;
+    EXPECT_NE(outcome.message.find("Ascend910B the kernels were built for"), std::string::npos)
+        << outcome.message;
+  }
+  EXPECT_EQ(simulated_acl::GetCounters().launches, 0);
+}
+
+// On a host that mixes SoCs, a device of another SoC than the process's is planned with the
+// process's SoC, and its kernels have no handle there: the call fails naming the kernel and the
+// device, never a silent success; the other device's next call is exact.
+TEST_F(NpuSimulatedTest, ADeviceOfAnotherSocThanTheProcesssIsAnError) {
+  Prepared p = Prepare(kCases[0], 27);
+  Device device0(0);
+  ASSERT_EQ(device0.Run(p.grad, p.x, p.threshold, p.out).code, XLA_FFI_Error_Code_OK);
+  Device other(kOtherSocDevice);
+  Operand grad = p.grad, x = p.x, threshold = p.threshold, out = p.out;
+  const CallOutcome outcome = other.Run(grad, x, threshold, out);
+  EXPECT_NE(outcome.code, XLA_FFI_Error_Code_OK)
+      << "out is the CPU result: " << (other.Download(out) == p.expected);
+  EXPECT_NE(outcome.message.find("device " + std::to_string(kOtherSocDevice)), std::string::npos)
+      << outcome.message;
+  EXPECT_NE(outcome.message.find("did not run"), std::string::npos) << outcome.message;
+  ASSERT_EQ(device0.Run(p.grad, p.x, p.threshold, p.out).code, XLA_FFI_Error_Code_OK);
+  EXPECT_EQ(device0.Download(p.out), p.expected);
+}
+
+// ACL_CONTINUE_ON_FAILURE (the default): after a kernel's AI-core exception the stream's later
+// tasks run, and the exception is reported by one synchronisation. The call after the failed
+// one on the same stream is exact; so is the next call, with the stream clean again.
+TEST_F(NpuSimulatedTest, AfterAnExceptionAContinueOnFailureStreamRunsOnAndReportsItOnce) {
+  Prepared p = Prepare(kCases[4], 29);  // bfloat16 over many blocks
+  Device device(0);
+  ASSERT_EQ(device.Run(p.grad, p.x, p.threshold, p.out).code, XLA_FFI_Error_Code_OK);
+  Operand grad = p.grad, x = p.x, threshold = p.threshold, out = p.out;
+  simulated_acl::RaiseKernelExceptions(1, ACL_ERROR_RT_AICORE_EXCEPTION);
+  ASSERT_EQ(device.Submit(p.grad, p.x, p.threshold, p.out).code, XLA_FFI_Error_Code_OK);
+  ASSERT_EQ(device.Submit(grad, x, threshold, out).code, XLA_FFI_Error_Code_OK);
+  EXPECT_EQ(aclrtSynchronizeStream(device.stream()), ACL_ERROR_RT_AICORE_EXCEPTION);
+  EXPECT_NE(device.Download(p.out), p.expected);  // block 0 only
+  EXPECT_EQ(device.Download(out), p.expected);
+  EXPECT_EQ(aclrtSynchronizeStream(device.stream()), ACL_SUCCESS);
+  const CallOutcome next = device.Run(p.grad, p.x, p.threshold, p.out);
+  ASSERT_EQ(next.code, XLA_FFI_Error_Code_OK) << next.message;
+  EXPECT_EQ(device.Download(p.out), p.expected);
+}
+
+// ACL_STOP_ON_FAILURE: the exception aborts the stream. Its later tasks never run and every
+// synchronisation reports the exception, so no later call on it passes for a success; its
+// device's other streams run their kernels but report it too (the context failed); another
+// device is unaffected. A stream in stop mode cannot go back to continuing.
+TEST_F(NpuSimulatedTest, AfterAnExceptionAStopOnFailureStreamRunsNothingMoreAndKeepsReportingIt) {
+  Prepared p = Prepare(kCases[4], 31);
+  Device device(0);
+  ASSERT_EQ(aclrtSetStreamFailureMode(device.stream(), ACL_STOP_ON_FAILURE), ACL_SUCCESS);
+  ASSERT_EQ(device.Run(p.grad, p.x, p.threshold, p.out).code, XLA_FFI_Error_Code_OK);
+  Operand grad = p.grad, x = p.x, threshold = p.threshold, out = p.out;
+  simulated_acl::RaiseKernelExceptions(1, ACL_ERROR_RT_VECTOR_CORE_EXCEPTION);
+  ASSERT_EQ(device.Submit(p.grad, p.x, p.threshold, p.out).code, XLA_FFI_Error_Code_OK);
+  ASSERT_EQ(device.Submit(grad, x, threshold, out).code, XLA_FFI_Error_Code_OK);
+  EXPECT_EQ(aclrtSynchronizeStream(device.stream()), ACL_ERROR_RT_VECTOR_CORE_EXCEPTION);
+  EXPECT_EQ(device.Download(out), std::vector<unsigned char>(out.host.size(), 0x5A));
+  EXPECT_EQ(aclrtSynchronizeStream(device.stream()), ACL_ERROR_RT_VECTOR_CORE_EXCEPTION);
+  const CallOutcome next = device.Run(grad, x, threshold, out);
+  EXPECT_NE(next.code, XLA_FFI_Error_Code_OK);
+  EXPECT_NE(next.message.find(std::to_string(ACL_ERROR_RT_VECTOR_CORE_EXCEPTION)),
+            std::string::npos)
+      << next.message;
+  EXPECT_EQ(aclrtSetStreamFailureMode(device.stream(), ACL_CONTINUE_ON_FAILURE),
+            ACL_ERROR_RT_FEATURE_NOT_SUPPORT);
+
+  Device same_device(0);
+  Operand grad2 = p.grad, x2 = p.x, threshold2 = p.threshold, out2 = p.out;
+  const CallOutcome on_another_stream = same_device.Run(grad2, x2, threshold2, out2);
+  EXPECT_NE(on_another_stream.message.find(std::to_string(ACL_ERROR_RT_VECTOR_CORE_EXCEPTION)),
+            std::string::npos)
+      << on_another_stream.message;
+  EXPECT_EQ(same_device.Download(out2), p.expected);
+
+  Device device1(1);
+  const CallOutcome elsewhere = device1.Run(p.grad, p.x, p.threshold, p.out);
+  ASSERT_EQ(elsewhere.code, XLA_FFI_Error_Code_OK) << elsewhere.message;
+  EXPECT_EQ(device1.Download(p.out), p.expected);
+}
+
+// An exception in a kernel's first-use check fails the call naming the error and the device. In
+// continue mode the check has consumed it: the next call checks again and is exact. In stop mode
+// the stream is aborted: every later call on it fails the same way.
+TEST_F(NpuSimulatedTest, AnExceptionInTheFirstUseCheckFailsTheCallByTheFailureMode) {
+  Prepared p = Prepare(kCases[0], 33);
+  for (int id : {kContinueCheckDevice, kStopCheckDevice}) {
+    Device device(id);
+    if (id == kStopCheckDevice) {
+      ASSERT_EQ(aclrtSetStreamFailureMode(device.stream(), ACL_STOP_ON_FAILURE), ACL_SUCCESS);
+    }
+    simulated_acl::RaiseKernelExceptions(1, ACL_ERROR_RT_AICORE_EXCEPTION);
+    Operand grad = p.grad, x = p.x, threshold = p.threshold, out = p.out;
+    const CallOutcome failed = device.Run(grad, x, threshold, out);
+    EXPECT_NE(failed.code, XLA_FFI_Error_Code_OK);
+    for (const std::string& part : {std::to_string(ACL_ERROR_RT_AICORE_EXCEPTION),
+                                    "device " + std::to_string(id), std::string("aclrtSync")}) {
+      EXPECT_NE(failed.message.find(part), std::string::npos) << failed.message;
+    }
+    const CallOutcome next = device.Run(grad, x, threshold, out);
+    if (id == kContinueCheckDevice) {
+      ASSERT_EQ(next.code, XLA_FFI_Error_Code_OK) << next.message;
+      EXPECT_EQ(device.Download(out), p.expected);
+    } else {
+      EXPECT_NE(next.code, XLA_FFI_Error_Code_OK);
+      EXPECT_NE(next.message.find(std::to_string(ACL_ERROR_RT_AICORE_EXCEPTION)), std::string::npos)
+          << next.message;
+    }
+  }
+}
+
 // A dtype whose kernel the build's SoC (an Ascend910B here) does not run is refused by the
 // launcher, ACL_ERROR_FEATURE_UNSUPPORTED, and never launched.
 TEST_F(NpuSimulatedTest, TheLauncherRefusesADtypeTheBuildsSocHasNoKernelFor) {
@@ -582,6 +744,24 @@ TEST_F(NpuSimulatedDeathTest, AHostReadOfDeviceMemoryFaults) {
   EXPECT_EQ(device.Download(p.out), p.expected);
   EXPECT_DEATH(HostRead(p.x.data), "");    // an operand written by aclrtMemcpy
   EXPECT_DEATH(HostRead(p.out.data), "");  // a kernel's result
+}
+
+// Device addresses are never host-accessible, also while a kernel runs: a read from another
+// thread during a kernel run faults.
+TEST_F(NpuSimulatedDeathTest, AHostReadOfDeviceMemoryFaultsWhileAKernelRuns) {
+  Prepared p = Prepare(kCases[0], 35);
+  Device device(0);
+  ASSERT_EQ(device.Run(p.grad, p.x, p.threshold, p.out).code, XLA_FFI_Error_Code_OK);
+  const void* x = p.x.data;  // an operand of the first call, still allocated
+  simulated_acl::WhileKernelsRun([x] { std::thread([x] { HostRead(x); }).join(); });
+  Operand grad = p.grad, threshold = p.threshold, out = p.out;
+  EXPECT_DEATH(
+      {
+        ASSERT_EQ(device.Submit(grad, p.x, threshold, out).code, XLA_FFI_Error_Code_OK);
+        aclrtSynchronizeStream(device.stream());
+      },
+      "");
+  simulated_acl::WhileKernelsRun(nullptr);
 }
 
 }  // namespace

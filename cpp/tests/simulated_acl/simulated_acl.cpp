@@ -4,8 +4,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -17,30 +17,51 @@
 namespace simulated_acl {
 namespace {
 
+// One memory object mapped twice: at the device address handed out, never accessible to host
+// code (PROT_NONE), and at a private read-write view that only simulated device code uses.
 struct Allocation {
   int device;
   uint64_t bytes;
   size_t mapped;  // bytes mapped: `bytes` rounded up to whole pages
+  char* view;
 };
 
+// CANN's stream failure modes (runtime src/runtime/core/src/stream/stream.cc): with
+// ACL_CONTINUE_ON_FAILURE the tasks after a failed one run and the error is reported by one
+// synchronisation, then cleared (Stream::GetError); with ACL_STOP_ON_FAILURE the first failure
+// aborts the stream (Stream::EnterFailureAbort): later tasks are accepted and never run, every
+// synchronisation reports the error, and the device's context records it.
 struct Stream {
   int device;
   std::deque<std::function<aclError()>> queue;
   aclError error = ACL_SUCCESS;
+  bool stop_on_failure = false;
+  bool aborted = false;
+};
+
+// A device's (primary) context: once a stream of it is in stop mode, a synchronisation of any of
+// its streams reports the error that aborted one (Stream::GetSynchronizeError).
+struct Context {
+  bool stop_mode = false;
+  aclError failure = ACL_SUCCESS;
 };
 
 struct Runtime {
   std::mutex mu;
   uint64_t generation = 1;
   std::vector<DeviceSpec> devices{DeviceSpec{}};
+  std::vector<Context> contexts{Context{}};
+  std::string soc_name;  // resolved by the first aclrtGetSocName, then the process's
   std::map<uintptr_t, Allocation> allocations;  // by start address
   std::set<Stream*> streams;
   int failing_launches = 0;
   aclError failure_code = ACL_SUCCESS;
+  int raising_launches = 0;
+  aclError exception_code = ACL_SUCCESS;
+  std::function<void()> run_hook;
   std::set<std::string> dead_kernels;
   Counters counters;
   std::string last_run_error;
-  int open_accesses = 0;  // DeviceAccess scopes alive: while > 0, device memory is accessible
 };
 
 Runtime& State() {
@@ -59,22 +80,10 @@ int CurrentLocked(const Runtime& r) {
   return current.generation == r.generation ? current.device : -1;
 }
 
-// Makes the allocation at `start` accessible to host code (PROT_READ | PROT_WRITE) or not at all
-// (PROT_NONE). A failure leaves the simulation unable to keep its promise: it aborts.
-void Protect(uintptr_t start, const Allocation& a, int prot) {
-  if (mprotect(reinterpret_cast<void*>(start), a.mapped, prot) != 0) {
-    std::perror("simulated_acl: mprotect");
-    std::abort();
-  }
-}
-
-int AccessLocked(const Runtime& r) {
-  return r.open_accesses > 0 ? PROT_READ | PROT_WRITE : PROT_NONE;
-}
-
 // Unmapped, so that any later use of the pointer by host code faults.
 void FreeLocked(Runtime& r, std::map<uintptr_t, Allocation>::iterator it) {
   munmap(reinterpret_cast<void*>(it->first), it->second.mapped);
+  munmap(it->second.view, it->second.mapped);
   r.allocations.erase(it);
 }
 
@@ -87,8 +96,12 @@ void Reset(const std::vector<DeviceSpec>& devices) {
   for (Stream* s : r.streams) delete s;
   r.streams.clear();
   r.devices = devices;
+  r.contexts.assign(devices.size(), Context{});
+  r.soc_name.clear();
   ++r.generation;
   r.failing_launches = 0;
+  r.raising_launches = 0;
+  r.run_hook = nullptr;
   r.dead_kernels.clear();
   r.counters = Counters{};
   r.last_run_error.clear();
@@ -115,20 +128,27 @@ Counters GetCounters() {
   return c;
 }
 
-DeviceAccess::DeviceAccess() {
+void RaiseKernelExceptions(int count, aclError code) {
   Runtime& r = State();
   std::lock_guard<std::mutex> lock(r.mu);
-  if (r.open_accesses++ == 0) {
-    for (const auto& [start, a] : r.allocations) Protect(start, a, PROT_READ | PROT_WRITE);
-  }
+  r.raising_launches = count;
+  r.exception_code = code;
 }
 
-DeviceAccess::~DeviceAccess() {
+void WhileKernelsRun(std::function<void()> hook) {
   Runtime& r = State();
   std::lock_guard<std::mutex> lock(r.mu);
-  if (--r.open_accesses == 0) {
-    for (const auto& [start, a] : r.allocations) Protect(start, a, PROT_NONE);
+  r.run_hook = std::move(hook);
+}
+
+void RunHook() {
+  std::function<void()> hook;
+  {
+    Runtime& r = State();
+    std::lock_guard<std::mutex> lock(r.mu);
+    hook = r.run_hook;
   }
+  if (hook) hook();
 }
 
 aclError StreamContext(aclrtStream stream, int* device) {
@@ -174,6 +194,17 @@ bool InDeviceMemory(int device, const void* p, uint64_t bytes, std::string* why)
   return true;
 }
 
+void* KernelView(const void* p) {
+  Runtime& r = State();
+  std::lock_guard<std::mutex> lock(r.mu);
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  auto it = r.allocations.upper_bound(address);
+  if (p == nullptr || it == r.allocations.begin()) return nullptr;
+  --it;
+  if (address - it->first >= it->second.mapped) return nullptr;
+  return it->second.view + (address - it->first);
+}
+
 const DeviceSpec& Device(int device) {
   Runtime& r = State();
   std::lock_guard<std::mutex> lock(r.mu);
@@ -186,6 +217,14 @@ aclError TakeInjectedLaunchFailure() {
   if (r.failing_launches == 0) return ACL_SUCCESS;
   --r.failing_launches;
   return r.failure_code;
+}
+
+aclError TakeInjectedException() {
+  Runtime& r = State();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.raising_launches == 0) return ACL_SUCCESS;
+  --r.raising_launches;
+  return r.exception_code;
 }
 
 bool KernelIsDead(const char* name) {
@@ -253,11 +292,17 @@ aclError aclrtGetDeviceCount(uint32_t* count) {
   return ACL_SUCCESS;
 }
 
+// One name per process, as CANN's aclrtGetSocName caches the first it resolves (acl
+// src/acl/aclrt_impl/acl_rt_impl_base.cpp, InitSocVersion): here the current device's, or device
+// 0's without one.
 const char* aclrtGetSocName() {
   Runtime& r = State();
   std::lock_guard<std::mutex> lock(r.mu);
-  const int device = simulated_acl::CurrentLocked(r);
-  return device < 0 ? nullptr : r.devices[static_cast<size_t>(device)].soc_name.c_str();
+  if (r.soc_name.empty()) {
+    const int device = std::max(simulated_acl::CurrentLocked(r), 0);
+    r.soc_name = r.devices.at(static_cast<size_t>(device)).soc_name;
+  }
+  return r.soc_name.c_str();
 }
 
 aclError aclGetDeviceCapability(uint32_t deviceId, aclDeviceInfo deviceInfo, int64_t* value) {
@@ -278,12 +323,24 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy) {
   if (devPtr == nullptr || size == 0) return ACL_ERROR_INVALID_PARAM;
   const int device = simulated_acl::CurrentLocked(r);
   if (device < 0) return ACL_ERROR_RT_CONTEXT_NULL;
-  // Its own pages (aligned beyond aclrtMalloc's 512 bytes), inaccessible to host code outside a
-  // DeviceAccess scope.
+  // Whole pages (aligned beyond aclrtMalloc's 512 bytes) of a memory object mapped twice.
   const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const simulated_acl::Allocation a{device, size, (size + page - 1) / page * page};
-  void* p = mmap(nullptr, a.mapped, AccessLocked(r), MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return ACL_ERROR_BAD_ALLOC;
+  simulated_acl::Allocation a{device, size, (size + page - 1) / page * page, nullptr};
+  const int fd = memfd_create("simulated_acl_device_memory", MFD_CLOEXEC);
+  if (fd < 0) return ACL_ERROR_BAD_ALLOC;
+  void* p = MAP_FAILED;
+  void* view = MAP_FAILED;
+  if (ftruncate(fd, static_cast<off_t>(a.mapped)) == 0) {
+    p = mmap(nullptr, a.mapped, PROT_NONE, MAP_SHARED, fd, 0);
+    view = mmap(nullptr, a.mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  close(fd);  // the mappings keep the memory
+  if (p == MAP_FAILED || view == MAP_FAILED) {
+    if (p != MAP_FAILED) munmap(p, a.mapped);
+    if (view != MAP_FAILED) munmap(view, a.mapped);
+    return ACL_ERROR_BAD_ALLOC;
+  }
+  a.view = static_cast<char*>(view);
   r.allocations[reinterpret_cast<uintptr_t>(p)] = a;
   ++r.counters.mallocs;
   *devPtr = p;
@@ -301,9 +358,10 @@ aclError aclrtFree(void* devPtr) {
 
 namespace {
 
-// Checks a copy's ends against its kind: device sides must be live allocations of `device`.
-aclError CheckCopy(int device, void* dst, size_t destMax, const void* src, size_t count,
-                   aclrtMemcpyKind kind) {
+// Checks a copy's ends against its kind: device sides must be live allocations of `device`. Then
+// copies, through the device sides' kernel views.
+aclError Copy(int device, void* dst, size_t destMax, const void* src, size_t count,
+              aclrtMemcpyKind kind) {
   if (dst == nullptr || src == nullptr || count > destMax) return ACL_ERROR_INVALID_PARAM;
   std::string why;
   const bool dst_device = kind == ACL_MEMCPY_HOST_TO_DEVICE || kind == ACL_MEMCPY_DEVICE_TO_DEVICE;
@@ -316,6 +374,8 @@ aclError CheckCopy(int device, void* dst, size_t destMax, const void* src, size_
     simulated_acl::SetRunError("aclrtMemcpy source " + why);
     return ACL_ERROR_INVALID_PARAM;
   }
+  std::memmove(dst_device ? simulated_acl::KernelView(dst) : dst,
+               src_device ? simulated_acl::KernelView(src) : src, count);
   return ACL_SUCCESS;
 }
 
@@ -325,26 +385,15 @@ aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count,
                      aclrtMemcpyKind kind) {
   int32_t device = -1;
   if (aclError rc = aclrtGetDevice(&device); rc != ACL_SUCCESS) return rc;
-  if (aclError rc = CheckCopy(device, dst, destMax, src, count, kind); rc != ACL_SUCCESS) {
-    return rc;
-  }
-  const simulated_acl::DeviceAccess access;
-  std::memmove(dst, src, count);
-  return ACL_SUCCESS;
+  return Copy(device, dst, destMax, src, count, kind);
 }
 
 aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t count,
                           aclrtMemcpyKind kind, aclrtStream stream) {
   int device = -1;
   if (aclError rc = simulated_acl::StreamContext(stream, &device); rc != ACL_SUCCESS) return rc;
-  return simulated_acl::Enqueue(stream, [=] {
-    if (aclError rc = CheckCopy(device, dst, destMax, src, count, kind); rc != ACL_SUCCESS) {
-      return rc;
-    }
-    const simulated_acl::DeviceAccess access;
-    std::memmove(dst, src, count);
-    return ACL_SUCCESS;
-  });
+  return simulated_acl::Enqueue(stream,
+                                [=] { return Copy(device, dst, destMax, src, count, kind); });
 }
 
 aclError aclrtCreateStream(aclrtStream* stream) {
@@ -353,12 +402,14 @@ aclError aclrtCreateStream(aclrtStream* stream) {
   if (stream == nullptr) return ACL_ERROR_INVALID_PARAM;
   const int device = simulated_acl::CurrentLocked(r);
   if (device < 0) return ACL_ERROR_RT_CONTEXT_NULL;
-  auto* s = new simulated_acl::Stream{device, {}, ACL_SUCCESS};
+  auto* s = new simulated_acl::Stream{device, {}};
   r.streams.insert(s);
   *stream = s;
   return ACL_SUCCESS;
 }
 
+// No context check: CANN switches to the stream's context to wait for it (runtime
+// src/runtime/api/impl/api_impl.cc, ApiImpl::StreamSynchronize).
 aclError aclrtSynchronizeStream(aclrtStream stream) {
   Runtime& r = State();
   auto* s = static_cast<simulated_acl::Stream*>(stream);
@@ -369,29 +420,56 @@ aclError aclrtSynchronizeStream(aclrtStream stream) {
       if (r.streams.count(s) == 0) return ACL_ERROR_RT_PARAM_INVALID;
       if (s->queue.empty()) {
         const aclError error = s->error;
-        s->error = ACL_SUCCESS;
-        return error;
+        if (!s->aborted) s->error = ACL_SUCCESS;  // reported once
+        const simulated_acl::Context& c = r.contexts[static_cast<size_t>(s->device)];
+        return error != ACL_SUCCESS ? error : c.stop_mode ? c.failure : ACL_SUCCESS;
       }
       task = std::move(s->queue.front());
       s->queue.pop_front();
-      if (s->error != ACL_SUCCESS) continue;  // a failed stream runs nothing more
+      if (s->aborted) continue;  // accepted, never run
     }
     const aclError rc = task();  // outside the lock: tasks call back into the runtime
     if (rc != ACL_SUCCESS) {
       std::lock_guard<std::mutex> lock(r.mu);
-      s->error = rc;
+      if (s->error == ACL_SUCCESS) s->error = rc;
+      simulated_acl::Context& c = r.contexts[static_cast<size_t>(s->device)];
+      if (s->stop_on_failure && !s->aborted) {
+        s->aborted = true;
+        if (c.failure == ACL_SUCCESS) c.failure = rc;
+      }
     }
   }
 }
 
+// Refused on a stream of another device than the current one, as ApiImpl::StreamDestroy checks
+// the stream's context (runtime src/runtime/api/impl/api_impl.cc); waits for its tasks first.
 aclError aclrtDestroyStream(aclrtStream stream) {
-  const aclError rc = aclrtSynchronizeStream(stream);  // CANN waits for the stream's tasks too
-  if (rc == ACL_ERROR_RT_PARAM_INVALID) return rc;
+  int device = -1;
+  if (aclError rc = simulated_acl::StreamContext(stream, &device); rc != ACL_SUCCESS) return rc;
+  aclrtSynchronizeStream(stream);
   Runtime& r = State();
   std::lock_guard<std::mutex> lock(r.mu);
   auto* s = static_cast<simulated_acl::Stream*>(stream);
   r.streams.erase(s);
   delete s;
+  return ACL_SUCCESS;
+}
+
+// ACL_STOP_ON_FAILURE puts the stream's context in stop mode too; a stream in stop mode cannot
+// return to ACL_CONTINUE_ON_FAILURE (runtime src/runtime/api/impl/api_impl.cc, StreamSetMode;
+// stream.cc, Stream::SetFailMode).
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {
+  Runtime& r = State();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto* s = static_cast<simulated_acl::Stream*>(stream);
+  if (r.streams.count(s) == 0) return ACL_ERROR_RT_PARAM_INVALID;
+  if (simulated_acl::CurrentLocked(r) < 0) return ACL_ERROR_RT_CONTEXT_NULL;
+  const bool stop = (mode & ACL_STOP_ON_FAILURE) != 0;
+  if (stop == s->stop_on_failure) return ACL_SUCCESS;
+  if (s->stop_on_failure) return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+  if (simulated_acl::CurrentLocked(r) != s->device) return ACL_ERROR_RT_STREAM_CONTEXT;
+  s->stop_on_failure = true;
+  r.contexts[static_cast<size_t>(s->device)].stop_mode = true;
   return ACL_SUCCESS;
 }
 

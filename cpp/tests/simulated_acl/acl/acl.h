@@ -21,6 +21,9 @@ typedef enum aclrtMemcpyKind {
   ACL_MEMCPY_DEVICE_TO_DEVICE,
 } aclrtMemcpyKind;
 
+#define ACL_CONTINUE_ON_FAILURE 0x00000000U
+#define ACL_STOP_ON_FAILURE 0x00000001U
+
 extern "C" {
 aclError aclrtSetDevice(int32_t deviceId);
 aclError aclrtGetDevice(int32_t* deviceId);
@@ -34,4 +37,5 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
 aclError aclrtCreateStream(aclrtStream* stream);
 aclError aclrtDestroyStream(aclrtStream stream);
 aclError aclrtSynchronizeStream(aclrtStream stream);
+aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
 }
