@@ -255,8 +255,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // (strided inputs, out contiguous), no overlap, a float32 threshold.
       bool simple = !empty && dtype == ACL_FLOAT && g_dtype == ACL_FLOAT &&
                     out_dtype == ACL_FLOAT && scalar_dtype == ACL_FLOAT && !in_arena &&
-                    (!device || t_view.dims.empty()) &&
-                    views[0].dims == shape && views[1].dims == shape && out.dims == shape &&
+                    (!device || t_view.dims.empty()) && views[0].dims == shape &&
+                    views[1].dims == shape && out.dims == shape &&
                     !Overlap(out.begin, out.end, views[0].begin, views[0].end) &&
                     !Overlap(out.begin, out.end, views[1].begin, views[1].end);
       int64_t n = 1, stride = 1;
