@@ -58,7 +58,8 @@ UB_DIVISORS = {
 
 def by_row(**axes) -> list[dict]:
   """Cases for `parameterized.named_parameters`: the product of `axes`, each case named after its
-  value of the first axis (a SoC name or a dtype: a row), then its index among that row's cases.
+  value of the first axis (a SoC name or a dtype: a row), then its index among that row's cases
+  (always there, so that a row named like "Ascend910_93" is not read as "Ascend910", case 93).
   So a sweep's cases say which rows it runs (`test_native_tables.RowCoverageTest` reads them).
   """
   (row_axis, rows), *others = axes.items()
@@ -68,8 +69,7 @@ def by_row(**axes) -> list[dict]:
     label = row if isinstance(row, str) else np.dtype(row).name
     combos = list(itertools.product(*(values for _, values in others)))
     for i, combo in enumerate(combos):
-      suffix = f"_{i}" if names else ""
-      cases.append({"testcase_name": f"_{label}{suffix}", row_axis: row, **dict(zip(names, combo))})
+      cases.append({"testcase_name": f"_{label}_{i}", row_axis: row, **dict(zip(names, combo))})
   return cases
 
 

@@ -102,7 +102,7 @@ class NativeTablesTest(absltest.TestCase):
 
 
 def _rows_swept(test_class, test) -> set[str]:
-  """The rows a `dtype_lists.by_row` sweep runs, from its cases' names: `test_x_<row>[_<i>]`."""
+  """The rows a `dtype_lists.by_row` sweep runs, from its cases' names: `test_x_<row>_<i>`."""
   prefix = test + "_"
   names = [n for n in dir(test_class) if n.startswith(prefix)]
   return {re.sub(r"_\d+$", "", n[len(prefix) :]) for n in names}
@@ -116,6 +116,14 @@ class RowCoverageTest(absltest.TestCase):
     super().setUp()
     if _SKIP_REASON:
       self.skipTest(_SKIP_REASON)
+
+  def test_a_row_whose_name_ends_in_digits_is_read_whole(self):
+    class Sweep:
+      pass
+
+    for case in dtype_lists.by_row(soc=["Ascend910_93", "host"]):
+      setattr(Sweep, "test_x" + case["testcase_name"], None)
+    self.assertEqual(_rows_swept(Sweep, "test_x"), {"Ascend910_93", "host"})
 
   def test_sweeps_run_every_row(self):
     import test_aclnn  # pylint: disable=g-import-not-at-top

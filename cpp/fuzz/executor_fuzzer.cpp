@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "ascend_kernels/dtype_soc_table.h"
@@ -125,8 +126,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t dt = in.Byte();
   const aclDataType dtype = kFuzzDtypes[dt % kFuzzDtypes.size()];
   const uint8_t mix = in.Byte();
-  const aclDataType g_dtype = mix % 16 == 1 ? kFuzzDtypes[in.Byte() % 14] : dtype;
-  const aclDataType out_dtype = mix % 16 == 2 ? kFuzzDtypes[in.Byte() % 14] : dtype;
+  const aclDataType g_dtype = mix % 16 == 1 ? kFuzzDtypes[in.Byte() % kFuzzDtypes.size()] : dtype;
+  const aclDataType out_dtype = mix % 16 == 2 ? kFuzzDtypes[in.Byte() % kFuzzDtypes.size()] : dtype;
 
   std::vector<int64_t> shape;
   const int rank = static_cast<int>(in.Range(0, 5));
@@ -156,7 +157,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                  arena.data() + v.base);
   }
 
-  const aclDataType t_dtype = kFuzzDtypes[in.Byte() % 14];
+  const aclDataType t_dtype = kFuzzDtypes[in.Byte() % kFuzzDtypes.size()];
   unsigned char t_bytes[16] = {};
   for (unsigned char& b : t_bytes) b = in.Byte();
   if (in.Byte() % 2 == 0) {  // a float32 threshold between the values above
@@ -188,7 +189,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                       t_view.offset, arena.data() + t_view.base);
 
   PlatformInfo platform;
-  platform.soc = static_cast<SocVersion>(in.Range(0, 4));
+  // Every SoC row, and one code no row has.
+  platform.soc = static_cast<SocVersion>(in.Range(0, std::size(ascend_kernels::kSocs)));
   if (in.Byte() % 4 == 0) platform.ub_size = in.U32() % 2 ? in.U32() : in.Range(0, 1 << 21);
   if (in.Byte() % 4 == 0) platform.core_num = static_cast<uint32_t>(in.Range(0, 5000));
 

@@ -40,6 +40,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "fuzz/fake_xla_ffi_api.h"
@@ -83,10 +84,19 @@ class Input {
   size_t pos_ = 0;
 };
 
-// The dtypes the lowering emits first, then every XLA_FFI_DataType value and some that are none.
-constexpr XLA_FFI_DataType kSupported[] = {
-    XLA_FFI_DataType_F32, XLA_FFI_DataType_F16, XLA_FFI_DataType_BF16, XLA_FFI_DataType_F64,
-    XLA_FFI_DataType_S8,  XLA_FFI_DataType_U8,  XLA_FFI_DataType_S32,  XLA_FFI_DataType_S64};
+// The XLA types of the dtypes the host runs (the table's rows, the lowering's first), then every
+// XLA_FFI_DataType value and some that are none.
+const std::vector<XLA_FFI_DataType> kSupported = [] {
+  std::vector<XLA_FFI_DataType> out;
+  for (const jax_threshold::fuzz::XlaDtype& p : jax_threshold::fuzz::kXlaDtypes) {
+    if (ascend_kernels::SocRunsKernel(ascend_kernels::Soc::kHost,
+                                      ascend_kernels::KernelOp::kThresholdGradV2D,
+                                      static_cast<int32_t>(p.dtype))) {
+      out.push_back(p.xla);
+    }
+  }
+  return out;
+}();
 
 // An XLA_FFI_DataType value of these headers' enum (0..33 without 13 and 14).
 XLA_FFI_DataType HeaderDtype(uint8_t b) {
@@ -95,35 +105,17 @@ XLA_FFI_DataType HeaderDtype(uint8_t b) {
 }
 
 XLA_FFI_DataType DecodeDtype(uint8_t b) {
-  if (b < 200) return kSupported[b % 8];
+  if (b < 200) return kSupported[b % kSupported.size()];
   // 0..55: every value of the enum, and values a newer XLA may add (the handler must refuse
   // them before anything reads their byte width).
   return static_cast<XLA_FFI_DataType>(b - 200);
 }
 
-// Bytes per element as XLA lays the buffer out; 1 for the sub-byte, token and unknown types, so
-// that a buffer of any dtype gets room the guard check can watch.
+// Bytes per element as XLA lays the buffer out (the table's); 1 for the sub-byte, token and
+// unknown types, so that a buffer of any dtype gets room the guard check can watch.
 size_t ElementBytes(XLA_FFI_DataType d) {
-  switch (d) {
-    case XLA_FFI_DataType_S16:
-    case XLA_FFI_DataType_U16:
-    case XLA_FFI_DataType_F16:
-    case XLA_FFI_DataType_BF16:
-      return 2;
-    case XLA_FFI_DataType_S32:
-    case XLA_FFI_DataType_U32:
-    case XLA_FFI_DataType_F32:
-      return 4;
-    case XLA_FFI_DataType_S64:
-    case XLA_FFI_DataType_U64:
-    case XLA_FFI_DataType_F64:
-    case XLA_FFI_DataType_C64:
-      return 8;
-    case XLA_FFI_DataType_C128:
-      return 16;
-    default:
-      return 1;
-  }
+  const uint32_t bytes = ascend_kernels::DtypeSize(jax_threshold::fuzz::TableDtypeOf(d));
+  return bytes == 0 ? 1 : bytes;
 }
 
 // Dims from a byte: mostly small, some large enough for several kernel blocks, some that no
@@ -257,43 +249,43 @@ struct Scalar {
   int64_t i = 0;
 };
 
+// The integer and IEEE float rows through their C type, so that a new row of either is read.
+struct ScalarLoad {
+  const unsigned char* p;
+  Scalar s;
+  bool known = false;
+  template <ascend_kernels::Dtype D>
+  void operator()(ascend_kernels::CTypeOf<D>) {
+    using T = ascend_kernels::CType<D>;
+    if constexpr (ascend_kernels::CTypeOf<D>::kInteger || std::is_floating_point_v<T>) {
+      T v;
+      std::memcpy(&v, p, sizeof v);
+      if constexpr (ascend_kernels::CTypeOf<D>::kInteger) {
+        s = {true, 0, static_cast<int64_t>(v)};
+      } else {
+        s.f = static_cast<double>(v);
+      }
+      known = true;
+    }
+  }
+};
+
 Scalar ReadScalar(XLA_FFI_DataType d, const unsigned char* p) {
   Scalar s;
-  auto load = [p](auto v) {
-    std::memcpy(&v, p, sizeof(v));
-    return v;
-  };
-  switch (d) {
-    case XLA_FFI_DataType_F32:
-      s.f = load(float{});
-      break;
-    case XLA_FFI_DataType_F64:
-      s.f = load(double{});
-      break;
-    case XLA_FFI_DataType_F16:
-      s.f = HalfToFloat(load(uint16_t{}));
-      break;
-    case XLA_FFI_DataType_BF16: {
-      const uint32_t bits = uint32_t{load(uint16_t{})} << 16;
-      float f;
-      std::memcpy(&f, &bits, 4);
-      s.f = f;
-      break;
-    }
-    case XLA_FFI_DataType_S8:
-      s = {true, 0, load(int8_t{})};
-      break;
-    case XLA_FFI_DataType_U8:
-      s = {true, 0, load(uint8_t{})};
-      break;
-    case XLA_FFI_DataType_S32:
-      s = {true, 0, load(int32_t{})};
-      break;
-    case XLA_FFI_DataType_S64:
-      s = {true, 0, load(int64_t{})};
-      break;
-    default:
-      Finding("oracle: a dtype it does not know");
+  uint16_t bits16;
+  if (d == XLA_FFI_DataType_F16 || d == XLA_FFI_DataType_BF16) std::memcpy(&bits16, p, 2);
+  if (d == XLA_FFI_DataType_F16) {
+    s.f = HalfToFloat(bits16);
+  } else if (d == XLA_FFI_DataType_BF16) {
+    const uint32_t bits = uint32_t{bits16} << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    s.f = f;
+  } else {
+    ScalarLoad load{p, {}};
+    ascend_kernels::VisitKernelDtype(jax_threshold::fuzz::TableDtypeOf(d), load);
+    if (!load.known) Finding("oracle: a dtype it does not know");
+    s = load.s;
   }
   return s;
 }
@@ -313,10 +305,7 @@ bool Greater(const Scalar& x, const Scalar& t) {
 }
 
 bool OracleDtype(XLA_FFI_DataType d) {
-  for (XLA_FFI_DataType s : kSupported) {
-    if (s == d) return true;
-  }
-  return false;
+  return std::find(kSupported.begin(), kSupported.end(), d) != kSupported.end();
 }
 
 // The element offset in `shape` (aligned at the last dim of `result`) of result index `idx`.
@@ -399,21 +388,14 @@ void* AttrPointer(Attr& a) {
   }
 }
 
-// The lowering's threshold dtype for x.
+// A threshold dtype the lowering emits for x (the table's), or float32 for an x it has none for.
 XLA_FFI_DataType LoweringThresholdDtype(XLA_FFI_DataType x, uint8_t b) {
-  switch (x) {
-    case XLA_FFI_DataType_F64:
-      return x;
-    case XLA_FFI_DataType_S8:
-    case XLA_FFI_DataType_U8:
-    case XLA_FFI_DataType_S32:
-    case XLA_FFI_DataType_S64: {
-      const XLA_FFI_DataType choices[] = {x, XLA_FFI_DataType_F32, XLA_FFI_DataType_F64};
-      return choices[b % 3];
-    }
-    default:
-      return XLA_FFI_DataType_F32;
+  std::vector<XLA_FFI_DataType> choices;
+  for (XLA_FFI_DataType t : {x, XLA_FFI_DataType_F32, XLA_FFI_DataType_F64}) {
+    using jax_threshold::fuzz::TableDtypeOf;
+    if (ascend_kernels::TakesThresholdDtype(TableDtypeOf(x), TableDtypeOf(t))) choices.push_back(t);
   }
+  return choices.empty() ? XLA_FFI_DataType_F32 : choices[b % choices.size()];
 }
 
 void Fill(Input& in, unsigned char* p, const Buffer& b) {

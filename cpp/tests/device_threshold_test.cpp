@@ -22,9 +22,8 @@ namespace {
 
 Planned Plan(const HostTensor& g, const HostTensor& x, const HostTensor& t, HostTensor& out,
              SocVersion soc = SocVersion::kHost, uint32_t core_num = 4) {
-  PlatformInfo info;
+  PlatformInfo info;  // the SoC's own UB
   info.soc = soc;
-  info.ub_size = soc == SocVersion::kHost ? kHostUbSize : 196608;
   info.core_num = core_num;
   Planned p{};
   aclOpExecutor* e = nullptr;
@@ -184,13 +183,24 @@ TEST(DeviceThreshold, RunsOnAHostStream) {
               SocVersion::kHost, {1, 2, 1, 2, 1, 2});
 }
 
-TEST(DeviceThreshold, RunsUnderTheAscend910BRules) {
+// Every SoC row the kernels run on, under its AscendC rules and with its own UB: each dtype it
+// runs, with each threshold dtype.
+class DeviceThresholdOnSoc : public ::testing::TestWithParam<SocVersion> {};
+
+TEST_P(DeviceThresholdOnSoc, RunsUnderItsRules) {
   uint64_t seed = 400;
   for (const Pair& p : EveryPair()) {
-    if (!SocRuns(SocVersion::kAscend910B, p.x, false)) continue;  // not a 910B dtype
-    ExpectExact(p.x, p.t, {2, 40000}, {2, 1}, false, seed++, SocVersion::kAscend910B);
+    if (!SocRuns(GetParam(), p.x, false)) continue;
+    ExpectExact(p.x, p.t, {2, 40000}, {2, 1}, false, seed++, GetParam());
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    EverySoc, DeviceThresholdOnSoc, ::testing::ValuesIn(RunnableSocs()),
+    [](const ::testing::TestParamInfo<SocVersion>& info) {
+      return std::string(
+          ascend_kernels::SocRowOf(static_cast<ascend_kernels::Soc>(info.param)).name);
+    });
 
 // A batch is one launch with the tiling's ThresholdBatchTiling where that describes it, over a
 // grad_output broadcast along the batch; a threshold varying along an inner dim loops over every

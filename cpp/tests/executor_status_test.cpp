@@ -311,6 +311,30 @@ TEST(PhaseOneStatus, UbSizeBeyondTheSocIsInvalid) {
   }
 }
 
+// A platform that names only its SoC is tiled with that SoC's row: its UB, and its cores for an
+// output large enough to fill them.
+TEST(PhaseOneStatus, ASocAloneIsTiledWithItsRowsUbAndCores) {
+  HostTensor g = MakeTensor(ACL_FLOAT, {1 << 20});
+  auto thr = Double(0.5);
+  for (SocVersion soc : RunnableSocs()) {
+    const ascend_kernels::SocRow& row =
+        ascend_kernels::SocRowOf(static_cast<ascend_kernels::Soc>(soc));
+    if (row.ub_bytes == 0) continue;  // the host's platform is this machine's
+    PlatformInfo info;
+    info.soc = soc;
+    uint64_t ws = 0;
+    aclOpExecutor* e = nullptr;
+    ASSERT_EQ(aclnnThresholdBackwardGetWorkspaceSize(g.tensor.get(), g.tensor.get(), thr.get(),
+                                                     g.tensor.get(), &ws, &e, &info),
+              ACLNN_SUCCESS)
+        << row.name << ": " << aclGetRecentErrMsg();
+    ExecutorPtr owned(e);
+    const ExecutorPlan* p = GetExecutorPlan(e);
+    EXPECT_EQ(p->ub_size, row.ub_bytes) << row.name;
+    EXPECT_EQ(p->threshold_grad_tiling.tiling.block_dim, row.default_cores) << row.name;
+  }
+}
+
 // The caller's platform parameters are checked in phase one, so phase two never runs on a
 // unified buffer the kernels cannot use.
 TEST(PhaseOneStatus, PlatformParamsAreValidated) {

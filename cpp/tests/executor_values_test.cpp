@@ -370,9 +370,10 @@ TEST(ExecutorValues, OutViewWithOverlappingElementsIsWrittenSerially) {
 // exactly.
 TEST(ExecutorValues, UnalignedDataIsCopied) {
   std::mt19937_64 rng(11);
-  for (aclDataType d : {ACL_FLOAT, ACL_FLOAT16, ACL_INT32, ACL_INT64, ACL_DOUBLE}) {
+  for (aclDataType d : KernelDtypes()) {
     constexpr int64_t n = 300;
-    const size_t elem = d == ACL_FLOAT16 ? 2 : d == ACL_FLOAT || d == ACL_INT32 ? 4 : 8;
+    const size_t elem = DtypeSize(d);
+    if (elem == 1) continue;  // every address is aligned
     HostTensor g_src = MakeTensor(d, {n});
     HostTensor x_src = MakeTensor(d, {n});
     FillRandom(g_src, rng);

@@ -53,9 +53,9 @@ enum aclDataType : int32_t {
 // (PARAM_INVALID): its AscendC API cannot run the kernels (no DataCopyPad).
 enum class SocVersion : int32_t { kAscend910 = 0, kAscend910B = 1, kAscend950 = 2, kHost = 3 };
 
-// What the tiling depends on (docs/behaviour.md §3). An empty field is the SoC's own (the
-// Ascend910B's: 192 KiB of UB, 48 cores; the host's: a 64 KiB tile budget, 4 blocks per hardware
-// thread). Phase one refuses (PARAM_INVALID) a ub_size that is not a multiple of 32 in
+// What the tiling depends on (docs/behaviour.md §3). An empty field is the SoC's own (its row's
+// UB and cores, e.g. the Ascend910B's 192 KiB and 48; the host's: a 64 KiB tile budget, 4 blocks
+// per hardware thread). Phase one refuses (PARAM_INVALID) a ub_size that is not a multiple of 32 in
 // [16 KiB, 1 MiB] or exceeds the SoC's UB, and a core_num outside [1, 4096].
 struct PlatformInfo {
   SocVersion soc = SocVersion::kAscend910B;

@@ -27,13 +27,41 @@ using jax_threshold::fuzz::CallOutcome;
 using jax_threshold::fuzz::FakeOptions;
 using jax_threshold::fuzz::FakeXlaFfiApi;
 
-// Device 0 and 1: Ascend910B1s of 40 and 48 vector cores; device 2 cannot say its core count.
-// Kernels are checked once per device and process, and tests share the process when the binary
-// runs alone: each test that needs a device's first use has a device of its own, 3 to 6; device
-// 4 is an Ascend950, which the build (SOC_VERSION Ascend910B1) has no kernels for.
+namespace ak = ascend_kernels;
+using jax_threshold::fuzz::XlaDtypeOf;
+
+// The build's SoC row (CMake builds this test once per row an NPU build can name).
+const ak::SocRow& kSoc = ak::SocRowOf(ak::kBuildSoc);
+
+// The first (last: false) or the last of a row's device names.
+std::string DeviceName(const ak::SocRow& row, bool last) {
+  const std::string names = row.device_names;
+  const size_t begin = last ? names.rfind(' ') + 1 : 0;  // npos + 1: 0
+  return names.substr(begin, last ? std::string::npos : names.find(' '));
+}
+
+// Another SoC row that has device names: the build has no kernels for it.
+const ak::SocRow& OtherSoc() {
+  for (const ak::SocRow& row : ak::kSocs) {
+    if (row.soc != ak::kBuildSoc && row.device_names[0] != '\0') return row;
+  }
+  return kSoc;
+}
+const std::string kOtherSocName = DeviceName(OtherSoc(), false);
+
+// Devices of the build's SoC: 0 and 1 of 8 fewer vector cores than the row's default and of the
+// default; device 2 cannot say its core count. Kernels are checked once per device and process,
+// and tests share the process when the binary runs alone: each test that needs a device's first
+// use has a device of its own, 3 (of the row's last device name) and 5 to 6; device 4 is of
+// another SoC, which the build has no kernels for.
 const std::vector<simulated_acl::DeviceSpec> kDevices = {
-    {"Ascend910B1", 40}, {"Ascend910B1", 48}, {"Ascend910B1", 0}, {"Ascend910B4", 40},
-    {"Ascend950", 48},   {"Ascend910B1", 40}, {"Ascend910B1", 40}};
+    {DeviceName(kSoc, false), kSoc.default_cores - 8},
+    {DeviceName(kSoc, false), kSoc.default_cores},
+    {DeviceName(kSoc, false), 0},
+    {DeviceName(kSoc, true), kSoc.default_cores - 8},
+    {kOtherSocName, 48},
+    {DeviceName(kSoc, false), kSoc.default_cores},
+    {DeviceName(kSoc, false), kSoc.default_cores}};
 constexpr int kDeadKernelDevice = 3;
 constexpr int kOtherSocDevice = 4;
 constexpr int kContinueCheckDevice = 5;
@@ -61,16 +89,7 @@ XLA_FFI_Handler* InstantiateStageOf(XLA_FFI_Handler* handler) {
 }
 
 size_t Bytes(XLA_FFI_DataType dtype) {
-  switch (dtype) {
-    case XLA_FFI_DataType_S8:
-    case XLA_FFI_DataType_U8:
-      return 1;
-    case XLA_FFI_DataType_F16:
-    case XLA_FFI_DataType_BF16:
-      return 2;
-    default:
-      return 4;
-  }
+  return ak::DtypeSize(jax_threshold::fuzz::TableDtypeOf(dtype));
 }
 
 // One operand or result: its bytes on the host, and where the call sees them.
@@ -284,6 +303,36 @@ TEST_F(NpuSimulatedTest, AscendHandlerMatchesTheCpuHandlerOnOneDevice) {
     ASSERT_EQ(outcome.code, XLA_FFI_Error_Code_OK) << outcome.message;
     EXPECT_EQ(device.Download(p.out), p.expected) << "dtype " << c.dtype;
   }
+}
+
+// Every dtype row the build's SoC runs a kernel of: ThresholdGradV2D with each threshold dtype it
+// reads, ReluGrad with a threshold of 0.
+TEST_F(NpuSimulatedTest, EveryDtypeOfTheSocMatchesTheCpuHandler) {
+  uint32_t seed = 3000;
+  int checked = 0;
+  for (const ak::DtypeRow& x : ak::kDtypes) {
+    const auto code = static_cast<int32_t>(x.dtype);
+    for (const ak::DtypeRow& t : ak::kDtypes) {
+      const auto t_code = static_cast<int32_t>(t.dtype);
+      if (!ak::TakesThresholdDtype(code, t_code)) continue;
+      Prepared p = Prepare({XlaDtypeOf(code), {3, 517}, {3, 1}, XlaDtypeOf(t_code)}, seed += 10);
+      Device device(0);
+      if (ak::SocRunsKernel(ak::kBuildSoc, ak::KernelOp::kThresholdGradV2D, code)) {
+        ASSERT_EQ(device.Run(p.grad, p.x, p.threshold, p.out).code, XLA_FFI_Error_Code_OK);
+        EXPECT_EQ(device.Download(p.out), p.expected) << x.name << " x, " << t.name << " threshold";
+        ++checked;
+      }
+      if (ak::SocRunsKernel(ak::kBuildSoc, ak::KernelOp::kReluGrad, code)) {
+        std::fill(p.threshold.host.begin(), p.threshold.host.end(), 0);
+        p.expected = OnCpu(p.grad, p.x, p.threshold, p.out);
+        ASSERT_EQ(device.Run(p.grad, p.x, p.threshold, p.out, Form::kReluGrad).code,
+                  XLA_FFI_Error_Code_OK);
+        EXPECT_EQ(device.Download(p.out), p.expected) << x.name << " x, ReluGrad";
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 0);
 }
 
 // relu_grad=true plans ReluGrad and never reads the threshold operand (all ones here: a NaN
@@ -569,14 +618,14 @@ TEST_F(NpuSimulatedTest, TheRuntimeRefusesToDestroyAStreamOfAnotherDevice) {
 // One SoC name per process, whichever device is current, as aclrtGetSocName caches it.
 TEST_F(NpuSimulatedTest, TheSocNameIsTheProcesssFirstOne) {
   ASSERT_EQ(aclrtSetDevice(kOtherSocDevice), ACL_SUCCESS);
-  EXPECT_STREQ(aclrtGetSocName(), "Ascend950");
+  EXPECT_EQ(aclrtGetSocName(), kOtherSocName);
   ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
-  EXPECT_STREQ(aclrtGetSocName(), "Ascend950");
+  EXPECT_EQ(aclrtGetSocName(), kOtherSocName);
   simulated_acl::Reset(kDevices);  // a fresh process
   ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
-  EXPECT_STREQ(aclrtGetSocName(), "Ascend910B1");
+  EXPECT_EQ(aclrtGetSocName(), DeviceName(kSoc, false));
   ASSERT_EQ(aclrtSetDevice(kOtherSocDevice), ACL_SUCCESS);
-  EXPECT_STREQ(aclrtGetSocName(), "Ascend910B1");
+  EXPECT_EQ(aclrtGetSocName(), DeviceName(kSoc, false));
 }
 
 // A process whose SoC is not the build's fails every call with that reason, on every device:
@@ -587,8 +636,9 @@ TEST_F(NpuSimulatedTest, AProcessOfAnotherSocFailsEveryCallNamingIt) {
     Device device(id);
     const CallOutcome outcome = device.Run(p.grad, p.x, p.threshold, p.out);
     EXPECT_EQ(outcome.code, XLA_FFI_Error_Code_FAILED_PRECONDITION) << outcome.message;
-    EXPECT_NE(outcome.message.find("Ascend950"), std::string::npos) << outcome.message;
-    EXPECT_NE(outcome.message.find("Ascend910B the kernels were built for"), std::string::npos)
+    EXPECT_NE(outcome.message.find(kOtherSocName), std::string::npos) << outcome.message;
+    EXPECT_NE(outcome.message.find(std::string(kSoc.name) + " the kernels were built for"),
+              std::string::npos)
         << outcome.message;
   }
   EXPECT_EQ(simulated_acl::GetCounters().launches, 0);
@@ -701,7 +751,7 @@ TEST_F(NpuSimulatedTest, AnExceptionInTheFirstUseCheckFailsTheCallByTheFailureMo
   }
 }
 
-// A dtype whose kernel the build's SoC (an Ascend910B here) does not run is refused by the
+// A dtype whose kernel the build's SoC does not run is refused by the
 // launcher, ACL_ERROR_FEATURE_UNSUPPORTED, and never launched.
 TEST_F(NpuSimulatedTest, TheLauncherRefusesADtypeTheBuildsSocHasNoKernelFor) {
   Device device(0);
