@@ -442,8 +442,6 @@ def register() -> None:
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 DISTRIBUTION = "jax-threshold"
 
-LIBRARY_NAME = "jax_threshold_aclnn"
-
 
 def get_include() -> str:
   """The directory holding the executor's C++ header.
