@@ -354,44 +354,27 @@ __aicore__ inline uint64_t LoadThreshold(GM_ADDR address, int32_t dtype) {
   return load.bits;
 }
 
-// The launch's batch of slices (kernel_args.h), if it is one: ThresholdGradV2D's only.
-__aicore__ inline bool IsBatch(const ThresholdGradV2DTilingData& data) {
-  return data.batch.slice_num > 0 &&
-         data.threshold.source == static_cast<int32_t>(ThresholdSource::kDevice);
+// ThresholdGradV2D's tiling data (its threshold, its batch), null for ReluGrad's.
+__aicore__ inline const ThresholdGradV2DTilingData* V2DOf(const ThresholdGradV2DTilingData& data) {
+  return &data;
 }
-__aicore__ inline bool IsBatch(const ReluGradTilingData&) { return false; }
-__aicore__ inline ThresholdBatchTiling BatchOf(const ThresholdGradV2DTilingData& data) {
-  return data.batch;
+__aicore__ inline const ThresholdGradV2DTilingData* V2DOf(const ReluGradTilingData&) {
+  return nullptr;
 }
-__aicore__ inline int32_t GmDtypeOf(const ThresholdGradV2DTilingData& data) {
-  return data.threshold.gm_dtype;
-}
-__aicore__ inline int32_t GmDtypeOf(const ReluGradTilingData&) { return 0; }
-__aicore__ inline ThresholdBatchTiling BatchOf(const ReluGradTilingData&) {
-  ThresholdBatchTiling none{};
-  return none;
-}
-template <typename TilingData>
-__aicore__ inline bool HasBroadcast(const TilingData& data) {
-  return data.broadcast.rank > 0;
+__aicore__ inline bool IsDeviceThreshold(const ThresholdGradV2DTilingData& data) {
+  return data.threshold.source == static_cast<int32_t>(ThresholdSource::kDevice);
 }
 
 // ThresholdGradV2D's threshold: precomputed by the host in the tiling data, or read from GM
-// (`threshold`, one element) and converted here, exactly as the host would have.
-__aicore__ inline ThresholdParams ThresholdOf(const ThresholdGradV2DTilingData& data,
+// (`threshold`, one element) and converted here, exactly as the host would have. ReluGrad's
+// (`v2d` null) is x > 0 exactly, for every dtype.
+__aicore__ inline ThresholdParams ThresholdOf(const ThresholdGradV2DTilingData* v2d,
                                               GM_ADDR threshold) {
-  if (data.threshold.source != static_cast<int32_t>(ThresholdSource::kDevice)) {
-    return data.threshold;
-  }
-  return ThresholdParamsFromBits(data.dtype, data.threshold.gm_dtype,
-                                 LoadThreshold(threshold, data.threshold.gm_dtype));
-}
-
-// ReluGrad is x > 0 exactly, for every dtype (integers compare exactly too); it has no
-// threshold argument.
-__aicore__ inline ThresholdParams ThresholdOf(const ReluGradTilingData&, GM_ADDR) {
   ThresholdParams p{};  // every field 0: mode kCompare, source kTiling
-  return p;
+  if (v2d == nullptr) return p;
+  if (!IsDeviceThreshold(*v2d)) return v2d->threshold;
+  return ThresholdParamsFromBits(v2d->dtype, v2d->threshold.gm_dtype,
+                                 LoadThreshold(threshold, v2d->threshold.gm_dtype));
 }
 
 template <Dtype D, typename TilingData>
@@ -407,16 +390,19 @@ class ThresholdGradKernel {
     if (range_.count == 0) {
       return;
     }
-    batched_ = IsBatch(data);
-    broadcast_ = HasBroadcast(data);
+    const ThresholdGradV2DTilingData* v2d = V2DOf(data);
+    batched_ = v2d != nullptr && v2d->batch.slice_num > 0 && IsDeviceThreshold(*v2d);
+    broadcast_ = data.broadcast.rank > 0;
     if (broadcast_) bcast_ = data.broadcast;
     if (batched_ || broadcast_) {  // pointers (and threshold) per slice piece or row group
-      batch_ = BatchOf(data);
+      if (v2d != nullptr) {
+        batch_ = v2d->batch;
+        gmDtype_ = v2d->threshold.gm_dtype;
+      }
       gradBase_ = grad;
       featureBase_ = feature;
       thresholdBase_ = threshold;
       outBase_ = out;
-      gmDtype_ = GmDtypeOf(data);
     } else {
       gradGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(grad) + range_.offset, range_.count);
       featureGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(feature) + range_.offset,
@@ -432,7 +418,7 @@ class ThresholdGradKernel {
       ThresholdParams first{};  // each slice piece sets its own (ProcessBatch)
       select_.Init(pipe_, capacity, first);
     } else {
-      select_.Init(pipe_, capacity, ThresholdOf(data, threshold));
+      select_.Init(pipe_, capacity, ThresholdOf(v2d, threshold));
     }
   }
 
