@@ -469,8 +469,16 @@ def relu_grad_tiling(
   *,
   soc: str = DEFAULT_SOC,
 ) -> dict:
-  """ReluGrad's tiling: the same scheme, UB divisors, arguments, result and errors as
-  `threshold_grad_v2_d_tiling`.
+  """ReluGrad's tiling: the same scheme and UB divisors as `threshold_grad_v2_d_tiling`.
+
+  Args:
+    num_elements, dtype, ub_size, core_num, soc: as `threshold_grad_v2_d_tiling`.
+
+  Returns:
+    A dict of ElementwiseTiling's fields.
+
+  Raises:
+    ValueError: as `threshold_grad_v2_d_tiling`.
 
   Example:
     >>> relu_grad_tiling(4096, np.float16)["block_dim"]
