@@ -190,21 +190,15 @@ def _check_static_value(value, dtype):
       raise ValueError(f"threshold: value {value!r} does not fit x's dtype {dtype.name}")
 
 
-def _not_real_value(value) -> TypeError:
-  return TypeError(
-    "threshold: value must be a real number (a Python number or a 0-d "
-    f"array); got {type(value).__name__} {value!r}"
-  )
-
-
 def _value_argument(value):
   """The replacement value as an argument of the jitted body (see `_as_operand`)."""
-  if _takes_as_argument(value):
-    return value
   try:
-    return jnp.asarray(value)
+    return _as_operand(value)
   except (TypeError, ValueError):
-    raise _not_real_value(value) from None
+    raise TypeError(
+      "threshold: value must be a real number (a Python number or a 0-d "
+      f"array); got {type(value).__name__} {value!r}"
+    ) from None
 
 
 def _scalar_value(value, dtype):

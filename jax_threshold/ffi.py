@@ -113,10 +113,6 @@ def _release(version: str) -> tuple[int, ...] | None:
   return tuple(int(p) for p in m.group(1).split(".")) if m else None
 
 
-def _fmt(version: ApiVersion) -> str:
-  return f"{version[0]}.{version[1]}"
-
-
 def incompatibility(
   built: ApiVersion, running: ApiVersion | None, *, built_jaxlib: str, running_jaxlib: str
 ) -> str | None:
@@ -137,7 +133,8 @@ def incompatibility(
       return None
     why = (
       f"jax_threshold's XLA FFI handlers were built against {headers} XLA FFI headers (API "
-      f"{_fmt(built)}), which jaxlib {running_jaxlib} (API {_fmt(running)}) cannot load"
+      f"{built[0]}.{built[1]}), which jaxlib {running_jaxlib} (API {running[0]}.{running[1]}) "
+      "cannot load"
     )
   else:
     built_release, running_release = _release(built_jaxlib), _release(running_jaxlib)
@@ -150,7 +147,7 @@ def incompatibility(
     why = (
       f"jax_threshold cannot tell the XLA FFI API version of jaxlib {running_jaxlib} (no "
       f"readable {_C_API_HEADER} in jax.ffi.include_dir()), and its handlers were built "
-      f"against {headers} headers (API {_fmt(built)})"
+      f"against {headers} headers (API {built[0]}.{built[1]})"
     )
   upgrade = (
     f"`pip install -U 'jaxlib>={built_jaxlib}'`" if built_jaxlib else "install a newer jaxlib"
@@ -440,19 +437,10 @@ def register() -> None:
         raise
 
 
-# --- Where the wheel keeps the executor's C++ header and shared library --------------------
-#
-#     g++ ... -I$(python -c "import jax_threshold; print(jax_threshold.get_include())") \
-#         -L$(python -c "import jax_threshold; print(jax_threshold.get_lib())") -ljax_threshold_aclnn
-#
-# Wheel layout (cpp/CMakeLists.txt installs it):
-#     jax_threshold/include/jax_threshold/aclnn_threshold_backward.h
-#     jax_threshold/lib/libjax_threshold_aclnn.so
+# --- Where the wheel keeps the executor's C++ header and shared library (cpp/CMakeLists.txt) ---
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 DISTRIBUTION = "jax-threshold"
-
-LIBRARY_NAME = "jax_threshold_aclnn"
 
 
 def get_include() -> str:

@@ -151,11 +151,8 @@ def _make_dispatch_rule(platform: str | None):
         f"threshold_backward: implementation {chosen!r} has no lowering for platform "
         f"{where!r} (registered for: {registered}; {hint})"
       )
-    if relu_grad:  # only lowerings that run kernels take the choice
-      return lowering(
-        ctx, grad_output, x, threshold, implementation=implementation, relu_grad=relu_grad
-      )
-    return lowering(ctx, grad_output, x, threshold, implementation=implementation)
+    kernel_choice = {"relu_grad": True} if relu_grad else {}  # only kernel lowerings take it
+    return lowering(ctx, grad_output, x, threshold, implementation=implementation, **kernel_choice)
 
   return rule
 

@@ -62,10 +62,6 @@ class UnsupportedCallError(ValueError):
   """
 
 
-def _describe(shape) -> str:
-  return str(shape) if shape is not None else "nothing"
-
-
 def _is_row_major(shape) -> bool:
   """True when `shape` carries no layout or the row-major one (minor_to_major = rank-1 .. 0)."""
   try:
@@ -90,7 +86,8 @@ def check_call(target: str, arg_shapes, result_shape) -> tuple[tuple[int, ...], 
   """
   where = f"jax_threshold: custom call {target}"
   if result_shape is None or not result_shape.is_array():
-    raise UnsupportedCallError(f"{where} must have one array result; got {_describe(result_shape)}")
+    got = "nothing" if result_shape is None else result_shape
+    raise UnsupportedCallError(f"{where} must have one array result; got {got}")
   arg_shapes = list(arg_shapes)
   if len(arg_shapes) not in (2, 3):
     raise UnsupportedCallError(

@@ -160,23 +160,14 @@ def _move_batch_dim_to_front(operand, bdim, out_rank):
 
 
 def _threshold_backward_batch_rule(batched_args, batch_dims, **params):
-  grad_output, x, threshold = batched_args
-  g_bdim, x_bdim, t_bdim = batch_dims
-  unbatched_rank = lambda a, d: a.ndim - (d is not None)
-  out_rank = max(
-    unbatched_rank(grad_output, g_bdim),
-    unbatched_rank(x, x_bdim),
-    unbatched_rank(threshold, t_bdim),
-  )
+  out_rank = max(a.ndim - (d is not None) for a, d in zip(batched_args, batch_dims))
   # A batched operand gets its batch dim in front; an unbatched one right-aligns by broadcasting.
   # The threshold keeps its convention: 0-d, or the output's rank with only leading dims not 1.
-  if g_bdim is not None:
-    grad_output = _move_batch_dim_to_front(grad_output, g_bdim, out_rank)
-  if x_bdim is not None:
-    x = _move_batch_dim_to_front(x, x_bdim, out_rank)
-  if t_bdim is not None:
-    threshold = _move_batch_dim_to_front(threshold, t_bdim, out_rank)
-  elif threshold.ndim:
+  grad_output, x, threshold = (
+    a if d is None else _move_batch_dim_to_front(a, d, out_rank)
+    for a, d in zip(batched_args, batch_dims)
+  )
+  if batch_dims[2] is None and threshold.ndim:
     threshold = lax.expand_dims(threshold, (0,))
   return threshold_backward_p.bind(grad_output, x, threshold, **params), 0
 

@@ -1,12 +1,7 @@
-// The AscendC kernel class both operators instantiate, ThresholdGradKernel, and RunKernelBlock,
-// what each operator's entry runs. ThresholdGradV2D and ReluGrad differ only in where the
-// threshold comes from (ThresholdOf), so they share Init / Process / CopyIn / Compute / CopyOut.
-//
-// One block per AI core. Init picks the core's slice (big cores first, clipped to the real
-// element count), Process streams it through UB in tiles of tile_data_num: CopyIn (GM -> VECIN,
-// double-buffered), Compute (ThresholdSelect, the per-dtype compare + select), CopyOut
-// (VECOUT -> GM). Tiles whose byte length is not a whole 32-byte block go through DataCopyPad,
-// so no byte outside the tensors is read or written.
+// ThresholdGradKernel, which both operators instantiate (they differ only in where the threshold
+// comes from: ThresholdOf), and RunKernelBlock, what each operator's entry runs. One block per AI
+// core: the core's slice streams through UB in tiles (CopyIn, Compute, CopyOut); tiles that are
+// not whole 32-byte blocks go through DataCopyPad, so no byte outside the tensors is touched.
 //
 // Synchronisation: the kernel has no explicit PipeBarrier/SetFlag. Between stages it relies on
 // its TQue EnQue/DeQue (which carry the MTE2 -> V -> MTE3 events); inside Compute, on the
@@ -151,13 +146,10 @@ class ThresholdSelect {
       pipe.InitBuffer(maskBuf_, capacity / 8);
     }
     if constexpr (kPath == SelectPath::kWide16) {
-      // float16: about a quarter of a tile (half the bytes of one 16-bit tile buffer), so the plan
-      // fits the tiling's 7 tile-sizes of UB (ub_data_number 7). bfloat16's tiling leaves 10
-      // (ub_data_number 10), room for a whole tile widened: six 16-bit queue buffers, the mask
-      // and a float32 chunk of up to a tile (two 16-bit buffers' bytes) take 8.1 of them. Fewer,
-      // longer chunks: at most kWideChunk either way, so a 910B-sized tile chunks the same. A
-      // multiple of 256 elements so each chunk's mask (chunk / 8 bytes) starts 32-byte aligned.
-      // Tiny UBs (below ~8 KiB) may not fit.
+      // float16: a quarter of a tile, so the plan fits the tiling's 7 tile-sizes of UB. bfloat16's
+      // tiling leaves 10: six 16-bit queue buffers, the mask and a whole tile widened take 8.1.
+      // At most kWideChunk; a multiple of 256 so each chunk's mask starts 32-byte aligned. Tiny
+      // UBs (below ~8 KiB) may not fit.
       chunk_ = (kWholeTileWidens ? capacity : capacity / 4) / kChunkAlign * kChunkAlign;
       chunk_ = chunk_ > kWideChunk ? kWideChunk : (chunk_ < kChunkAlign ? kChunkAlign : chunk_);
       pipe.InitBuffer(scratchBuf_, chunk_ * sizeof(float));
@@ -343,33 +335,17 @@ __aicore__ inline U LoadGmElement(GM_ADDR address) {
   DataCacheCleanAndInvalid<U, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(value);
   return value.GetValue(0);
 }
-// The unsigned type of `bytes` bytes, as which a threshold element's bits are read.
-template <uint32_t bytes>
-struct BitsOf;
-template <>
-struct BitsOf<1> {
-  using Type = uint8_t;
-};
-template <>
-struct BitsOf<2> {
-  using Type = uint16_t;
-};
-template <>
-struct BitsOf<4> {
-  using Type = uint32_t;
-};
-template <>
-struct BitsOf<8> {
-  using Type = uint64_t;
-};
-
 // The bytes (zero-extended) of the threshold element of a kernel dtype at `address`.
 struct LoadThresholdBits {
   GM_ADDR address;
   uint64_t bits = 0;
   template <Dtype D>
   __aicore__ void operator()(CTypeOf<D>) {
-    bits = LoadGmElement<typename BitsOf<sizeof(CType<D>)>::Type>(address);
+    constexpr uint32_t kBytes = sizeof(CType<D>);
+    if constexpr (kBytes == 1) bits = LoadGmElement<uint8_t>(address);
+    if constexpr (kBytes == 2) bits = LoadGmElement<uint16_t>(address);
+    if constexpr (kBytes == 4) bits = LoadGmElement<uint32_t>(address);
+    if constexpr (kBytes == 8) bits = LoadGmElement<uint64_t>(address);
   }
 };
 __aicore__ inline uint64_t LoadThreshold(GM_ADDR address, int32_t dtype) {
@@ -378,44 +354,27 @@ __aicore__ inline uint64_t LoadThreshold(GM_ADDR address, int32_t dtype) {
   return load.bits;
 }
 
-// The launch's batch of slices (kernel_args.h), if it is one: ThresholdGradV2D's only.
-__aicore__ inline bool IsBatch(const ThresholdGradV2DTilingData& data) {
-  return data.batch.slice_num > 0 &&
-         data.threshold.source == static_cast<int32_t>(ThresholdSource::kDevice);
+// ThresholdGradV2D's tiling data (its threshold, its batch), null for ReluGrad's.
+__aicore__ inline const ThresholdGradV2DTilingData* V2DOf(const ThresholdGradV2DTilingData& data) {
+  return &data;
 }
-__aicore__ inline bool IsBatch(const ReluGradTilingData&) { return false; }
-__aicore__ inline ThresholdBatchTiling BatchOf(const ThresholdGradV2DTilingData& data) {
-  return data.batch;
+__aicore__ inline const ThresholdGradV2DTilingData* V2DOf(const ReluGradTilingData&) {
+  return nullptr;
 }
-__aicore__ inline int32_t GmDtypeOf(const ThresholdGradV2DTilingData& data) {
-  return data.threshold.gm_dtype;
-}
-__aicore__ inline int32_t GmDtypeOf(const ReluGradTilingData&) { return 0; }
-__aicore__ inline ThresholdBatchTiling BatchOf(const ReluGradTilingData&) {
-  ThresholdBatchTiling none{};
-  return none;
-}
-template <typename TilingData>
-__aicore__ inline bool HasBroadcast(const TilingData& data) {
-  return data.broadcast.rank > 0;
+__aicore__ inline bool IsDeviceThreshold(const ThresholdGradV2DTilingData& data) {
+  return data.threshold.source == static_cast<int32_t>(ThresholdSource::kDevice);
 }
 
 // ThresholdGradV2D's threshold: precomputed by the host in the tiling data, or read from GM
-// (`threshold`, one element) and converted here, exactly as the host would have.
-__aicore__ inline ThresholdParams ThresholdOf(const ThresholdGradV2DTilingData& data,
+// (`threshold`, one element) and converted here, exactly as the host would have. ReluGrad's
+// (`v2d` null) is x > 0 exactly, for every dtype.
+__aicore__ inline ThresholdParams ThresholdOf(const ThresholdGradV2DTilingData* v2d,
                                               GM_ADDR threshold) {
-  if (data.threshold.source != static_cast<int32_t>(ThresholdSource::kDevice)) {
-    return data.threshold;
-  }
-  return ThresholdParamsFromBits(data.dtype, data.threshold.gm_dtype,
-                                 LoadThreshold(threshold, data.threshold.gm_dtype));
-}
-
-// ReluGrad is x > 0 exactly, for every dtype (integers compare exactly too); it has no
-// threshold argument.
-__aicore__ inline ThresholdParams ThresholdOf(const ReluGradTilingData&, GM_ADDR) {
   ThresholdParams p{};  // every field 0: mode kCompare, source kTiling
-  return p;
+  if (v2d == nullptr) return p;
+  if (!IsDeviceThreshold(*v2d)) return v2d->threshold;
+  return ThresholdParamsFromBits(v2d->dtype, v2d->threshold.gm_dtype,
+                                 LoadThreshold(threshold, v2d->threshold.gm_dtype));
 }
 
 template <Dtype D, typename TilingData>
@@ -431,16 +390,19 @@ class ThresholdGradKernel {
     if (range_.count == 0) {
       return;
     }
-    batched_ = IsBatch(data);
-    broadcast_ = HasBroadcast(data);
+    const ThresholdGradV2DTilingData* v2d = V2DOf(data);
+    batched_ = v2d != nullptr && v2d->batch.slice_num > 0 && IsDeviceThreshold(*v2d);
+    broadcast_ = data.broadcast.rank > 0;
     if (broadcast_) bcast_ = data.broadcast;
     if (batched_ || broadcast_) {  // pointers (and threshold) per slice piece or row group
-      batch_ = BatchOf(data);
+      if (v2d != nullptr) {
+        batch_ = v2d->batch;
+        gmDtype_ = v2d->threshold.gm_dtype;
+      }
       gradBase_ = grad;
       featureBase_ = feature;
       thresholdBase_ = threshold;
       outBase_ = out;
-      gmDtype_ = GmDtypeOf(data);
     } else {
       gradGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(grad) + range_.offset, range_.count);
       featureGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(feature) + range_.offset,
@@ -456,7 +418,7 @@ class ThresholdGradKernel {
       ThresholdParams first{};  // each slice piece sets its own (ProcessBatch)
       select_.Init(pipe_, capacity, first);
     } else {
-      select_.Init(pipe_, capacity, ThresholdOf(data, threshold));
+      select_.Init(pipe_, capacity, ThresholdOf(v2d, threshold));
     }
   }
 
@@ -470,13 +432,7 @@ class ThresholdGradKernel {
                        range_.offset + range_.count);
       return;
     }
-    for (uint64_t i = 0; i < range_.tile_num; ++i) {
-      const uint32_t count =
-          i + 1 == range_.tile_num ? static_cast<uint32_t>(range_.tail_num) : tileDataNum_;
-      CopyIn(i, count);
-      Compute(count);
-      CopyOut(i, count);
-    }
+    ProcessTiles(range_.count);
   }
 
  private:
@@ -508,14 +464,18 @@ class ThresholdGradKernel {
       featureGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(featureBase_) + off[kOperandX] + first,
                                  n);
       outGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(outBase_) + off[kOperandOut] + first, n);
-      for (uint64_t tile = 0; tile * tileDataNum_ < n; ++tile) {
-        const uint64_t left = n - tile * tileDataNum_;
-        const uint32_t count = static_cast<uint32_t>(left < tileDataNum_ ? left : tileDataNum_);
-        CopyIn(tile, count);
-        Compute(count);
-        CopyOut(tile, count);
-      }
+      ProcessTiles(n);
       pos += n;
+    }
+  }
+
+  // n elements of gradGm_ / featureGm_ to outGm_, in tiles of tileDataNum_.
+  __aicore__ inline void ProcessTiles(uint64_t n) {
+    for (uint64_t pos = 0; pos < n; pos += tileDataNum_) {
+      const uint32_t count = static_cast<uint32_t>(n - pos < tileDataNum_ ? n - pos : tileDataNum_);
+      CopyIn(pos, count);
+      Compute(count);
+      CopyOutRows(pos, 1, count);
     }
   }
 
@@ -664,11 +624,11 @@ class ThresholdGradKernel {
     }
   }
 
-  __aicore__ inline void CopyIn(uint64_t tile, uint32_t count) {
+  __aicore__ inline void CopyIn(uint64_t pos, uint32_t count) {
     LocalTensor<T> gradLocal = gradQue_.template AllocTensor<T>();
     LocalTensor<T> featureLocal = featureQue_.template AllocTensor<T>();
-    CopyGmToUb(gradLocal, gradGm_[tile * tileDataNum_], count);
-    CopyGmToUb(featureLocal, featureGm_[tile * tileDataNum_], count);
+    CopyGmToUb(gradLocal, gradGm_[pos], count);
+    CopyGmToUb(featureLocal, featureGm_[pos], count);
     gradQue_.EnQue(gradLocal);
     featureQue_.EnQue(featureLocal);
   }
@@ -681,18 +641,6 @@ class ThresholdGradKernel {
     outQue_.EnQue(outLocal);
     gradQue_.FreeTensor(gradLocal);
     featureQue_.FreeTensor(featureLocal);
-  }
-
-  __aicore__ inline void CopyOut(uint64_t tile, uint32_t count) {
-    LocalTensor<T> outLocal = outQue_.template DeQue<T>();
-    const GlobalTensor<T> dst = outGm_[tile * tileDataNum_];
-    if (count * sizeof(T) % ONE_BLK_SIZE == 0) {
-      DataCopy(dst, outLocal, count);
-    } else {
-      DataCopyPad(dst, outLocal,
-                  DataCopyExtParams(1, static_cast<uint32_t>(count * sizeof(T)), 0, 0, 0));
-    }
-    outQue_.FreeTensor(outLocal);
   }
 
   __aicore__ inline void CopyGmToUb(const LocalTensor<T>& dst, const GlobalTensor<T>& src,

@@ -30,35 +30,20 @@ enum class VType : uint8_t {
   kFloat64,
 };
 
+template <typename T, typename First, typename... Rest>
+constexpr uint8_t IndexOf() {
+  if constexpr (std::is_same_v<T, First>) {
+    return 0;
+  } else {
+    static_assert(sizeof...(Rest) > 0, "VTypeOf: not a vector element type");
+    return 1 + IndexOf<T, Rest...>();
+  }
+}
+
 template <typename T>
 constexpr VType VTypeOf() {
-  using std::is_same_v;
-  if constexpr (is_same_v<T, int8_t>)
-    return VType::kInt8;
-  else if constexpr (is_same_v<T, uint8_t>)
-    return VType::kUInt8;
-  else if constexpr (is_same_v<T, int16_t>)
-    return VType::kInt16;
-  else if constexpr (is_same_v<T, uint16_t>)
-    return VType::kUInt16;
-  else if constexpr (is_same_v<T, int32_t>)
-    return VType::kInt32;
-  else if constexpr (is_same_v<T, uint32_t>)
-    return VType::kUInt32;
-  else if constexpr (is_same_v<T, int64_t>)
-    return VType::kInt64;
-  else if constexpr (is_same_v<T, uint64_t>)
-    return VType::kUInt64;
-  else if constexpr (is_same_v<T, half>)
-    return VType::kFloat16;
-  else if constexpr (is_same_v<T, bfloat16_t>)
-    return VType::kBFloat16;
-  else if constexpr (is_same_v<T, float>)
-    return VType::kFloat32;
-  else {
-    static_assert(is_same_v<T, double>, "VTypeOf: not a vector element type");
-    return VType::kFloat64;
-  }
+  return static_cast<VType>(IndexOf<T, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t,
+                                    int64_t, uint64_t, half, bfloat16_t, float, double>());
 }
 
 constexpr const char* VTypeName(VType t) {  // the C type's name
@@ -109,10 +94,11 @@ constexpr uint32_t kRoundAll = Bit(RoundMode::CAST_RINT) | Bit(RoundMode::CAST_F
 constexpr uint32_t kNone = Bit(RoundMode::CAST_NONE);
 constexpr uint32_t kHalfFloat = Bit(VType::kFloat16) | Bit(VType::kFloat32);
 
-// dav_c220: impl/basic_api/dav_c220/kernel_operator_vec_vconv_impl.h: the widening casts
-// half->float, bf16->float, int8/uint8->half emit an instruction only for CAST_NONE;
-// half->int8/uint8 take every mode but CAST_ODD; float->half every mode; float->bf16 every mode
-// but CAST_NONE and CAST_ODD.
+// dav_c220 and dav_3510: impl/basic_api/dav_c220/kernel_operator_vec_vconv_impl.h and
+// dav_3510/kernel_operator_vec_vconv_impl.h (CastImpl, level 2): the widening casts half->float,
+// bf16->float, int8/uint8->half emit an instruction only for CAST_NONE; half->int8/uint8 take
+// every mode but CAST_ODD (on dav_3510 CAST_NONE means CAST_RINT); float->half every mode;
+// float->bf16 every mode but CAST_NONE and CAST_ODD.
 inline constexpr CastRule kC220Casts[] = {
     {VType::kFloat32, VType::kFloat16, kNone},
     {VType::kFloat32, VType::kBFloat16, kNone},
@@ -134,21 +120,6 @@ inline constexpr CastRule kC100Casts[] = {
     {VType::kInt8, VType::kFloat16, kNone | (kRoundAll & ~Bit(RoundMode::CAST_RINT))},
     {VType::kUInt8, VType::kFloat16, kNone | (kRoundAll & ~Bit(RoundMode::CAST_RINT))},
     {VType::kFloat16, VType::kFloat32, kNone | Bit(RoundMode::CAST_ODD)},
-};
-
-// dav_3510: impl/basic_api/dav_3510/kernel_operator_vec_vconv_impl.h (CastImpl, level 2):
-// half->float, bf16->float, int8/uint8->half CAST_NONE only; half->int8/uint8 and float->half
-// every rounding mode, CAST_NONE meaning CAST_RINT; float->half also CAST_ODD; float->bf16 the
-// five rounding modes.
-inline constexpr CastRule k3510Casts[] = {
-    {VType::kFloat32, VType::kFloat16, kNone},
-    {VType::kFloat32, VType::kBFloat16, kNone},
-    {VType::kFloat16, VType::kInt8, kNone},
-    {VType::kFloat16, VType::kUInt8, kNone},
-    {VType::kInt8, VType::kFloat16, kNone | kRoundAll},
-    {VType::kUInt8, VType::kFloat16, kNone | kRoundAll},
-    {VType::kFloat16, VType::kFloat32, kNone | kRoundAll | Bit(RoundMode::CAST_ODD)},
-    {VType::kBFloat16, VType::kFloat32, kRoundAll},
 };
 
 template <size_t N>
@@ -185,7 +156,7 @@ inline constexpr ArchRules kArchRules[] = {
      kHalfFloat | Bit(VType::kBFloat16) | Bit(VType::kInt8) | Bit(VType::kUInt8) |
          Bit(VType::kInt16) | Bit(VType::kUInt16) | Bit(VType::kInt32) | Bit(VType::kUInt32) |
          Bit(VType::kInt64) | Bit(VType::kUInt64),
-     k3510Casts, Count(k3510Casts)},
+     kC220Casts, Count(kC220Casts)},
     // 0, the host CPU: dav_c220's rules, plus float64 compare/select (no arch has them) and
     // dav_3510's int8/uint8 compare/select, so that byte kernels take the two-op path. Its UB is
     // whatever the launch asks for: nothing on the CPU reserves scratch.

@@ -177,12 +177,7 @@ class TQue {
     for (int32_t i = 0; i < num_; ++i) {
       if (state_[i] == kFree) {
         state_[i] = kAllocated;
-        LocalTensor<T> t;
-        t.addr_ = base_ + static_cast<uint64_t>(i) * len_;
-        t.buf_end_ = t.addr_ + len_;
-        t.que_ = this;
-        t.slot_ = i;
-        return t;
+        return Buffer<T>(i);
       }
     }
     cpu_ascendc::PreconditionFailed("TQue::AllocTensor",
@@ -208,12 +203,7 @@ class TQue {
     head_ = (head_ + 1) % internal::kMaxQueBuffers;
     --count_;
     state_[slot] = kDequeued;
-    LocalTensor<T> t;
-    t.addr_ = base_ + static_cast<uint64_t>(slot) * len_;
-    t.buf_end_ = t.addr_ + len_;
-    t.que_ = this;
-    t.slot_ = slot;
-    return t;
+    return Buffer<T>(slot);
   }
 
   template <typename T>
@@ -227,6 +217,16 @@ class TQue {
  private:
   friend class TPipe;
   enum State : uint8_t { kFree, kAllocated, kQueued, kDequeued };
+
+  template <typename T>
+  LocalTensor<T> Buffer(int32_t slot) {
+    LocalTensor<T> t;
+    t.addr_ = base_ + static_cast<uint64_t>(slot) * len_;
+    t.buf_end_ = t.addr_ + len_;
+    t.que_ = this;
+    t.slot_ = slot;
+    return t;
+  }
 
   template <typename T>
   void CheckOwned(const LocalTensor<T>& t, const char* api) const {

@@ -119,12 +119,6 @@ inline void SelectBits(B* dst, const uint8_t* mask, const B* src, B fill, uint64
   }
 }
 
-// CompareScalar on int8/uint8: mask bits of src[i] <mode> t, i < n.
-template <typename I>
-inline void CompareBytes(uint8_t* d, const I* src, uint64_t n, AscendC::CMPMODE mode, I t) {
-  CompareMask(d, n, mode, t, [src](uint64_t i) { return src[i]; });
-}
-
 // ---- Conversions, branch-free so that the loops vectorise. ----
 
 // A byte integer to binary16 bits, exactly (|v| <= 255 needs 8 of the 11 significant bits):
@@ -341,8 +335,6 @@ __aicore__ inline void CompareScalar(const LocalTensor<U>& dst, const LocalTenso
   if constexpr (std::is_same_v<T, half>) {
     cpu_ascendc::loops::CompareHalf(d, reinterpret_cast<const uint16_t*>(s), count, mode,
                                     scalar.bits);
-  } else if constexpr (sizeof(T) == 1) {
-    cpu_ascendc::loops::CompareBytes(d, s, count, mode, scalar);
   } else {
     cpu_ascendc::loops::CompareMask(d, count, mode, scalar, [s](uint64_t i) { return s[i]; });
   }

@@ -200,16 +200,10 @@ void ShiftPlanPointer(ExecutorPlan* plan, int slot, uintptr_t delta) {
     using P = std::remove_reference_t<decltype(p)>;
     if (p != nullptr) p = reinterpret_cast<P>(reinterpret_cast<uintptr_t>(p) + delta);
   };
-  switch (slot) {
-    case ascend_kernels::kOperandGrad:
-      return shift(plan->grad);
-    case ascend_kernels::kOperandX:
-      return shift(plan->x);
-    case ascend_kernels::kOperandThreshold:
-      return shift(plan->threshold);
-    default:
-      return shift(plan->out);
-  }
+  if (slot == ascend_kernels::kOperandGrad) return shift(plan->grad);
+  if (slot == ascend_kernels::kOperandX) return shift(plan->x);
+  if (slot == ascend_kernels::kOperandThreshold) return shift(plan->threshold);
+  shift(plan->out);
 }
 
 aclnnStatus SetTensorAddr(aclOpExecutor* executor, int slot, const char* api_name,

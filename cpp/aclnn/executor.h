@@ -38,7 +38,6 @@ struct TensorBinding {
 struct ExecutorBindings {
   int inputs = 2;                       // 3 with a device threshold
   TensorBinding tensors[kNumOperands];  // in the operand order
-  bool rebound = false;                 // an address differs from the planned one
   int runs_in_flight = 0;
 };
 
