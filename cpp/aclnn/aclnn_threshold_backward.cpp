@@ -429,6 +429,13 @@ aclnnStatus PlanDeviceThreshold(const aclTensor* grad_output, const aclTensor* x
     }
     strides[k] = BroadcastStrides(t.shape, t.strides, os);
   }
+  // The kernel reads the threshold where it is, so it must be aligned to its element.
+  const uint64_t t_elem = DtypeSize(threshold->dtype);
+  if (bounds[ascend_kernels::kOperandThreshold].first % t_elem != 0) {
+    return Fail(ACLNN_ERR_PARAM_INVALID, "threshold's data is not aligned to its " +
+                                             std::to_string(t_elem) +
+                                             "-byte element (the kernel reads it in place)");
+  }
 
   // Slices: out's dims after the last one along which the threshold varies, fewer when more than
   // the kernel's rank remain; the dims before them are looped over, slice after slice. Each slice

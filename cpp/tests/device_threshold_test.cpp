@@ -304,6 +304,24 @@ TEST(DeviceThreshold, OverlapWithOutIsInPlaceOrRefused) {
   EXPECT_NE(p.message.find("threshold overlaps out"), std::string::npos) << p.message;
 }
 
+// The kernel reads the threshold in place: one not aligned to its element is refused, whatever
+// x's dtype, and never reaches the kernel.
+TEST(DeviceThreshold, UnalignedThresholdIsRefused) {
+  std::mt19937_64 rng(9);
+  HostTensor g = Filled(ACL_INT32, {2, 8}, rng), x = Filled(ACL_INT32, {2, 8}, rng);
+  HostTensor out = MakeTensor(ACL_INT32, {2, 8});
+  HostTensor t = MakeTensor(ACL_FLOAT, {2});
+  const int64_t one = 1;
+  t.tensor.reset(aclCreateTensor(&one, 1, ACL_FLOAT, nullptr, 0,
+                                 reinterpret_cast<char*>(t.storage.data()) + 1));
+  Planned p = Plan(g, x, t, out);
+  EXPECT_EQ(p.status, ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(p.message.find("threshold's data is not aligned to its 4-byte element"),
+            std::string::npos)
+      << p.message;
+  EXPECT_EQ(p.executor, nullptr);
+}
+
 // ReluGrad's contract through ThresholdGradV2D: at threshold 0 and -0.0 the bits are ReluGrad's,
 // including -0.0, NaN and infinite grads.
 TEST(DeviceThreshold, ZeroThresholdGivesReluGradsBits) {
