@@ -28,42 +28,42 @@ from typing import Any, Optional
 import numpy as np
 import numpy.typing as npt
 
-from jax_threshold import _aclnn_ext  # type: ignore[attr-defined]  # compiled, no stub
+from jax_threshold import _native  # type: ignore[attr-defined]  # compiled, no stub
 from jax_threshold import _dtypes
 from jax_threshold import _threshold
 
-ACLNN_SUCCESS = _aclnn_ext.ACLNN_SUCCESS
-ACLNN_ERR_PARAM_NULLPTR = _aclnn_ext.ACLNN_ERR_PARAM_NULLPTR
-ACLNN_ERR_PARAM_INVALID = _aclnn_ext.ACLNN_ERR_PARAM_INVALID
-ACLNN_ERR_INNER_CREATE_EXECUTOR = _aclnn_ext.ACLNN_ERR_INNER_CREATE_EXECUTOR
-ACLNN_ERR_INNER_NULLPTR = _aclnn_ext.ACLNN_ERR_INNER_NULLPTR
-ACLNN_ERR_INNER_TILING_ERROR = _aclnn_ext.ACLNN_ERR_INNER_TILING_ERROR
-ACLNN_ERR_RUNTIME_ERROR = _aclnn_ext.ACLNN_ERR_RUNTIME_ERROR
+ACLNN_SUCCESS = _native.ACLNN_SUCCESS
+ACLNN_ERR_PARAM_NULLPTR = _native.ACLNN_ERR_PARAM_NULLPTR
+ACLNN_ERR_PARAM_INVALID = _native.ACLNN_ERR_PARAM_INVALID
+ACLNN_ERR_INNER_CREATE_EXECUTOR = _native.ACLNN_ERR_INNER_CREATE_EXECUTOR
+ACLNN_ERR_INNER_NULLPTR = _native.ACLNN_ERR_INNER_NULLPTR
+ACLNN_ERR_INNER_TILING_ERROR = _native.ACLNN_ERR_INNER_TILING_ERROR
+ACLNN_ERR_RUNTIME_ERROR = _native.ACLNN_ERR_RUNTIME_ERROR
 
 # SocVersion codes of aclnn_threshold_backward.h, from the native SoC table ("host" is what the
 # XLA FFI handler uses on CPU).
-SOCS: dict[str, int] = dict(_aclnn_ext.SOCS)
-DEFAULT_SOC: str = _aclnn_ext.DEFAULT_SOC
+SOCS: dict[str, int] = dict(_native.SOCS)
+DEFAULT_SOC: str = _native.DEFAULT_SOC
 
 # Each SoC's platform defaults, as phase one takes them: its row's unified buffer and core count.
 # The host's row has no unified buffer: it tiles for HOST_CORE_NUM blocks (a few per hardware
 # thread, claimed dynamically) and a UB of HOST_UB_SIZE bytes (tiles that stay in L1).
-HOST_CORE_NUM = _aclnn_ext.HOST_CORE_NUM
-HOST_UB_SIZE = _aclnn_ext.HOST_UB_SIZE
+HOST_CORE_NUM = _native.HOST_CORE_NUM
+HOST_UB_SIZE = _native.HOST_UB_SIZE
 _DEFAULT_UB_SIZES: dict[str, int] = {
-  soc: ub or HOST_UB_SIZE for soc, ub in _aclnn_ext.SOC_UB_SIZE.items()
+  soc: ub or HOST_UB_SIZE for soc, ub in _native.SOC_UB_SIZE.items()
 }
-_DEFAULT_CORE_NUMS: dict[str, int] = dict(_aclnn_ext.SOC_CORE_NUM)
+_DEFAULT_CORE_NUMS: dict[str, int] = dict(_native.SOC_CORE_NUM)
 DEFAULT_UB_SIZE: int = _DEFAULT_UB_SIZES[DEFAULT_SOC]
 DEFAULT_CORE_NUM: int = _DEFAULT_CORE_NUMS[DEFAULT_SOC]
 
 # aclDataType codes by NumPy dtype name, from the native dtype table; a dtype missing here is
 # ACL_DT_UNDEFINED.
-_ACL_DTYPES: dict[str, int] = {name: code for name, (code, _) in _aclnn_ext.DTYPES.items()}
-ACL_DT_UNDEFINED: int = _aclnn_ext.ACL_DT_UNDEFINED
+_ACL_DTYPES: dict[str, int] = {name: code for name, (code, _) in _native.DTYPES.items()}
+ACL_DT_UNDEFINED: int = _native.ACL_DT_UNDEFINED
 
 # The dtypes the kernels have a tiling for.
-_TILING_DTYPES = frozenset(_aclnn_ext.KERNEL_DTYPES.values())
+_TILING_DTYPES = frozenset(_native.KERNEL_DTYPES.values())
 
 
 def acl_dtype(dtype: npt.DTypeLike) -> int:
@@ -192,7 +192,7 @@ class Executor:
   """
 
   def __init__(self, native):
-    self._aclnn_ext = native
+    self._native = native
 
   def set_repeatable(self) -> int:
     """aclSetAclOpExecutorRepeatable: the executor runs any number of times until `destroy()`.
@@ -202,7 +202,7 @@ class Executor:
     Returns the aclnn status: ACLNN_ERR_PARAM_INVALID once it has run (or while its one run is in
     flight) or once destroyed.
     """
-    return self._aclnn_ext.set_repeatable()
+    return self._native.set_repeatable()
 
   def set_input_tensor_addr(self, index: int, array: np.ndarray) -> int:
     """aclSetInputTensorAddr: input `index` (0 grad_output, 1 x) reads `array` from now on.
@@ -223,7 +223,7 @@ class Executor:
     released meanwhile), then releases the executor and its arrays. ACLNN_SUCCESS for a
     repeatable executor; as CANN's, an error code for one that is not (it is released all the
     same) or one already destroyed."""
-    return self._aclnn_ext.destroy()
+    return self._native.destroy()
 
   def _rebind(self, output: bool, index: int, array) -> int:
     if isinstance(index, (bool, np.bool_)) or not isinstance(index, numbers.Integral):
@@ -233,31 +233,31 @@ class Executor:
     name = "out" if output else ("grad_output", "x")[int(index)] if int(index) < 2 else "input"
     desc = _tensor(array, name, writable=output)
     # On success the executor holds `array` in place of the one it replaces.
-    return self._aclnn_ext.set_tensor_addr(output, int(index), desc, array)
+    return self._native.set_tensor_addr(output, int(index), desc, array)
 
   @property
   def kernel(self) -> str:
     """ "ThresholdGradV2D", "ReluGrad", or "" when nothing runs (empty tensors)."""
-    return self._aclnn_ext.kernel
+    return self._native.kernel
 
   @property
   def tiling(self) -> Optional[dict]:
     """The kernel's ElementwiseTiling as a dict (None when nothing runs)."""
-    return self._aclnn_ext.tiling
+    return self._native.tiling
 
   @property
   def threshold_params(self) -> Optional[dict]:
     """ThresholdGradV2D's ThresholdParams (None for ReluGrad / nothing to run)."""
-    return self._aclnn_ext.threshold_params
+    return self._native.threshold_params
 
   @property
   def workspace_size(self) -> int:
-    return self._aclnn_ext.workspace_size
+    return self._native.workspace_size
 
   @property
   def copies(self) -> tuple:
     """(grad_output, x, out): which of them go through a contiguous copy in the workspace."""
-    return self._aclnn_ext.copies
+    return self._native.copies
 
   def __repr__(self):
     return (
@@ -279,7 +279,7 @@ _unnamed_dtypes = threading.local()
 
 
 def _name_undefined_dtypes(tensors) -> None:
-  message = _aclnn_ext.recent_error_message()
+  message = _native.recent_error_message()
   named = message
   for name, array in tensors.items():
     if array is not None and acl_dtype(array.dtype) == ACL_DT_UNDEFINED:
@@ -341,7 +341,7 @@ def threshold_backward_get_workspace_size(
   g_desc, x_desc = _tensor(grad_output, "grad_output"), _tensor(x, "x")
   out_desc = _tensor(out, "out", writable=True)
   x_code = x_desc[3] if x_desc is not None else ACL_DT_UNDEFINED
-  status, workspace_size, native = _aclnn_ext.threshold_backward_get_workspace_size(
+  status, workspace_size, native = _native.threshold_backward_get_workspace_size(
     g_desc,
     x_desc,
     _scalar(threshold, x_code),
@@ -396,8 +396,8 @@ def threshold_backward(
         f"workspace_size {workspace_size} passed with it"
       )
     address = workspace.__array_interface__["data"][0]
-  native = None if executor is None else executor._aclnn_ext
-  return _aclnn_ext.threshold_backward(address, workspace_size, native)
+  native = None if executor is None else executor._native
+  return _native.threshold_backward(address, workspace_size, native)
 
 
 def recent_error_message() -> str:
@@ -412,7 +412,7 @@ def recent_error_message() -> str:
     >>> recent_error_message()
     'out is null'
   """
-  message = _aclnn_ext.recent_error_message()
+  message = _native.recent_error_message()
   renamed = getattr(_unnamed_dtypes, "message", None)
   if renamed is not None and renamed[0] == message:
     return renamed[1]  # a NumPy dtype the executor knows only as "undefined", named
@@ -458,7 +458,7 @@ def threshold_grad_v2_d_tiling(
     >>> t["block_dim"], t["tail_block_num"], t["small_core_data_num"], t["big_core_data_num"]
     (48, 27, 2048, 2112)
   """
-  return _tiling(_aclnn_ext.threshold_grad_v2_d_tiling, num_elements, dtype, ub_size, core_num, soc)
+  return _tiling(_native.threshold_grad_v2_d_tiling, num_elements, dtype, ub_size, core_num, soc)
 
 
 def relu_grad_tiling(
@@ -484,4 +484,4 @@ def relu_grad_tiling(
     >>> relu_grad_tiling(4096, np.float16)["block_dim"]
     1
   """
-  return _tiling(_aclnn_ext.relu_grad_tiling, num_elements, dtype, ub_size, core_num, soc)
+  return _tiling(_native.relu_grad_tiling, num_elements, dtype, ub_size, core_num, soc)

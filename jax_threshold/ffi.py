@@ -165,7 +165,7 @@ def check_api_version(native) -> None:
   """Raises FfiUnavailable when the native module's handlers cannot load in this jaxlib.
 
   Args:
-    native: the extension module (jax_threshold._aclnn_ext), built with the FFI handler.
+    native: the extension module (jax_threshold._native), built with the FFI handler.
   """
   reason = incompatibility(
     tuple(native.XLA_FFI_API_VERSION),
@@ -378,15 +378,15 @@ def _ffi_lowering(
 def _extension():
   """The compiled extension, with its XLA FFI handlers, or ImportError saying what is missing."""
   try:
-    from jax_threshold import _aclnn_ext  # type: ignore[attr-defined]  # compiled, no stub
+    from jax_threshold import _native  # type: ignore[attr-defined]  # compiled, no stub
   except ImportError as e:  # a source tree without the compiled extension
-    raise ImportError(f"jax_threshold._aclnn_ext is not built ({e})") from e
-  if not hasattr(_aclnn_ext, "ffi_handlers"):
+    raise ImportError(f"jax_threshold._native is not built ({e})") from e
+  if not hasattr(_native, "ffi_handlers"):
     raise ImportError(
-      "jax_threshold._aclnn_ext was built without the XLA FFI handler "
+      "jax_threshold._native was built without the XLA FFI handler "
       "(the XLA FFI headers of jaxlib were not found at build time)"
     )
-  return _aclnn_ext
+  return _native
 
 
 def register() -> None:
@@ -475,11 +475,11 @@ def source_tree_shadowing() -> str | None:
   """Why the native extension is missing when a source tree hides the installed package, or None.
 
   The typical case: `pip install .`, then `python` in the repository root, where the checkout's
-  `jax_threshold/` (no compiled `_aclnn_ext`) comes first on sys.path. Detected as: the imported
-  package has no `_aclnn_ext`, but an installed jax-threshold distribution has one elsewhere.
+  `jax_threshold/` (no compiled `_native`) comes first on sys.path. Detected as: the imported
+  package has no `_native`, but an installed jax-threshold distribution has one elsewhere.
   """
   if any(
-    os.path.exists(os.path.join(_PACKAGE_DIR, "_aclnn_ext" + suffix))
+    os.path.exists(os.path.join(_PACKAGE_DIR, "_native" + suffix))
     for suffix in importlib.machinery.EXTENSION_SUFFIXES
   ):
     return None
@@ -490,7 +490,7 @@ def source_tree_shadowing() -> str | None:
   located = [
     str(dist.locate_file(f))
     for f in dist.files or ()
-    if f.parts[:1] == ("jax_threshold",) and f.name.startswith("_aclnn_ext.")
+    if f.parts[:1] == ("jax_threshold",) and f.name.startswith("_native.")
   ]
   installed = [os.path.dirname(os.path.abspath(f)) for f in located if os.path.exists(f)]
   if not installed or any(os.path.samefile(d, _PACKAGE_DIR) for d in installed):

@@ -59,7 +59,7 @@ def check_available(name: str, where: str = "threshold_backward") -> None:
     return
   reason = _missing_reasons.get(
     name,
-    "the native extension jax_threshold._aclnn_ext is missing; build the package "
+    "the native extension jax_threshold._native is missing; build the package "
     "with its C++ extension (pip install .)",
   )
   raise ValueError(f"{where}: implementation {name!r} is not available: {reason}")

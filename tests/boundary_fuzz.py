@@ -29,7 +29,7 @@ from jax.sharding import PartitionSpec as P
 import numpy as np
 
 import jax_threshold as jt
-from jax_threshold import _aclnn_ext
+from jax_threshold import _native
 import dtype_lists
 import oracle
 
@@ -38,8 +38,8 @@ TARGET = jt.ffi_targets()[0]
 # names and refuses.
 DTYPES = list(dtype_lists.CANONICAL) + [
   np.dtype(name)
-  for name in _aclnn_ext.DTYPES
-  if name not in _aclnn_ext.KERNEL_DTYPES
+  for name in _native.DTYPES
+  if name not in _native.KERNEL_DTYPES
   and np.dtype(name).kind in "biu"
   and np.dtype(name).itemsize < 8
 ]

@@ -1,7 +1,7 @@
 """pytest set-up: which copy of jax_threshold the tests import.
 
 `python -m pytest` from a checkout puts the checkout first on sys.path, where `jax_threshold/`
-is the pure-Python source without the compiled `_aclnn_ext` extension. When the package is also
+is the pure-Python source without the compiled `_native` extension. When the package is also
 installed (the README's `pip install '.[test]'`), test the installed copy instead, so the FFI
 and executor tests run against what pip built.
 """

@@ -1,5 +1,5 @@
 """The dtype and SoC lists the tests run over, derived from the Python contract
-(`jax_threshold._dtypes`) and the native table (`jax_threshold._aclnn_ext`): a row added there is
+(`jax_threshold._dtypes`) and the native table (`jax_threshold._native`): a row added there is
 in every test that runs over its kind, and one that is not supported is found by asking, never
 written down. `test_native_tables.py` checks the two tables against each other, and that the
 sweeps claiming every row run every row.
@@ -14,9 +14,9 @@ import numpy as np
 from jax_threshold import _dtypes
 
 try:
-  from jax_threshold import _aclnn_ext  # type: ignore[attr-defined]
+  from jax_threshold import _native  # type: ignore[attr-defined]
 except ImportError:  # a source tree without the compiled extension: the executor's tests skip
-  _aclnn_ext = None
+  _native = None
 
 SUPPORTED = _dtypes.SUPPORTED_DTYPES
 FLOATS = tuple(d for d in SUPPORTED if _dtypes.is_floating(d))
@@ -37,8 +37,8 @@ UNSUPPORTED_INTEGER = next(
 ONE_PER_ITEMSIZE = tuple({d.itemsize: d for d in reversed(CANONICAL)}.values())
 
 # The SoC rows; those phase one runs kernels on (at some threshold), and those it refuses.
-SOCS = tuple(_aclnn_ext.SOCS) if _aclnn_ext else ()
-KERNEL_SOCS = tuple(s for s in SOCS if _aclnn_ext.SOC_ZERO_THRESHOLD_DTYPES[s])
+SOCS = tuple(_native.SOCS) if _native else ()
+KERNEL_SOCS = tuple(s for s in SOCS if _native.SOC_ZERO_THRESHOLD_DTYPES[s])
 REFUSED_SOCS = tuple(s for s in SOCS if s not in KERNEL_SOCS)
 
 # ThresholdGradV2D's and ReluGrad's UB divisor `ub_data_number` per dtype (docs/behaviour.md §3):

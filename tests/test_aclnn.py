@@ -26,13 +26,13 @@ import dtype_lists
 import oracle
 
 try:
-  from jax_threshold import _aclnn_ext  # type: ignore[attr-defined]
+  from jax_threshold import _native  # type: ignore[attr-defined]
   from jax_threshold import aclnn
 
   _SKIP_REASON = None
 except ImportError as e:  # a source tree without the compiled extension
   aclnn = None
-  _SKIP_REASON = f"jax_threshold._aclnn_ext is not built ({e}); pip install . to test the executor"
+  _SKIP_REASON = f"jax_threshold._native is not built ({e}); pip install . to test the executor"
 
 needs_native = unittest.skipIf(aclnn is None, _SKIP_REASON or "")
 
@@ -41,18 +41,18 @@ UNSUPPORTED = dtype_lists.UNSUPPORTED_INTEGER
 by_row = dtype_lists.by_row
 # Phase one's dtype lists per SoC, at any threshold and at threshold 0, from the native table.
 if aclnn is not None:
-  SOC_DTYPES = {soc: list(names) for soc, names in aclnn._aclnn_ext.SOC_DTYPES.items()}
+  SOC_DTYPES = {soc: list(names) for soc, names in aclnn._native.SOC_DTYPES.items()}
   SOC_ZERO_DTYPES = {
-    soc: list(names) for soc, names in aclnn._aclnn_ext.SOC_ZERO_THRESHOLD_DTYPES.items()
+    soc: list(names) for soc, names in aclnn._native.SOC_ZERO_THRESHOLD_DTYPES.items()
   }
   # Dtypes phase one refuses: those the table names without a kernel, and one it does not name.
-  OTHER_DTYPES = [n for n in aclnn._aclnn_ext.DTYPES if n not in aclnn._aclnn_ext.KERNEL_DTYPES]
+  OTHER_DTYPES = [n for n in aclnn._native.DTYPES if n not in aclnn._native.KERNEL_DTYPES]
   OTHER_DTYPES += [
-    next(d.name for d in dtype_lists.numeric_dtypes() if d.name not in aclnn._aclnn_ext.DTYPES)
+    next(d.name for d in dtype_lists.numeric_dtypes() if d.name not in aclnn._native.DTYPES)
   ]
-  DEFAULT_SOC = _aclnn_ext.DEFAULT_SOC
-  SOC_CORE_NUM = _aclnn_ext.SOC_CORE_NUM
-  SOC_UB_SIZE = _aclnn_ext.SOC_UB_SIZE  # 0: no unified buffer of its own (the host)
+  DEFAULT_SOC = _native.DEFAULT_SOC
+  SOC_CORE_NUM = _native.SOC_CORE_NUM
+  SOC_UB_SIZE = _native.SOC_UB_SIZE  # 0: no unified buffer of its own (the host)
 else:  # the tests using them are skipped
   SOC_DTYPES = SOC_ZERO_DTYPES = {"host": [d.name for d in HOST_DTYPES]}
   OTHER_DTYPES = []

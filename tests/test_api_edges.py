@@ -179,19 +179,19 @@ class DocumentedRulesTest(parameterized.TestCase):
 
 
 class SourceTreeShadowingTest(absltest.TestCase):
-  """`pip install .`, then `python` in the checkout: the checkout's package has no _aclnn_ext."""
+  """`pip install .`, then `python` in the checkout: the checkout's package has no _native."""
 
   def _make_layout(self, root):
     """A fake installed distribution in root/site and a bare source tree in root/checkout."""
     package = pathlib.Path(ffi.__file__).parent
     site, checkout = root / "site", root / "checkout"
     (site / "jax_threshold").mkdir(parents=True)
-    (site / "jax_threshold" / "_aclnn_ext.abi3.so").write_bytes(b"")
+    (site / "jax_threshold" / "_native.abi3.so").write_bytes(b"")
     info = site / "jax_threshold-0.0.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: jax-threshold\nVersion: 0.0.0\n")
     (info / "RECORD").write_text(
-      "jax_threshold/_aclnn_ext.abi3.so,,\njax_threshold-0.0.0.dist-info/METADATA,,\n"
+      "jax_threshold/_native.abi3.so,,\njax_threshold-0.0.0.dist-info/METADATA,,\n"
     )
     (checkout / "jax_threshold").mkdir(parents=True)
     for source in package.glob("*.py"):

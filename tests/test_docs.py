@@ -8,7 +8,7 @@
 - The README's two quick-start commands are the ones CI runs, and every relative link in the
   Markdown files points at a file that exists.
 - The dtype and SoC lists of README.md, docs/behaviour.md and the public docstrings are the
-  table's: the Python contract (`jax_threshold._dtypes`) and the native rows (`_aclnn_ext`).
+  table's: the Python contract (`jax_threshold._dtypes`) and the native rows (`_native`).
 """
 
 import doctest
@@ -32,7 +32,7 @@ _DOCUMENTED = [
 ]
 
 try:
-  from jax_threshold import _aclnn_ext  # pylint: disable=g-import-not-at-top
+  from jax_threshold import _native  # pylint: disable=g-import-not-at-top
   from jax_threshold import aclnn
 
   _ACLNN = [
@@ -43,7 +43,7 @@ try:
     "relu_grad_tiling",
   ]
 except ImportError:  # no native extension: the executor's face is absent
-  _aclnn_ext = aclnn = None
+  _native = aclnn = None
   _ACLNN = []
 
 
@@ -224,7 +224,7 @@ class DtypeListsTest(absltest.TestCase):
     self.assertEqual(documented, dtype_lists.UB_DIVISORS)
 
 
-@absltest.skipIf(_aclnn_ext is None, "the native table is not built")
+@absltest.skipIf(_native is None, "the native table is not built")
 class SocListsTest(absltest.TestCase):
   """Where the docs list the SoCs, they list exactly the SoC rows, with each row's dtypes and
   platform defaults."""
@@ -232,37 +232,37 @@ class SocListsTest(absltest.TestCase):
   def test_behaviour_soc_table(self):
     rows = _table(_read("docs/behaviour.md"), "| SoC | unified buffer, cores |")
     socs = [cells[0].split()[0] for cells in rows]
-    self.assertCountEqual(socs, _aclnn_ext.SOCS)
+    self.assertCountEqual(socs, _native.SOCS)
     for soc, (name, platform, dtypes, zero_only) in zip(socs, rows):
       with self.subTest(soc=soc):
-        self.assertEqual("(default)" in name, soc == _aclnn_ext.DEFAULT_SOC)
-        ub = _aclnn_ext.SOC_UB_SIZE[soc]
+        self.assertEqual("(default)" in name, soc == _native.DEFAULT_SOC)
+        ub = _native.SOC_UB_SIZE[soc]
         if ub:
-          self.assertEqual(platform, f"{ub // 1024} KiB, {_aclnn_ext.SOC_CORE_NUM[soc]}")
+          self.assertEqual(platform, f"{ub // 1024} KiB, {_native.SOC_CORE_NUM[soc]}")
         else:  # no unified buffer of its own: the host's tiles
           self.assertIn(f"tiles for {aclnn.HOST_UB_SIZE // 1024} KiB", platform)
           self.assertIn("per hardware thread", platform)
         listed = _dtype_names(dtypes.split(" — ")[0])
-        runs = _aclnn_ext.SOC_ZERO_THRESHOLD_DTYPES[soc]
+        runs = _native.SOC_ZERO_THRESHOLD_DTYPES[soc]
         self.assertEqual("refused by phase one" in dtypes, not runs)
         if runs:
-          self.assertEqual(listed, list(_aclnn_ext.SOC_DTYPES[soc]))
-          zero = [d for d in runs if d not in _aclnn_ext.SOC_DTYPES[soc]]
+          self.assertEqual(listed, list(_native.SOC_DTYPES[soc]))
+          zero = [d for d in runs if d not in _native.SOC_DTYPES[soc]]
           self.assertEqual(_dtype_names(zero_only.split("(")[0]), zero)
         else:  # its AscendC API's upper bound, which phase one never reaches
-          self.assertContainsSubset(listed, _aclnn_ext.KERNEL_DTYPES)
+          self.assertContainsSubset(listed, _native.KERNEL_DTYPES)
 
   def test_readme_soc_list(self):
     bullet = _after(_read("README.md"), "- SoCs:", "\n- ")
-    self.assertCountEqual(re.findall(r'"(\w+)"', bullet), _aclnn_ext.SOCS)
-    self.assertEqual(re.findall(r'"(\w+)"`? \(default\)', bullet), [_aclnn_ext.DEFAULT_SOC])
-    refused = [s for s in _aclnn_ext.SOCS if not _aclnn_ext.SOC_ZERO_THRESHOLD_DTYPES[s]]
+    self.assertCountEqual(re.findall(r'"(\w+)"', bullet), _native.SOCS)
+    self.assertEqual(re.findall(r'"(\w+)"`? \(default\)', bullet), [_native.DEFAULT_SOC])
+    refused = [s for s in _native.SOCS if not _native.SOC_ZERO_THRESHOLD_DTYPES[s]]
     self.assertCountEqual(re.findall(r'"(\w+)"`? is refused', bullet), refused)
 
   def test_readme_example_names_the_socs_that_run(self):
     line = next(line for line in _read("README.md").splitlines() if 'soc="' in line and "#" in line)
     example = line.split("#", 1)[1]
-    runs = [s for s in _aclnn_ext.SOCS if _aclnn_ext.SOC_ZERO_THRESHOLD_DTYPES[s]]
+    runs = [s for s in _native.SOCS if _native.SOC_ZERO_THRESHOLD_DTYPES[s]]
     self.assertCountEqual(re.findall(r'"(\w+)"', example), runs)
 
 

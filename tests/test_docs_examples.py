@@ -19,7 +19,7 @@ from sybil.evaluators.skip import Skipper
 from sybil.parsers.markdown import PythonCodeBlockParser, SkipParser
 
 try:
-  import jax_threshold._aclnn_ext  # noqa: F401  (the docs show the package with its extension)
+  import jax_threshold._native  # noqa: F401  (the docs show the package with its extension)
 except ImportError:
   pytest.skip(
     "the docs' examples use the compiled extension, which this jax_threshold lacks "

@@ -146,9 +146,9 @@ print("ok")
 @absltest.skipUnless(HAS_FFI, "the native extension with the XLA FFI handler is not built")
 class LegacyNamesTest(absltest.TestCase):
   def test_every_v1_name_stays_registered_on_cpu(self):
-    from jax_threshold import _aclnn_ext  # pylint: disable=g-import-not-at-top
+    from jax_threshold import _native  # pylint: disable=g-import-not-at-top
 
-    cpu = {name for name, platform, _ in _aclnn_ext.ffi_handlers() if platform == "cpu"}
+    cpu = {name for name, platform, _ in _native.ffi_handlers() if platform == "cpu"}
     for name in (
       "jax_threshold_threshold_backward_v1",
       "jax_threshold_threshold_backward_relu_grad_v1",

@@ -36,7 +36,7 @@ SKIP_REASON = (
   f"{jt.available_implementations()}); pip install . to build it"
 )
 if HAS_FFI:
-  from jax_threshold import _aclnn_ext
+  from jax_threshold import _native
 
 X64 = jax.config.jax_enable_x64
 DTYPES = list(dtype_lists.SUPPORTED if X64 else dtype_lists.CANONICAL)
@@ -104,9 +104,9 @@ class FfiLoweringTest(parameterized.TestCase):
 
   def test_one_versioned_target_is_emitted_and_registered(self):
     self.assertEqual(jt.ffi_targets(), ("jax_threshold_threshold_backward_v2",))
-    self.assertEqual(jt.ffi_targets(), (_aclnn_ext.FFI_TARGET,))
-    names = {(name, platform) for name, platform, _ in _aclnn_ext.ffi_handlers()}
-    self.assertIn((_aclnn_ext.FFI_TARGET, "cpu"), names)
+    self.assertEqual(jt.ffi_targets(), (_native.FFI_TARGET,))
+    names = {(name, platform) for name, platform, _ in _native.ffi_handlers()}
+    self.assertIn((_native.FFI_TARGET, "cpu"), names)
 
   def test_ffi_lowers_to_the_custom_call_and_reference_to_none(self):
     g = x = jnp.ones((4, 5), jnp.float32)

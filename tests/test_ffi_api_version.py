@@ -12,9 +12,9 @@ import jax_threshold
 from jax_threshold import ffi
 
 try:
-  from jax_threshold import _aclnn_ext
+  from jax_threshold import _native
 except ImportError:
-  _aclnn_ext = None
+  _native = None
 
 _HEADER = """
 #define XLA_FFI_API_MAJOR 0
@@ -79,12 +79,12 @@ class IncompatibilityTest(absltest.TestCase):
 _FAKE_NEWER_BUILD = """
 import importlib.util, sys, warnings
 sys.path.insert(0, {package_parent!r})
-spec = importlib.util.spec_from_file_location("jax_threshold._aclnn_ext", {native_file!r})
+spec = importlib.util.spec_from_file_location("jax_threshold._native", {native_file!r})
 native = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(native)
 native.XLA_FFI_API_VERSION = (native.XLA_FFI_API_VERSION[0], 999)  # a build for a future jaxlib
 native.XLA_FFI_HEADERS_JAXLIB_VERSION = "99.0"
-sys.modules["jax_threshold._aclnn_ext"] = native
+sys.modules["jax_threshold._native"] = native
 with warnings.catch_warnings(record=True) as caught:
   warnings.simplefilter("always")
   import jax_threshold
@@ -105,19 +105,17 @@ except ValueError as e:
 
 
 @absltest.skipIf(
-  _aclnn_ext is None or not getattr(_aclnn_ext, "HAS_FFI_HANDLER", False),
+  _native is None or not getattr(_native, "HAS_FFI_HANDLER", False),
   "the native extension with the FFI handler is not built",
 )
 class RefusedBuildTest(absltest.TestCase):
   def test_the_installed_build_passes_its_own_check(self):
-    ffi.check_api_version(_aclnn_ext)
+    ffi.check_api_version(_native)
     self.assertIn("ffi", jax_threshold.available_implementations())
 
   def test_a_build_for_a_newer_api_is_not_registered_and_jax_keeps_working(self):
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(jax_threshold.__file__)))
-    script = _FAKE_NEWER_BUILD.format(
-      package_parent=package_parent, native_file=_aclnn_ext.__file__
-    )
+    script = _FAKE_NEWER_BUILD.format(package_parent=package_parent, native_file=_native.__file__)
     result = subprocess.run(
       [sys.executable, "-c", textwrap.dedent(script)],
       cwd="/",

@@ -39,7 +39,7 @@ try:
   from jax_threshold import aclnn
 except ImportError as e:  # a source tree without the compiled extension
   aclnn = None
-  _SKIP = f"jax_threshold._aclnn_ext is not built ({e})"
+  _SKIP = f"jax_threshold._native is not built ({e})"
 
 SECONDS = float(os.environ.get("JAX_THRESHOLD_FUZZ_SECONDS", "60"))
 SEED = int(os.environ.get("JAX_THRESHOLD_FUZZ_SEED", "20261130"))
@@ -47,7 +47,7 @@ ONLY_CASE = os.environ.get("JAX_THRESHOLD_FUZZ_CASE")
 
 SUPPORTED = list(dtype_lists.SUPPORTED)
 if aclnn is not None:
-  _TABLE = aclnn._aclnn_ext
+  _TABLE = aclnn._native
   # Refused: the dtypes the native table names without a kernel, and one it does not name.
   UNSUPPORTED = [np.dtype(n) for n in _TABLE.DTYPES if n not in _TABLE.KERNEL_DTYPES]
   UNSUPPORTED += [next(d for d in dtype_lists.numeric_dtypes() if d.name not in _TABLE.DTYPES)]

@@ -1,5 +1,5 @@
 """The native dtype and SoC table (ascend_kernels/include/ascend_kernels/dtype_soc_table.h, as
-jax_threshold._aclnn_ext exports it) agrees with the Python contract table (jax_threshold._dtypes),
+jax_threshold._native exports it) agrees with the Python contract table (jax_threshold._dtypes),
 is what jax_threshold.aclnn uses, and every row of it runs in the sweeps that claim every row."""
 
 import re
@@ -11,12 +11,12 @@ import dtype_lists
 from jax_threshold import _dtypes
 
 try:
-  from jax_threshold import _aclnn_ext  # type: ignore[attr-defined]
+  from jax_threshold import _native  # type: ignore[attr-defined]
   from jax_threshold import aclnn
 
   _SKIP_REASON = None
 except ImportError as e:  # a source tree without the compiled extension
-  _aclnn_ext = aclnn = None
+  _native = aclnn = None
   _SKIP_REASON = f"the compiled extension is not importable: {e}"
 
 
@@ -31,74 +31,74 @@ class NativeTablesTest(absltest.TestCase):
       self.skipTest(_SKIP_REASON)
 
   def test_kernel_dtypes_are_the_supported_dtypes(self):
-    self.assertCountEqual(_aclnn_ext.KERNEL_DTYPES, [d.name for d in _dtypes.SUPPORTED_DTYPES])
+    self.assertCountEqual(_native.KERNEL_DTYPES, [d.name for d in _dtypes.SUPPORTED_DTYPES])
 
   def test_threshold_dtypes_agree_with_the_contract(self):
     for x in _dtypes.SUPPORTED_DTYPES:
       with self.subTest(x=x.name):
         self.assertEqual(
-          _aclnn_ext.THRESHOLD_DTYPES[x.name],
+          _native.THRESHOLD_DTYPES[x.name],
           tuple(d.name for d in _dtypes.threshold_operand_dtypes(x)),
         )
 
   def test_narrow_floats_take_a_float32_threshold(self):
-    narrow = [x for x, ts in _aclnn_ext.THRESHOLD_DTYPES.items() if ts == ("float32",)]
+    narrow = [x for x, ts in _native.THRESHOLD_DTYPES.items() if ts == ("float32",)]
     self.assertCountEqual(narrow, [d.name for d in _dtypes.NARROW_FLOAT_DTYPES])
 
   def test_item_sizes_are_numpys(self):
-    for name, (_, itemsize) in _aclnn_ext.DTYPES.items():
+    for name, (_, itemsize) in _native.DTYPES.items():
       with self.subTest(dtype=name):
         self.assertEqual(itemsize, dtype_lists.by_name(name).itemsize)
 
   def test_codes_are_unique_and_kernel_codes_are_dtype_codes(self):
-    codes = [code for code, _ in _aclnn_ext.DTYPES.values()]
+    codes = [code for code, _ in _native.DTYPES.values()]
     self.assertLen(set(codes), len(codes))
-    self.assertNotIn(_aclnn_ext.ACL_DT_UNDEFINED, codes)
-    for name, code in _aclnn_ext.KERNEL_DTYPES.items():
-      self.assertEqual(_aclnn_ext.DTYPES[name][0], code)
+    self.assertNotIn(_native.ACL_DT_UNDEFINED, codes)
+    for name, code in _native.KERNEL_DTYPES.items():
+      self.assertEqual(_native.DTYPES[name][0], code)
 
   def test_aclnn_reads_the_native_table(self):
-    self.assertEqual(aclnn.SOCS, _aclnn_ext.SOCS)
-    self.assertEqual(aclnn.DEFAULT_SOC, _aclnn_ext.DEFAULT_SOC)
-    self.assertEqual(aclnn.DEFAULT_UB_SIZE, _aclnn_ext.SOC_UB_SIZE[_aclnn_ext.DEFAULT_SOC])
-    self.assertEqual(aclnn.DEFAULT_CORE_NUM, _aclnn_ext.SOC_CORE_NUM[_aclnn_ext.DEFAULT_SOC])
-    self.assertEqual(aclnn.SOCS[_aclnn_ext.DEFAULT_SOC], 1)  # Ascend910B
-    self.assertEqual(aclnn.HOST_CORE_NUM, _aclnn_ext.SOC_CORE_NUM["host"])
+    self.assertEqual(aclnn.SOCS, _native.SOCS)
+    self.assertEqual(aclnn.DEFAULT_SOC, _native.DEFAULT_SOC)
+    self.assertEqual(aclnn.DEFAULT_UB_SIZE, _native.SOC_UB_SIZE[_native.DEFAULT_SOC])
+    self.assertEqual(aclnn.DEFAULT_CORE_NUM, _native.SOC_CORE_NUM[_native.DEFAULT_SOC])
+    self.assertEqual(aclnn.SOCS[_native.DEFAULT_SOC], 1)  # Ascend910B
+    self.assertEqual(aclnn.HOST_CORE_NUM, _native.SOC_CORE_NUM["host"])
     for dtype in _dtypes.SUPPORTED_DTYPES:
-      self.assertEqual(aclnn.acl_dtype(dtype), _aclnn_ext.KERNEL_DTYPES[dtype.name])
-    self.assertEqual(aclnn.acl_dtype(np.complex64), _aclnn_ext.DTYPES["complex64"][0])
+      self.assertEqual(aclnn.acl_dtype(dtype), _native.KERNEL_DTYPES[dtype.name])
+    self.assertEqual(aclnn.acl_dtype(np.complex64), _native.DTYPES["complex64"][0])
 
   def test_integer_dtypes_are_the_contracts_with_numpys_ranges(self):
     integers = [d for d in _dtypes.SUPPORTED_DTYPES if _dtypes.is_integer(d)]
-    self.assertCountEqual(_aclnn_ext.INTEGER_RANGES, [d.name for d in integers])
+    self.assertCountEqual(_native.INTEGER_RANGES, [d.name for d in integers])
     for d in integers:
       info = np.iinfo(d)
-      self.assertEqual(_aclnn_ext.INTEGER_RANGES[d.name], (info.min, info.max), d.name)
+      self.assertEqual(_native.INTEGER_RANGES[d.name], (info.min, info.max), d.name)
 
   def test_aclnn_hands_over_thresholds_by_the_tables_kinds(self):
     # A dtype missing from these maps would take another kind's threshold form: wrong results.
     self.assertEqual(
       {code: d.name for code, d in aclnn._INTEGER_DTYPES.items()},
-      {_aclnn_ext.KERNEL_DTYPES[n]: n for n in _aclnn_ext.INTEGER_RANGES},
+      {_native.KERNEL_DTYPES[n]: n for n in _native.INTEGER_RANGES},
     )
-    narrow = [x for x, ts in _aclnn_ext.THRESHOLD_DTYPES.items() if ts == ("float32",)]
-    self.assertEqual(aclnn._NARROW_FLOAT_CODES, {_aclnn_ext.KERNEL_DTYPES[n] for n in narrow})
+    narrow = [x for x, ts in _native.THRESHOLD_DTYPES.items() if ts == ("float32",)]
+    self.assertEqual(aclnn._NARROW_FLOAT_CODES, {_native.KERNEL_DTYPES[n] for n in narrow})
 
   def test_soc_dtypes_are_kernel_dtypes_and_the_host_takes_the_contracts(self):
-    for table in (_aclnn_ext.SOC_DTYPES, _aclnn_ext.SOC_ZERO_THRESHOLD_DTYPES):
-      self.assertCountEqual(table, _aclnn_ext.SOCS)
+    for table in (_native.SOC_DTYPES, _native.SOC_ZERO_THRESHOLD_DTYPES):
+      self.assertCountEqual(table, _native.SOCS)
       for soc, names in table.items():
-        self.assertContainsSubset(names, _aclnn_ext.KERNEL_DTYPES, soc)
-    for soc, names in _aclnn_ext.SOC_DTYPES.items():
-      self.assertContainsSubset(names, _aclnn_ext.SOC_ZERO_THRESHOLD_DTYPES[soc], soc)
+        self.assertContainsSubset(names, _native.KERNEL_DTYPES, soc)
+    for soc, names in _native.SOC_DTYPES.items():
+      self.assertContainsSubset(names, _native.SOC_ZERO_THRESHOLD_DTYPES[soc], soc)
     host = [d.name for d in _dtypes.SUPPORTED_DTYPES]
-    self.assertCountEqual(_aclnn_ext.SOC_DTYPES["host"], host)
+    self.assertCountEqual(_native.SOC_DTYPES["host"], host)
 
   def test_every_soc_has_a_ub_size_and_core_count(self):
-    self.assertCountEqual(_aclnn_ext.SOC_UB_SIZE, _aclnn_ext.SOCS)
-    self.assertCountEqual(_aclnn_ext.SOC_CORE_NUM, _aclnn_ext.SOCS)
-    self.assertEqual(_aclnn_ext.SOC_UB_SIZE["host"], 0)
-    self.assertEqual(_aclnn_ext.SOC_UB_SIZE["Ascend910B"], 192 * 1024)
+    self.assertCountEqual(_native.SOC_UB_SIZE, _native.SOCS)
+    self.assertCountEqual(_native.SOC_CORE_NUM, _native.SOCS)
+    self.assertEqual(_native.SOC_UB_SIZE["host"], 0)
+    self.assertEqual(_native.SOC_UB_SIZE["Ascend910B"], 192 * 1024)
 
 
 def _rows_swept(test_class, test) -> set[str]:
@@ -131,10 +131,10 @@ class RowCoverageTest(absltest.TestCase):
     import test_ffi_shapes
     import test_workspace
 
-    socs = set(_aclnn_ext.SOCS)
-    kernel_socs = {s for s in socs if _aclnn_ext.SOC_ZERO_THRESHOLD_DTYPES[s]}
+    socs = set(_native.SOCS)
+    kernel_socs = {s for s in socs if _native.SOC_ZERO_THRESHOLD_DTYPES[s]}
     dtypes = {d.name for d in _dtypes.SUPPORTED_DTYPES}
-    self.assertEqual(dtypes, set(_aclnn_ext.KERNEL_DTYPES))
+    self.assertEqual(dtypes, set(_native.KERNEL_DTYPES))
     status_codes = test_aclnn.StatusCodeTest
     values = test_aclnn.ValuesTest
     tiling = test_aclnn.TilingTest
@@ -148,7 +148,7 @@ class RowCoverageTest(absltest.TestCase):
       (values, "test_every_listed_dtype_runs_under_its_soc"): kernel_socs,
       (tiling, "test_default_platform_is_the_socs"): kernel_socs,
       (workspace, "test_contiguous_broadcast_inputs_need_no_workspace"): {
-        s for s in socs if "float32" in _aclnn_ext.SOC_DTYPES[s]
+        s for s in socs if "float32" in _native.SOC_DTYPES[s]
       },
     }
     dtype_sweeps = {
@@ -171,7 +171,7 @@ class RowCoverageTest(absltest.TestCase):
         self.assertEqual(swept, rows, "rows no sweep runs")
 
   def test_every_kernel_dtype_has_its_ub_divisor(self):
-    self.assertCountEqual(dtype_lists.UB_DIVISORS, _aclnn_ext.KERNEL_DTYPES)
+    self.assertCountEqual(dtype_lists.UB_DIVISORS, _native.KERNEL_DTYPES)
 
 
 if __name__ == "__main__":

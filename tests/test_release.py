@@ -141,9 +141,9 @@ def _wheel(tmp_path, name, drop=(), machine=None, extra=()):
   """A wheel named `name` holding what a release wheel holds, less `drop`, plus `extra`."""
   arch = "aarch64" if "aarch64" in name else "x86_64"
   module = (
-    "jax_threshold/_aclnn_ext.abi3.so"
+    "jax_threshold/_native.abi3.so"
     if "-abi3-" in name
-    else f"jax_threshold/_aclnn_ext.cpython-311-{arch}-linux-gnu.so"
+    else f"jax_threshold/_native.cpython-311-{arch}-linux-gnu.so"
   )
   elf = _elf(machine if machine is not None else check_wheel.ELF_MACHINES[arch])
   members = {
@@ -188,7 +188,7 @@ ABI3_X86 = "jax_threshold-0.1.0-cp312-abi3-manylinux_2_28_x86_64.whl"
     (ABI3_X86.replace("abi3", "cp312"), {}, "not one of the ABIs"),
     (ABI3_X86, {"drop": ["jax_threshold/py.typed"]}, "no jax_threshold/py.typed"),
     (ABI3_X86, {"drop": ["jax_threshold-0.1.0.dist-info/licenses/LICENSE"]}, "no LICENSE"),
-    (ABI3_X86, {"drop": ["jax_threshold/_aclnn_ext.abi3.so"]}, "no jax_threshold/_aclnn_ext"),
+    (ABI3_X86, {"drop": ["jax_threshold/_native.abi3.so"]}, "no jax_threshold/_native"),
     (
       CP311_AARCH64,
       {"drop": ["jax_threshold/lib/libjax_threshold_aclnn.so"]},

@@ -201,7 +201,7 @@ class ExactConversionTest(parameterized.TestCase):
   @parameterized.parameters(*REGRESSIONS)
   def test_aclnn(self, dtype, x, threshold, g, expected):
     if aclnn is None:
-      self.skipTest("jax_threshold._aclnn_ext is not built")
+      self.skipTest("jax_threshold._native is not built")
     g, x = self._arrays(dtype, x, g)
     np.testing.assert_array_equal(_aclnn(g, x, threshold), np.array(expected).astype(g.dtype))
 

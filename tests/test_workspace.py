@@ -24,7 +24,7 @@ needs_native = absltest.skipUnless(
 
 N = 64  # float32 elements of each tensor
 # Every SoC the kernels run float32 on (the native table's lists).
-FLOAT32_SOCS = [soc for soc, names in aclnn._aclnn_ext.SOC_DTYPES.items() if "float32" in names]
+FLOAT32_SOCS = [soc for soc, names in aclnn._native.SOC_DTYPES.items() if "float32" in names]
 
 
 def _transposed_out_call(arena, at):
@@ -50,7 +50,7 @@ class WorkspaceAlignmentTest(parameterized.TestCase):
   def test_reported_size_leaves_room_to_align(self):
     arena = np.zeros(4096, np.uint8)
     *_, ws, executor, _ = _transposed_out_call(arena, 0)
-    self.assertGreaterEqual(ws, N * 4 + aclnn._aclnn_ext.WORKSPACE_ALIGNMENT - 1)
+    self.assertGreaterEqual(ws, N * 4 + aclnn._native.WORKSPACE_ALIGNMENT - 1)
     self.assertEqual(executor.workspace_size, ws)
 
   def test_every_byte_offset_works(self):
@@ -62,7 +62,7 @@ class WorkspaceAlignmentTest(parameterized.TestCase):
         import numpy as np
         import test_workspace as t
         from jax_threshold import aclnn
-        for shift in range(aclnn._aclnn_ext.WORKSPACE_ALIGNMENT + 3):
+        for shift in range(aclnn._native.WORKSPACE_ALIGNMENT + 3):
           arena = np.zeros(4096, np.uint8)
           g, x, out, ws, executor, expected = t._transposed_out_call(arena, 0)
           room = np.zeros(ws + shift, np.uint8)
@@ -162,7 +162,7 @@ class BroadcastWorkspaceTest(parameterized.TestCase):
     status, ws, executor = aclnn.threshold_backward_get_workspace_size(g, x, 0.25, out, soc="host")
     self.assertEqual(status, aclnn.ACLNN_SUCCESS, aclnn.recent_error_message())
     self.assertEqual(executor.copies, (True, False, False))
-    self.assertLess(ws, 2 * aclnn._aclnn_ext.WORKSPACE_ALIGNMENT)  # 256 bytes, aligned, + slack
+    self.assertLess(ws, 2 * aclnn._native.WORKSPACE_ALIGNMENT)  # 256 bytes, aligned, + slack
     self.assertEqual(
       aclnn.threshold_backward(np.empty(ws, np.uint8), ws, executor), aclnn.ACLNN_SUCCESS
     )

@@ -49,9 +49,9 @@ def check(path: str) -> str:
   with zipfile.ZipFile(path) as wheel:
     names = wheel.namelist()
     module = (
-      "jax_threshold/_aclnn_ext.abi3.so"
+      "jax_threshold/_native.abi3.so"
       if abi == "cp312-abi3"
-      else f"jax_threshold/_aclnn_ext.cpython-311-{arch}-linux-gnu.so"
+      else f"jax_threshold/_native.cpython-311-{arch}-linux-gnu.so"
     )
     for wanted in ("jax_threshold/py.typed", "jax_threshold/lib/libjax_threshold_aclnn.so", module):
       if wanted not in names:

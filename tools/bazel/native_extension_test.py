@@ -34,13 +34,13 @@ except ImportError:
 
 
 def _load_native():
-  spec = importlib.util.spec_from_file_location("_aclnn_ext", _MODULE_PATH)
+  spec = importlib.util.spec_from_file_location("_native", _MODULE_PATH)
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   return module
 
 
-_aclnn_ext = _load_native() if _MODULE_PATH else None
+_native = _load_native() if _MODULE_PATH else None
 _registered = False
 
 
@@ -49,14 +49,14 @@ def _register_ffi_targets():
   if not _registered:
     # The handlers' state type before the handlers, which XLA refuses without it (as
     # jax_threshold/ffi.py registers them).
-    types = [t for t in _aclnn_ext.ffi_types() if t[1] == "cpu"]
+    types = [t for t in _native.ffi_types() if t[1] == "cpu"]
     if types:
       from jaxlib import xla_client  # noqa: PLC0415
 
       xla_client.register_custom_type_handler("cpu", xla_client._xla.register_custom_type)
     for name, platform, registration in types:
       jax.ffi.register_ffi_type(name, registration, platform=platform)
-    for name, platform, capsule in _aclnn_ext.ffi_handlers():
+    for name, platform, capsule in _native.ffi_handlers():
       if platform == "cpu":
         jax.ffi.register_ffi_target(name, capsule, platform="cpu")
     _registered = True
@@ -82,7 +82,7 @@ def _tensor(array):
 class NativeExtensionTest(parameterized.TestCase):
   def setUp(self):
     super().setUp()
-    if _aclnn_ext is None:
+    if _native is None:
       self.fail("usage: native_extension_test.py PATH_TO_NATIVE_MODULE")
 
   @parameterized.parameters(
@@ -96,13 +96,13 @@ class NativeExtensionTest(parameterized.TestCase):
     grad, x = _inputs(dtype)
     out = np.full_like(grad, 7)
     thr = np.asarray(threshold, dtype)
-    status, workspace_size, executor = _aclnn_ext.threshold_backward_get_workspace_size(
+    status, workspace_size, executor = _native.threshold_backward_get_workspace_size(
       _tensor(grad), _tensor(x), (thr.tobytes(), _ACL_DTYPES[thr.dtype]), _tensor(out), _SOC_HOST
     )
-    self.assertEqual(status, 0, _aclnn_ext.recent_error_message())
+    self.assertEqual(status, 0, _native.recent_error_message())
     workspace = np.zeros(max(workspace_size, 1), np.uint8)
-    status = _aclnn_ext.threshold_backward(workspace.ctypes.data, workspace_size, executor)
-    self.assertEqual(status, 0, _aclnn_ext.recent_error_message())
+    status = _native.threshold_backward(workspace.ctypes.data, workspace_size, executor)
+    self.assertEqual(status, 0, _native.recent_error_message())
     np.testing.assert_array_equal(out, _expected(grad, x, thr))
 
   def test_phase_one_rejects_a_dtype_mismatch(self):
@@ -110,23 +110,23 @@ class NativeExtensionTest(parameterized.TestCase):
     _, x = _inputs(np.int32)
     out = np.zeros_like(grad)
     thr = np.asarray(0.5, np.float32)
-    status, _, executor = _aclnn_ext.threshold_backward_get_workspace_size(
+    status, _, executor = _native.threshold_backward_get_workspace_size(
       _tensor(grad), _tensor(x), (thr.tobytes(), 0), _tensor(out), _SOC_HOST
     )
     self.assertNotEqual(status, 0)
     self.assertIsNone(executor)
-    self.assertNotEmpty(_aclnn_ext.recent_error_message())
+    self.assertNotEmpty(_native.recent_error_message())
 
   @parameterized.parameters(np.float32, np.float16, np.int32)
   def test_ffi_handler_through_jax(self, dtype):
     if jax is None:
       self.skipTest("jax is not importable by this Python")
-    self.assertTrue(_aclnn_ext.HAS_FFI_HANDLER)
+    self.assertTrue(_native.HAS_FFI_HANDLER)
     _register_ffi_targets()
     grad, x = _inputs(dtype, shape=(64, 300))  # big enough for several kernel blocks
     # The lowering's threshold operand: float32 for float16 x, x's own dtype for the others here.
     threshold = np.asarray(1, np.float32 if dtype == np.float16 else dtype)
-    call = jax.ffi.ffi_call(_aclnn_ext.FFI_TARGET, jax.ShapeDtypeStruct(grad.shape, grad.dtype))
+    call = jax.ffi.ffi_call(_native.FFI_TARGET, jax.ShapeDtypeStruct(grad.shape, grad.dtype))
     out = jax.jit(lambda *a: call(*a, relu_grad=False))(
       jnp.asarray(grad), jnp.asarray(x), jnp.asarray(threshold)
     )

@@ -254,9 +254,9 @@ python_tests() {
 import platform, jax, jaxlib.version, jax_threshold as jt
 assert platform.machine() == "aarch64", platform.machine()
 assert "ffi" in jt.available_implementations(), jt.available_implementations()
-assert jt._aclnn_ext.XLA_FFI_HEADERS_JAXLIB_VERSION == "0.10.2", jt._aclnn_ext.XLA_FFI_HEADERS_JAXLIB_VERSION
+assert jt._native.XLA_FFI_HEADERS_JAXLIB_VERSION == "0.10.2", jt._native.XLA_FFI_HEADERS_JAXLIB_VERSION
 print(platform.machine(), "python", platform.python_version(), "jax", jax.__version__, "jaxlib",
-      jaxlib.version.__version__, "jax_threshold", jt.__version__, jt._aclnn_ext.__file__.rsplit("/", 1)[-1],
+      jaxlib.version.__version__, "jax_threshold", jt.__version__, jt._native.__file__.rsplit("/", 1)[-1],
       "implementations", jt.available_implementations())
 PY
   )

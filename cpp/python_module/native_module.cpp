@@ -1,4 +1,4 @@
-// jax_threshold._aclnn_ext: the Python face of the aclnn executor (used by jax_threshold.aclnn),
+// jax_threshold._native: the Python face of the aclnn executor (used by jax_threshold.aclnn),
 // and the XLA FFI handler capsules (used by jax_threshold.ffi).
 //
 // Tensors cross as plain descriptors built in Python — (data address, shape, element strides,
@@ -260,7 +260,7 @@ nb::dict Tiling(uint64_t n, int32_t dtype, uint64_t ub_size, uint64_t core_num) 
 
 }  // namespace
 
-NB_MODULE(_aclnn_ext, m) {
+NB_MODULE(_native, m) {
   m.doc() = "jax_threshold native extension: the aclnn executor and the XLA FFI handlers";
 
   m.attr("ACLNN_SUCCESS") = ACLNN_SUCCESS;
