@@ -149,17 +149,7 @@ TEST(SocRules, UInt8KernelsMatchOnEveryBytePairOnBothBytePaths) {
 
 // Tiles of 128 bytes are no whole 256-byte compare repeat: the host runs the half detour there.
 TEST(SocRules, ByteKernelsOnTilesOfHalfARepeatMatchOnTheHost) {
-  ElementwiseTiling t{};
-  t.total_num = 1001;
-  t.block_dim = 3;
-  t.tile_data_num = 128;
-  t.tail_block_num = 1;
-  t.big_core_data_num = 384;
-  t.final_big_tile_num = 3;
-  t.big_tail_data_num = 128;
-  t.small_core_data_num = 320;
-  t.final_small_tile_num = 3;
-  t.small_tail_data_num = 64;
+  const ElementwiseTiling t = HandTiling1001();
   std::mt19937_64 rng(23);
   const auto g = RandomValues<int8_t>(1001, rng, {});
   const auto x = RandomValues<int8_t>(1001, rng, {});

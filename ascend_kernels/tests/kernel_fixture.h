@@ -52,6 +52,23 @@ inline ElementwiseTiling SpecTiling(uint64_t n, uint64_t bytes, uint64_t ub_data
   return t;
 }
 
+// A hand-written tiling of 1001 elements on 3 cores whose cores cover more than total_num, with
+// 128-element tiles (half a 256-byte repeat of bytes) and a tail not a multiple of 32 bytes.
+inline ElementwiseTiling HandTiling1001() {
+  ElementwiseTiling t{};
+  t.total_num = 1001;
+  t.block_dim = 3;
+  t.tile_data_num = 128;
+  t.tail_block_num = 1;
+  t.big_core_data_num = 384;
+  t.final_big_tile_num = 3;
+  t.big_tail_data_num = 128;
+  t.small_core_data_num = 320;
+  t.final_small_tile_num = 3;
+  t.small_tail_data_num = 64;
+  return t;
+}
+
 // The row of the kernel dtype whose C type is T.
 template <typename T, int I = 0>
 constexpr Dtype DtypeOf() {

@@ -170,17 +170,7 @@ TEST(KernelTiling, SpecTilingGivesTheContractsWorkedValues) {
 // A hand-written tiling whose cores cover more than total_num, with a tail not a multiple of
 // 32 bytes on the last core: the clipped core must stay inside the tensors.
 TEST(KernelTiling, HandWrittenTilingClipsTheLastCoreInsideTheTensors) {
-  ElementwiseTiling t{};
-  t.total_num = 1001;
-  t.block_dim = 3;
-  t.tile_data_num = 128;
-  t.tail_block_num = 1;
-  t.big_core_data_num = 384;
-  t.final_big_tile_num = 3;
-  t.big_tail_data_num = 128;
-  t.small_core_data_num = 320;
-  t.final_small_tile_num = 3;
-  t.small_tail_data_num = 64;
+  const ElementwiseTiling t = HandTiling1001();
   std::mt19937_64 rng(7);
   const auto g = RandomValues<float>(1001, rng, Specials<float>());
   const auto x = RandomValues<float>(1001, rng, Specials<float>());
