@@ -343,10 +343,14 @@ def sharding_rule(operand_shapes, out_shape):
   )
 
 
+# Read by name: jax 0.10.2's typing of jax.config does not declare the flag.
+_USE_SHARDY = "jax_use_shardy_partitioner"
+
+
 def _ffi_rule(target, ctx):
   """jax.ffi's lowering of `target`, with the elementwise Shardy rule when Shardy partitions."""
   extra = None
-  if jax.config.jax_use_shardy_partitioner:
+  if getattr(jax.config, _USE_SHARDY):
     rule = sharding_rule([a.shape for a in ctx.avals_in], ctx.avals_out[0].shape)
     extra = None if rule is None else {"sdy.sharding_rule": rule}
   return jax.ffi.ffi_lowering(target, extra_attributes=extra)
